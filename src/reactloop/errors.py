@@ -1,0 +1,84 @@
+"""The exceptions reactloop raises, and the one signal tools may raise.
+
+::
+
+    ReactloopError                 base of everything below
+    ├── UserError                  developer misuse, raised at construction time
+    │   └── ModelNotAvailable      a model string names an extra that is not installed
+    ├── ModelError                 the model could not produce a response
+    │   ├── ModelHTTPError         a provider answered with an HTTP error (status_code, retryable)
+    │   └── ContextTooSmall        the latest message alone does not fit the context window
+    └── UsageLimitExceeded         a run exceeded a configured limit
+    ToolRetry                      raised *by a tool* to send a message back to the model
+
+Exceptions carry data only; raising one never has side effects.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ContextTooSmall",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelNotAvailable",
+    "ReactloopError",
+    "ToolRetry",
+    "UsageLimitExceeded",
+    "UserError",
+]
+
+
+class ReactloopError(Exception):
+    """Base class of every error reactloop raises."""
+
+
+class UserError(ReactloopError):
+    """The agent, a tool or a model was configured wrongly. The message names the fix."""
+
+
+class ModelNotAvailable(UserError):
+    """A model needs an optional extra (or file) that is not installed."""
+
+
+class ModelError(ReactloopError):
+    """The model failed to produce a response."""
+
+
+class ModelHTTPError(ModelError):
+    """A provider answered with an HTTP error.
+
+    Args:
+        status_code: the HTTP status (0 for connection errors and timeouts).
+        message: the provider's own message.
+        retryable: whether retrying the same request can succeed (429, 5xx, connection errors).
+    """
+
+    def __init__(self, status_code: int, message: str, *, retryable: bool | None = None) -> None:
+        self.status_code = status_code
+        self.message = message
+        self.retryable = (
+            retryable
+            if retryable is not None
+            else (status_code in (0, 408, 409, 429) or status_code >= 500)
+        )
+        super().__init__(f"HTTP {status_code}: {message}" if status_code else message)
+
+
+class ContextTooSmall(ModelError):
+    """Nothing could bring the request under the context window."""
+
+
+class UsageLimitExceeded(ReactloopError):
+    """A run went past a configured limit (tokens, requests)."""
+
+
+class ToolRetry(Exception):  # noqa: N818 - a signal, not an error
+    """Raise inside a tool to send ``message`` back to the model as the tool's error.
+
+    Unlike other exceptions, the model sees only the message (no exception type), so it
+    reads as an instruction: ``raise ToolRetry("city must be an IATA code like 'LHR'")``.
+    """
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)

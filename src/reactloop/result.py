@@ -1,0 +1,144 @@
+"""What a run produces: :class:`RunResult` with its :class:`Step` s and :class:`Metrics`."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reactloop.messages import Message, ToolCall
+
+__all__ = ["Metrics", "RunResult", "RunState", "Step", "ToolResult"]
+
+
+class RunState(str, enum.Enum):
+    """Where a run is (the first two) or how it ended (the rest)."""
+
+    THINKING = "thinking"
+    TOOL_CALLING = "tool_calling"
+    COMPLETED = "completed"
+    MAX_ITERATIONS = "max_iterations"
+    WAITING_FOR_USER = "waiting_for_user"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The uniform result of one tool call: ``{name, result, error}``."""
+
+    name: str
+    result: Any = None
+    """The tool's return value (None when it failed)."""
+    error: str | None = None
+    """What went wrong, as the model is told; None on success."""
+    call_id: str = ""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    content: str = ""
+    """The text the model sees."""
+    traceback: str | None = None
+    """For exceptions: the traceback (events and logs only, never the model)."""
+    duration: float = 0.0
+    cached: bool = False
+    """True when an identical earlier call's result was reused."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "result": _jsonable(self.result), "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One iteration: what the model said, which tools it called, what they returned."""
+
+    iteration: int
+    text: str | None
+    tool_calls: tuple[ToolCall, ...]
+    results: tuple[ToolResult, ...]
+    started_at: float
+    """Unix timestamp."""
+    ended_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "iteration": self.iteration,
+            "text": self.text,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "results": [r.to_dict() for r in self.results],
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+        }
+
+
+@dataclass(slots=True)
+class Metrics:
+    iterations: int = 0
+    tool_calls: int = 0
+    execution_time: float = 0.0
+    """Seconds."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    success: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "iterations": self.iterations,
+            "tool_calls": self.tool_calls,
+            "execution_time": self.execution_time,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "success": self.success,
+        }
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The outcome of a run. A run that hits a limit still returns one, with a usable output."""
+
+    output: str
+    state: RunState
+    steps: Sequence[Step]
+    metrics: Metrics
+    messages: Sequence[Message]
+    """The stored history (never contains budget notes)."""
+    error: BaseException | None = None
+    """Set when ``state`` is ``ERROR``."""
+    plan: Any = None
+    """The plan, when planning was used."""
+
+    @property
+    def finished(self) -> bool:
+        """True when the model finished the task (``COMPLETED``)."""
+        return self.state is RunState.COMPLETED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "output": self.output,
+            "state": self.state.value,
+            "finished": self.finished,
+            "steps": [s.to_dict() for s in self.steps],
+            "metrics": self.metrics.to_dict(),
+            "messages": [m.to_dict() for m in self.messages],
+            "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
+            "plan": _jsonable(self.plan),
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value, fallback=str)

@@ -1,0 +1,192 @@
+"""One registry for every tool source (feature T3) and the code that executes calls (L4, L5)."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import time
+import traceback as tb
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from reactloop.errors import ToolRetry, UserError
+from reactloop.messages import ToolCall
+from reactloop.models._base import ToolSpec
+from reactloop.result import ToolResult
+from reactloop.tools._tool import Tool, ToolArgumentsError, ToolContext
+
+__all__ = ["ToolRegistry", "as_tool", "serialize_result"]
+
+
+def as_tool(obj: Any, origin: str | None = None) -> Tool:
+    """Accept a :class:`Tool` or a plain function."""
+    if isinstance(obj, Tool):
+        return obj
+    if callable(obj):
+        return Tool(obj, origin=origin)
+    raise UserError(
+        f"{obj!r} is not a tool: pass a function (sync or async), a reactloop.Tool, "
+        "or decorate a function with @tool"
+    )
+
+
+def serialize_result(value: Any) -> str:
+    """The text a model sees for a tool's return value."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    from pydantic_core import to_json
+
+    return to_json(value, fallback=str).decode()
+
+
+class ToolRegistry:
+    """Tools by name. The specs sent to the model are derived from these same objects."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._specs: tuple[ToolSpec, ...] | None = None
+        for t in tools:
+            self.add(t)
+
+    def add(self, t: Tool) -> None:
+        existing = self._tools.get(t.name)
+        if existing is not None and existing is not t:
+            raise UserError(
+                f"two tools are named {t.name!r}: one from {existing.origin}, one from "
+                f"{t.origin}; rename one with @tool(name=...) or drop it"
+            )
+        self._tools[t.name] = t
+        self._specs = None
+
+    def extend(self, tools: Iterable[Tool]) -> None:
+        for t in tools:
+            self.add(t)
+
+    def copy(self) -> ToolRegistry:
+        clone = ToolRegistry()
+        clone._tools = dict(self._tools)
+        return clone
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self, only: Sequence[str] | None = None) -> tuple[ToolSpec, ...]:
+        if only is not None:
+            return tuple(self._tools[n].spec() for n in only if n in self._tools)
+        if self._specs is None:
+            self._specs = tuple(t.spec() for t in self._tools.values())
+        return self._specs
+
+    # -- execution ---------------------------------------------------------------------------
+    async def execute(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        run_id: str = "",
+        default_timeout: float | None = None,
+        max_parallel: int | None = None,
+        deps: Any = None,
+        emit: Callable[[str, Any], None] | None = None,
+    ) -> list[ToolResult]:
+        """Run ``calls`` concurrently; results come back in call order. Never raises for
+        tool failures: every failure becomes an error result the model can recover from."""
+        if len(calls) == 1:
+            return [await self.execute_one(calls[0], run_id, default_timeout, deps, emit)]
+        sem = asyncio.Semaphore(max_parallel) if max_parallel else None
+
+        async def one(call: ToolCall) -> ToolResult:
+            if sem is None:
+                return await self.execute_one(call, run_id, default_timeout, deps, emit)
+            async with sem:
+                return await self.execute_one(call, run_id, default_timeout, deps, emit)
+
+        return list(await asyncio.gather(*(one(c) for c in calls)))
+
+    async def execute_one(
+        self,
+        call: ToolCall,
+        run_id: str = "",
+        default_timeout: float | None = None,
+        deps: Any = None,
+        emit: Callable[[str, Any], None] | None = None,
+    ) -> ToolResult:
+        call_id = call.id or ""
+        t = self._tools.get(call.name)
+        if t is None:
+            return _error(call, self._unknown_tool_message(call.name))
+        if not isinstance(call.arguments, Mapping):
+            return _error(
+                call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"
+            )
+        timeout = t.timeout if t.timeout is not None else default_timeout
+        ctx = ToolContext(t.name, call_id, run_id, deps, emit)
+        started = time.perf_counter()
+        try:
+            if timeout is None:
+                value = await t.call(call.arguments, ctx)
+            else:
+                async with asyncio.timeout(timeout):
+                    value = await t.call(call.arguments, ctx)
+        except ToolArgumentsError as exc:
+            return _error(call, str(exc), started=started)
+        except ToolRetry as exc:
+            return _error(call, exc.message, started=started)
+        except TimeoutError:
+            return _error(
+                call,
+                f"Tool '{t.name}' timed out after {timeout:g} s; try simpler arguments "
+                "or another approach",
+                started=started,
+            )
+        except Exception as exc:  # the model sees type and message; the traceback goes to events
+            return _error(
+                call,
+                f"{type(exc).__name__}: {exc}",
+                started=started,
+                traceback=tb.format_exc(),
+            )
+        return ToolResult(
+            name=t.name,
+            result=value,
+            call_id=call_id,
+            arguments=call.arguments,
+            content=serialize_result(value),
+            duration=time.perf_counter() - started,
+        )
+
+    def _unknown_tool_message(self, name: str) -> str:
+        available = self.names
+        if not available:
+            return f"Unknown tool '{name}': no tools are available; answer in text instead."
+        close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."
+
+
+def _error(
+    call: ToolCall, message: str, *, started: float | None = None, traceback: str | None = None
+) -> ToolResult:
+    return ToolResult(
+        name=call.name,
+        error=message,
+        call_id=call.id or "",
+        arguments=call.arguments if isinstance(call.arguments, Mapping) else {},
+        content=f"Error: {message}",
+        traceback=traceback,
+        duration=0.0 if started is None else time.perf_counter() - started,
+    )

@@ -1,0 +1,318 @@
+"""A tool = name, description, JSON-schema parameters and an action (features T1, T2).
+
+The schema sent to the model and the validator that checks arguments are built from the same
+function signature, lazily on first use, so decorating a function costs next to nothing and
+``import reactloop`` stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+from reactloop.errors import UserError
+from reactloop.models._base import ToolSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["Tool", "ToolArgumentsError", "ToolContext", "tool"]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolArgumentsError(Exception):
+    """Arguments did not validate; the message says which field failed and why."""
+
+
+@dataclass
+class ToolContext:
+    """Handed to a tool that declares a parameter annotated ``ToolContext``.
+
+    That parameter is left out of the schema the model sees.
+    """
+
+    tool_name: str
+    call_id: str
+    run_id: str
+    deps: Any = None
+    """Whatever was passed as ``Agent(deps=...)``."""
+    _emit: Callable[[str, Any], None] | None = field(default=None, repr=False)
+
+    def emit(self, name: str, data: Any = None) -> None:
+        """Send a ``custom`` event (a UI update, progress…) into the run's event stream."""
+        if self._emit is not None:
+            self._emit(name, data)
+
+
+def _is_context_annotation(annotation: Any) -> bool:
+    return annotation is ToolContext or annotation == "ToolContext"
+
+
+class Tool:
+    """A callable the model may use. Build one with :func:`tool` or ``Tool(fn)``."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        repeatable: bool = False,
+        origin: str | None = None,
+        validate: bool = True,
+    ) -> None:
+        """
+        Args:
+            fn: the action, sync or async.
+            name: the name the model sees (default: the function's name).
+            description: what the tool does (default: the docstring's summary).
+            parameters: an explicit JSON schema; skips validation unless ``validate`` is set
+                (used for MCP tools, whose server validates).
+            timeout: seconds one call may take.
+            repeatable: allow identical repeated calls in one run (e.g. a clock).
+            origin: where the tool came from, for error messages.
+            validate: check arguments against the signature before calling.
+        """
+        if not callable(fn):
+            raise UserError(
+                f"tool {fn!r} is not callable: pass a function, a Tool, or decorate with @tool"
+            )
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        if not _NAME_RE.match(self.name):
+            raise UserError(
+                f"tool name {self.name!r} is invalid: use 1-64 characters from [A-Za-z0-9_-] "
+                "(every provider accepts those); pass name=... to @tool"
+            )
+        if timeout is not None and timeout <= 0:
+            raise UserError(f"tool {self.name!r}: timeout must be positive, got {timeout!r}")
+        self._description = description
+        self._explicit_parameters = dict(parameters) if parameters is not None else None
+        self.timeout = timeout
+        self.repeatable = repeatable
+        self.origin = origin or _origin_of(fn)
+        self._validate = validate and parameters is None
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+        )
+        self._model: type[BaseModel] | None = None
+        self._schema: dict[str, Any] | None = None
+        self._context_param: str | None = None
+        self._spec: ToolSpec | None = None
+        self._param_names: tuple[str, ...] = ()
+        functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
+
+    # -- the model-facing view -------------------------------------------------------------
+    @property
+    def description(self) -> str:
+        if self._description is None:
+            self._build()
+        return self._description or ""
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        if self._explicit_parameters is not None:
+            return self._explicit_parameters
+        if self._schema is None:
+            self._build()
+        assert self._schema is not None
+        return self._schema
+
+    def spec(self) -> ToolSpec:
+        if self._spec is None:
+            self._spec = ToolSpec(self.name, self.description, self.parameters)
+        return self._spec
+
+    def renamed(self, name: str) -> Tool:
+        """A copy with another name (e.g. a namespace prefix)."""
+        clone = Tool(
+            self.fn,
+            name=name,
+            description=self.description,
+            parameters=self._explicit_parameters,
+            timeout=self.timeout,
+            repeatable=self.repeatable,
+            origin=self.origin,
+            validate=self._validate,
+        )
+        return clone
+
+    # -- execution ---------------------------------------------------------------------------
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validated keyword arguments for the action; raises :class:`ToolArgumentsError`."""
+        if not self._validate:
+            return dict(arguments)
+        if self._model is None:
+            self._build()
+        assert self._model is not None
+        from pydantic import ValidationError
+
+        try:
+            parsed = self._model.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolArgumentsError(_format_validation_error(exc, self._param_names)) from None
+        return {k: getattr(parsed, k) for k in self._param_names}
+
+    async def call(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> Any:
+        """Validate ``arguments`` and run the action (sync actions run in a worker thread)."""
+        kwargs = self.validate(arguments)
+        if self._context_param is not None:
+            kwargs[self._context_param] = context
+        if self._is_async:
+            return await self.fn(**kwargs)
+        result = await asyncio.to_thread(self.fn, **kwargs)
+        if inspect.isawaitable(result):  # a sync wrapper that returned a coroutine
+            return await result
+        return result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calling the tool calls the function, so decorated functions stay usable."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, origin={self.origin!r})"
+
+    # -- schema building ---------------------------------------------------------------------
+    def _build(self) -> None:
+        from pydantic import ConfigDict, Field, create_model
+
+        summary, arg_docs = _parse_docstring(inspect.getdoc(self.fn) or "")
+        if self._description is None:
+            self._description = summary
+        if self._explicit_parameters is not None:
+            return
+        try:
+            sig = inspect.signature(self.fn)
+            hints = _type_hints(self.fn)
+        except (TypeError, ValueError, NameError) as exc:
+            raise UserError(f"tool {self.name!r}: cannot read its signature ({exc})") from exc
+        fields: dict[str, Any] = {}
+        names: list[str] = []
+        for pname, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise UserError(
+                    f"tool {self.name!r}: *args/**kwargs cannot be described to a model; "
+                    "give every parameter a name and a type"
+                )
+            annotation = hints.get(pname, param.annotation)
+            if _is_context_annotation(annotation):
+                self._context_param = pname
+                continue
+            if annotation is inspect.Parameter.empty:
+                annotation = Any
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (annotation, Field(default, description=arg_docs.get(pname)))
+            names.append(pname)
+        self._param_names = tuple(names)
+        model_name = "".join(p.capitalize() for p in re.split(r"[_-]", self.name)) + "Args"
+        self._model = create_model(  # type: ignore[call-overload]
+            model_name, __config__=ConfigDict(extra="forbid"), **fields
+        )
+        schema = self._model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        schema.setdefault("properties", {})
+        self._schema = schema
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    import typing
+
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+    try:
+        return typing.get_type_hints(target)
+    except NameError:
+        # an annotation refers to a name that only exists under TYPE_CHECKING; fall back
+        return {}
+
+
+def _origin_of(fn: Callable[..., Any]) -> str:
+    module = getattr(fn, "__module__", None) or "?"
+    qual = getattr(fn, "__qualname__", None) or type(fn).__name__
+    return f"{module}.{qual}"
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Summary (the text before the first section) and per-argument descriptions."""
+    if not doc:
+        return "", {}
+    from docstring_parser import parse
+
+    parsed = parse(doc)
+    parts = [p for p in (parsed.short_description, parsed.long_description) if p]
+    summary = "\n\n".join(parts).strip()
+    return summary, {p.arg_name: (p.description or "").strip() for p in parsed.params}
+
+
+def _format_validation_error(exc: Any, expected: tuple[str, ...]) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "arguments"
+        if err.get("type") == "extra_forbidden":
+            problems.append(f"unexpected argument '{loc}' (expected: {', '.join(expected)})")
+        elif err.get("type") == "missing":
+            problems.append(f"missing required argument '{loc}'")
+        else:
+            got = err.get("input")
+            problems.append(f"argument '{loc}': {err.get('msg')} (got {got!r})")
+    return "Invalid arguments: " + "; ".join(problems)
+
+
+ToolFunc = Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+@overload
+def tool(fn: ToolFunc, /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    repeatable: bool = False,
+) -> Callable[[ToolFunc], Tool]: ...
+def tool(
+    fn: ToolFunc | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    repeatable: bool = False,
+) -> Tool | Callable[[ToolFunc], Tool]:
+    """Turn a typed function (sync or async) into a :class:`Tool`.
+
+    The schema comes from the type hints, the descriptions from the Google-style docstring::
+
+        @tool
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.
+
+            Args:
+                a: first addend
+                b: second addend
+            \"\"\"
+            return a + b
+
+    Args:
+        name: override the tool's name.
+        description: override the docstring summary.
+        timeout: seconds one call may take before the model gets a timeout error.
+        repeatable: identical calls in one run are executed again instead of answered from
+            the earlier result (for tools whose answer changes, such as a clock).
+    """
+
+    def wrap(f: ToolFunc) -> Tool:
+        return Tool(f, name=name, description=description, timeout=timeout, repeatable=repeatable)
+
+    return wrap(fn) if fn is not None else wrap
