@@ -102,18 +102,19 @@ class ToolRegistry:
         max_parallel: int | None = None,
         deps: Any = None,
         emit: Callable[[str, Any], None] | None = None,
+        add_tools: Callable[[Sequence[Tool]], None] | None = None,
     ) -> list[ToolResult]:
         """Run ``calls`` concurrently; results come back in call order. Never raises for
         tool failures: every failure becomes an error result the model can recover from."""
         if len(calls) == 1:
-            return [await self.execute_one(calls[0], run_id, default_timeout, deps, emit)]
+            return [await self.execute_one(calls[0], run_id, default_timeout, deps, emit, add_tools)]
         sem = asyncio.Semaphore(max_parallel) if max_parallel else None
 
         async def one(call: ToolCall) -> ToolResult:
             if sem is None:
-                return await self.execute_one(call, run_id, default_timeout, deps, emit)
+                return await self.execute_one(call, run_id, default_timeout, deps, emit, add_tools)
             async with sem:
-                return await self.execute_one(call, run_id, default_timeout, deps, emit)
+                return await self.execute_one(call, run_id, default_timeout, deps, emit, add_tools)
 
         return list(await asyncio.gather(*(one(c) for c in calls)))
 
@@ -124,6 +125,7 @@ class ToolRegistry:
         default_timeout: float | None = None,
         deps: Any = None,
         emit: Callable[[str, Any], None] | None = None,
+        add_tools: Callable[[Sequence[Tool]], None] | None = None,
     ) -> ToolResult:
         call_id = call.id or ""
         t = self._tools.get(call.name)
@@ -134,7 +136,7 @@ class ToolRegistry:
                 call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"
             )
         timeout = t.timeout if t.timeout is not None else default_timeout
-        ctx = ToolContext(t.name, call_id, run_id, deps, emit)
+        ctx = ToolContext(t.name, call_id, run_id, deps, emit, add_tools)
         started = time.perf_counter()
         try:
             if timeout is None:

@@ -11,7 +11,7 @@ import asyncio
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
@@ -43,11 +43,21 @@ class ToolContext:
     deps: Any = None
     """Whatever was passed as ``Agent(deps=...)``."""
     _emit: Callable[[str, Any], None] | None = field(default=None, repr=False)
+    _add_tools: Callable[[Sequence[Tool]], None] | None = field(default=None, repr=False)
 
     def emit(self, name: str, data: Any = None) -> None:
         """Send a ``custom`` event (a UI update, progress…) into the run's event stream."""
         if self._emit is not None:
             self._emit(name, data)
+
+    def add_tools(self, tools: Sequence[Tool]) -> None:
+        """Make more tools callable from the next iteration on (e.g. a skill's tools).
+
+        They are appended after the existing tools, so the request prefix changes only once.
+        """
+        if self._add_tools is None:
+            raise RuntimeError("this tool was called outside a run; tools cannot be added")
+        self._add_tools(tools)
 
 
 def _is_context_annotation(annotation: Any) -> bool:
