@@ -1,0 +1,61 @@
+"""reactloop: a small, fast, provider-agnostic agent loop.
+
+The model chooses tools, reactloop runs them, feeds the results back and repeats until the
+model answers::
+
+    from reactloop import Agent, tool
+
+    @tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    result = Agent(model="local", tools=[add]).run_sync("What is 2+3?")
+"""
+
+from reactloop.agent import Agent, Conversation
+from reactloop.errors import (
+    ModelError,
+    ModelHTTPError,
+    ReactloopError,
+    ToolRetry,
+    UsageLimitExceeded,
+    UserError,
+)
+from reactloop.events import Event
+from reactloop.messages import Message, ToolCall, Usage
+from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSettings, ToolSpec
+from reactloop.prompt import PromptBuilder
+from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
+from reactloop.tools._tool import Tool, ToolContext, tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "Conversation",
+    "Event",
+    "Message",
+    "Metrics",
+    "Model",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
+    "PromptBuilder",
+    "ReactloopError",
+    "RunResult",
+    "RunState",
+    "Step",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolRetry",
+    "ToolSpec",
+    "Usage",
+    "UsageLimitExceeded",
+    "UserError",
+    "tool",
+]

@@ -1,0 +1,86 @@
+"""The loop's own words to the model and the user: budget notes, reminders, fallbacks.
+
+Kept short and plain on purpose: small local models follow short sentences best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from reactloop.result import Step, ToolResult
+
+DEFAULT_MAX_TOKENS = 1024
+"""Room assumed when a truncated response is retried and no ``max_tokens`` was set."""
+
+NO_TOOL_CALL = (
+    "You replied without calling a tool. Call one of your tools now; when the task is done, "
+    "call task_completion with the final answer."
+)
+EMPTY_REPLY = "Your reply was empty. Call a tool, or answer the user in plain text."
+TRUNCATED = (
+    "Your previous reply was cut off by the output limit. Reply again, more briefly "
+    "(or make smaller tool calls)."
+)
+
+
+def budget(remaining: int) -> str:
+    noun = "iteration" if remaining == 1 else "iterations"
+    return (
+        f"Budget: {remaining} {noun} left. Prioritise giving the final answer; "
+        "call a tool only if you cannot answer without it."
+    )
+
+
+def final_iteration(has_tools: bool) -> str:
+    if has_tools:
+        return (
+            "This is your last iteration. Call task_completion now with your final answer, "
+            "based on what you already have."
+        )
+    return (
+        "This is your last iteration and tools are no longer available. Answer the user now "
+        "with what you already have."
+    )
+
+
+def repeated(earlier: ToolResult, call_id: str) -> ToolResult:
+    """The answer to a call identical to an earlier one: the earlier result, plus a note."""
+    note = (
+        f"\n(You already called {earlier.name} with these arguments; this is the same result. "
+        "Use it instead of calling again.)"
+    )
+    return replace(earlier, call_id=call_id, content=earlier.content + note, cached=True,
+                   duration=0.0)
+
+
+def _describe(step: Step) -> list[str]:
+    out = []
+    for r in step.results:
+        args = ", ".join(f"{k}={v!r}" for k, v in r.arguments.items())
+        outcome = f"error: {r.error}" if r.error else _short(r.content)
+        out.append(f"{r.name}({args}) → {outcome}")
+    return out
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fallback(steps: Sequence[Step], max_iterations: int, *, timed_out: bool = False,
+             cancelled: bool = False) -> str:
+    """A usable answer when the model gave none: why the run stopped and what was done."""
+    if cancelled:
+        head = "The run was cancelled before the model gave a final answer."
+    elif timed_out:
+        head = "The run reached its time limit before the model gave a final answer."
+    else:
+        head = (f"I ran out of my budget of {max_iterations} iterations before giving a final "
+                "answer.")
+    done = [line for s in steps for line in _describe(s)]
+    if not done:
+        return head + " No tools were called."
+    shown = done[-5:]
+    more = f" (and {len(done) - 5} earlier calls)" if len(done) > 5 else ""
+    return head + f" What was done{more}: " + "; ".join(shown) + "."

@@ -1,0 +1,214 @@
+"""The typed event stream of a run (feature L11) and the callback adapter fed from it.
+
+``agent.stream()`` yields these in order; ``event.type`` is the name to switch on. Callbacks
+(``on_start``, ``on_action``, ``on_observation``, ``on_step``, ``on_finish``, ``on_error``) are
+derived from the same events, so both views always agree.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from reactloop.messages import ToolCall
+from reactloop.models._base import ModelResponse
+from reactloop.result import ToolResult
+
+if TYPE_CHECKING:
+    from reactloop.result import RunResult, Step
+
+__all__ = [
+    "Callbacks",
+    "CompactionEvent",
+    "CustomEvent",
+    "Event",
+    "IterationStartEvent",
+    "ModelResponseEvent",
+    "NoToolCallEvent",
+    "PlanUpdateEvent",
+    "RequestEvent",
+    "RetryEvent",
+    "RunEndEvent",
+    "RunStartEvent",
+    "TextDeltaEvent",
+    "ToolCallEvent",
+    "ToolErrorEvent",
+    "ToolResultEvent",
+]
+
+log = logging.getLogger("reactloop")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: ClassVar[str] = "event"
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunStartEvent(Event):
+    type: ClassVar[str] = "run_start"
+    prompt: str
+    model: str
+    max_iterations: int
+
+
+@dataclass(frozen=True, slots=True)
+class IterationStartEvent(Event):
+    type: ClassVar[str] = "iteration_start"
+    iteration: int
+    max_iterations: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestEvent(Event):
+    """Sent before each model call: where the context goes, in tokens per section."""
+
+    type: ClassVar[str] = "request"
+    iteration: int
+    tokens: Mapping[str, int]
+    """``system``, ``tools``, ``history``, ``notes`` and ``total``."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextDeltaEvent(Event):
+    type: ClassVar[str] = "text_delta"
+    iteration: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponseEvent(Event):
+    type: ClassVar[str] = "model_response"
+    iteration: int
+    response: ModelResponse
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent(Event):
+    type: ClassVar[str] = "tool_call"
+    iteration: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent(Event):
+    type: ClassVar[str] = "tool_result"
+    iteration: int
+    result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class ToolErrorEvent(Event):
+    """A tool call failed; ``result.error`` is what the model sees, ``result.traceback`` the
+    traceback of an exception (never shown to the model)."""
+
+    type: ClassVar[str] = "tool_error"
+    iteration: int
+    result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class NoToolCallEvent(Event):
+    """The model answered without a tool although one was expected."""
+
+    type: ClassVar[str] = "no_tool_call"
+    iteration: int
+    text: str
+    reminded: bool
+    """True when the model was reminded to use a tool; False when the text was accepted."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdateEvent(Event):
+    type: ClassVar[str] = "plan_update"
+    plan: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RetryEvent(Event):
+    type: ClassVar[str] = "retry"
+    attempt: int
+    wait: float
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEvent(Event):
+    type: ClassVar[str] = "compaction"
+    tier: str
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class CustomEvent(Event):
+    """Emitted by a tool through ``ToolContext.emit`` (UI updates, progress, warnings)."""
+
+    type: ClassVar[str] = "custom"
+    name: str
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunEndEvent(Event):
+    type: ClassVar[str] = "run_end"
+    result: RunResult
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent(Event):
+    """Internal: an iteration finished (drives ``on_step``)."""
+
+    type: ClassVar[str] = "step"
+    step: Step = field(repr=False)
+
+
+class Callbacks(Protocol):
+    """Any object with some of these methods can be passed as ``Agent(callbacks=[...])``."""
+
+    def on_start(self, event: RunStartEvent) -> Any: ...
+    def on_action(self, event: ToolCallEvent) -> Any: ...
+    def on_observation(self, event: ToolResultEvent | ToolErrorEvent) -> Any: ...
+    def on_step(self, step: Step) -> Any: ...
+    def on_finish(self, result: RunResult) -> Any: ...
+    def on_error(self, error: BaseException) -> Any: ...
+
+
+_DISPATCH: dict[str, str] = {
+    "run_start": "on_start",
+    "tool_call": "on_action",
+    "tool_result": "on_observation",
+    "tool_error": "on_observation",
+    "step": "on_step",
+    "run_end": "on_finish",
+}
+
+
+async def dispatch(callbacks: Sequence[object], event: Event) -> None:
+    """Feed one event to every callback. A failing callback is logged, never raised."""
+    name = _DISPATCH.get(event.type)
+    if name is None:
+        return
+    arg: Any = event
+    if isinstance(event, StepEvent):
+        arg = event.step
+    elif isinstance(event, RunEndEvent):
+        arg = event.result
+    calls: Iterable[tuple[str, Any]] = [(name, arg)]
+    if isinstance(event, RunEndEvent) and event.result.error is not None:
+        calls = [("on_error", event.result.error), (name, arg)]
+    for cb in callbacks:
+        for method_name, value in calls:
+            method = getattr(cb, method_name, None)
+            if method is None:
+                continue
+            try:
+                out = method(value)
+                if hasattr(out, "__await__"):
+                    await out
+            except Exception:
+                log.warning("callback %s.%s failed; ignored", type(cb).__name__, method_name,
+                            exc_info=True)

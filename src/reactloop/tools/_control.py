@@ -1,0 +1,47 @@
+"""Loop-control tools (feature L6): ``task_completion``, ``ask_question``, ``converse``.
+
+With ``Agent(loop_control=True)`` the model must act through tools in every step and ends the
+run by calling one of these.
+"""
+
+from __future__ import annotations
+
+from reactloop.tools._tool import Tool
+
+__all__ = ["CONTROL_TOOL_NAMES", "control_tools"]
+
+CONTROL_TOOL_NAMES = frozenset({"task_completion", "ask_question", "converse"})
+
+
+async def task_completion(result: str) -> str:
+    """Finish the task and give the user the final answer.
+
+    Args:
+        result: the final answer for the user
+    """
+    return result
+
+
+async def ask_question(question: str) -> str:
+    """Ask the user a question and wait for the reply (ends this run).
+
+    Args:
+        question: the question for the user
+    """
+    return question
+
+
+async def converse(message: str) -> str:
+    """Reply conversationally when the message needs no work (ends this run).
+
+    Args:
+        message: the reply for the user
+    """
+    return message
+
+
+def control_tools() -> list[Tool]:
+    return [
+        Tool(f, origin="reactloop loop-control tools")
+        for f in (task_completion, ask_question, converse)
+    ]
