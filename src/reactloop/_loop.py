@@ -118,15 +118,15 @@ class _Run:
     def _request(self, k: int, settings: ModelSettings | None = None) -> ModelRequest:
         n, agent = self.agent.max_iterations, self.agent
         extra: list[str] = [*self.context_notes, *agent._volatile_notes(self)]
+        declared = tools = self.registry.specs()
         if k == n:
             tools = self.registry.specs(["task_completion"] if agent.loop_control else [])
             extra.append(notes.final_iteration(bool(tools)))
-        else:
-            tools = self.registry.specs()
-            if k >= n - 2:
-                extra.append(notes.budget(n - k))
+        elif k >= n - 2:
+            extra.append(notes.budget(n - k))
         return ModelRequest(self.system, tuple(self.messages), tools, tuple(extra),
-                            settings or agent.model_settings)
+                            settings or agent.model_settings,
+                            declared if tools is not declared else ())
 
     async def _call_model(self, k: int) -> AsyncIterator[TextDeltaEvent | ModelResponse]:
         request = self._request(k)

@@ -61,9 +61,20 @@ class ModelRequest:
     system: str
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
+    """The tools the model may call in this request."""
     notes: tuple[str, ...] = ()
     """Volatile text for this call only (budget notes, plan, retrieved context)."""
     settings: ModelSettings = ModelSettings()
+    declared_tools: tuple[ToolSpec, ...] = ()
+    """All tools of the run. On the forced last iteration ``tools`` shrinks (to nothing, or
+    ``task_completion``); adapters that can keep the tool list and restrict the choice instead
+    (``tool_choice``) send these, so the request prefix — and the provider's prompt cache —
+    survives. Empty means "same as ``tools``"."""
+
+    @property
+    def all_tools(self) -> tuple[ToolSpec, ...]:
+        """The run's full, stable tool list (``declared_tools`` or ``tools``)."""
+        return self.declared_tools or self.tools
 
     def messages_with_notes(self) -> tuple[Message, ...]:
         """History plus the notes as one trailing user message (what most adapters send)."""
