@@ -95,6 +95,8 @@ class _Run:
                     if k == n:  # the forced last iteration: whatever it says is the answer
                         for ev in self._final(k, response, started):
                             yield ev
+                    if self._fed_back_truncation(k, response):
+                        continue
                     if not response.tool_calls:
                         async for ev in self._no_tool_call(k, response, started):
                             yield ev
@@ -130,6 +132,7 @@ class _Run:
 
     async def _call_model(self, k: int) -> AsyncIterator[TextDeltaEvent | ModelResponse]:
         request = self._request(k)
+        response: ModelResponse | None = None
         for attempt in (1, 2):
             response = None
             async for item in self._model_once(k, request):
@@ -144,10 +147,18 @@ class _Run:
             # cut off by the output-token limit: retry once with twice the room
             room = (request.settings.max_tokens or notes.DEFAULT_MAX_TOKENS) * 2
             request = request.with_settings(max_tokens=room)
-        if response.finish_reason == "length" and not response.tool_calls and k < self.agent.max_iterations:
-            self._append(Message.assistant(response.text),
-                         Message.user(notes.TRUNCATED, kind="reminder"))
+        assert response is not None
         yield response
+
+    def _fed_back_truncation(self, k: int, response: ModelResponse) -> bool:
+        """A reply still cut off after the retry goes back to the model with a note."""
+        if response.finish_reason != "length" or response.tool_calls:
+            return False
+        if k == self.agent.max_iterations:
+            return False
+        self._append(Message.assistant(response.text),
+                     Message.user(notes.TRUNCATED, kind="reminder"))
+        return True
 
     async def _model_once(self, k: int, request: ModelRequest
                           ) -> AsyncIterator[TextDeltaEvent | ModelResponse]:

@@ -13,7 +13,7 @@ from reactloop.messages import Message, ToolCall
 __all__ = ["Metrics", "RunResult", "RunState", "Step", "ToolResult"]
 
 
-class RunState(str, enum.Enum):
+class RunState(enum.StrEnum):
     """Where a run is (the first two) or how it ended (the rest)."""
 
     THINKING = "thinking"
@@ -24,9 +24,6 @@ class RunState(str, enum.Enum):
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

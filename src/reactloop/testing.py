@@ -34,7 +34,7 @@ def _coerce(item: ScriptItem) -> ModelResponse:
     if isinstance(item, ToolCall):
         return ModelResponse(tool_calls=[item])
     if isinstance(item, Sequence) and all(isinstance(c, ToolCall) for c in item):
-        return ModelResponse(tool_calls=list(item))
+        return ModelResponse(tool_calls=tuple(c for c in item if isinstance(c, ToolCall)))
     raise TypeError(f"cannot turn {item!r} into a ModelResponse")
 
 

@@ -118,7 +118,7 @@ class Tool:
         self._context_param: str | None = None
         self._spec: ToolSpec | None = None
         self._param_names: tuple[str, ...] = ()
-        functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn, updated=())
 
     # -- the model-facing view -------------------------------------------------------------
     @property
@@ -223,7 +223,7 @@ class Tool:
             names.append(pname)
         self._param_names = tuple(names)
         model_name = "".join(p.capitalize() for p in re.split(r"[_-]", self.name)) + "Args"
-        self._model = create_model(  # type: ignore[call-overload]
+        self._model = create_model(
             model_name, __config__=ConfigDict(extra="forbid"), **fields
         )
         schema = self._model.model_json_schema()

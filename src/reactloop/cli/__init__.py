@@ -1,0 +1,196 @@
+"""The ``reactloop`` command: ``run`` a task, ``chat`` interactively, and more.
+
+Heavy imports (the agent, rich, model SDKs) happen inside the commands so that
+``reactloop --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["main"]
+
+EXIT_CODES = {
+    "completed": 0,
+    "error": 1,
+    "max_iterations": 2,
+    "waiting_for_user": 3,
+    "timed_out": 4,
+    "cancelled": 130,
+}
+
+
+def _agent_options(f: Any) -> Any:
+    options = [
+        click.option("--model", "-m", default="local", show_default=True,
+                     help="'local', 'local:/path.gguf', 'openai:<name>', 'anthropic:<name>', "
+                          "'gemini:<name>' or 'ollama:<name>'."),
+        click.option("--max-iterations", "-n", type=click.IntRange(min=1), default=10,
+                     show_default=True, help="Model calls per run; the last one must answer."),
+        click.option("--tools", "-t", "tool_specs", multiple=True, metavar="MODULE:ATTR",
+                     help="Your own tools: a function, a Tool, or a list of them. Repeatable."),
+        click.option("--skills", "skill_dirs", multiple=True,
+                     type=click.Path(exists=True, file_okay=False),
+                     help="A folder of Agent Skills (SKILL.md). Repeatable."),
+        click.option("--workspace", "-w", type=click.Path(exists=True, file_okay=False),
+                     help="Add read_file/list_dir/grep/run_command confined to this folder."),
+        click.option("--mcp", "mcp_config", type=click.Path(exists=True, dir_okay=False),
+                     help="An mcpServers JSON config; its servers' tools become available."),
+        click.option("--instructions", "-i", default="", help="Instructions (persona)."),
+        click.option("--loop-control", is_flag=True,
+                     help="Require a tool in every step; end with task_completion."),
+        click.option("--timeout", "max_execution_time", type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds for the whole run."),
+        click.option("--tool-timeout", type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds any one tool call may take."),
+        click.option("--demo-tools/--no-demo-tools", default=None,
+                     help="Built-in add/multiply/calculate/current_time tools "
+                          "(default: on when no other tools are given)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _build_agent(opts: dict[str, Any]) -> Any:
+    from reactloop import Agent
+    from reactloop.cli._load import load_tools
+
+    tools = load_tools(tuple(opts["tool_specs"]))
+    mcp_servers: list[Any] = []
+    if opts.get("mcp_config"):
+        from reactloop.mcp import load_mcp_config
+
+        mcp_servers = list(load_mcp_config(opts["mcp_config"]))
+    demo = opts.get("demo_tools")
+    if demo is None:
+        demo = not (tools or opts["skill_dirs"] or opts.get("workspace") or mcp_servers)
+    if demo:
+        from reactloop.demo_tools import DEMO_TOOLS
+
+        tools = [*DEMO_TOOLS, *tools]
+    return Agent(
+        model=opts["model"], instructions=opts["instructions"], tools=tools,
+        skills=opts["skill_dirs"], mcp_servers=mcp_servers,
+        max_iterations=opts["max_iterations"],
+        max_execution_time=opts.get("max_execution_time"),
+        tool_timeout=opts.get("tool_timeout"), loop_control=opts["loop_control"],
+        workspace=opts.get("workspace"),
+    )
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"reactloop: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="reactloop")
+def main() -> None:
+    """reactloop: run LLM agent loops — the model picks tools, reactloop runs them."""
+
+
+@main.command()
+@click.argument("task")
+@_agent_options
+@click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
+def run(task: str, as_json: bool, **opts: Any) -> None:
+    """Run TASK to completion and print the answer."""
+    from reactloop.errors import ReactloopError
+
+    try:
+        agent = _build_agent(opts)
+    except ReactloopError as exc:
+        _fail(str(exc))
+    result = asyncio.run(_run(agent, task, as_json))
+    code = EXIT_CODES.get(result.state.value, 1)
+    if code:
+        reason = f"{result.error}" if result.error else result.output
+        _fail(f"run ended {result.state.value}: {' '.join(reason.split())[:300]}", code)
+
+
+async def _run(agent: Any, task: str, as_json: bool) -> Any:
+    from rich.console import Console
+
+    from reactloop.cli._render import Renderer
+    from reactloop.events import RunEndEvent
+
+    if as_json:
+        result = await agent.run(task)
+        click.echo(result.to_json(indent=2))
+        return result
+    renderer = Renderer(Console(stderr=False, highlight=False))
+    result = None
+    try:
+        async for event in agent.stream(task):
+            if isinstance(event, RunEndEvent):
+                result = event.result
+            else:
+                renderer.handle(event)
+    finally:
+        renderer.stop()
+    assert result is not None
+    renderer.finish(result)
+    return result
+
+
+@main.command()
+@_agent_options
+def chat(**opts: Any) -> None:
+    """An interactive multi-turn conversation (type /exit or Ctrl-D to leave)."""
+    from reactloop.errors import ReactloopError
+
+    try:
+        agent = _build_agent(opts)
+    except ReactloopError as exc:
+        _fail(str(exc))
+    asyncio.run(_chat(agent))
+
+
+async def _chat(agent: Any) -> None:
+    from rich.console import Console
+
+    from reactloop.cli._render import Renderer
+    from reactloop.events import RunEndEvent
+
+    console = Console(highlight=False)
+    conversation = agent.conversation()
+    console.print("[dim]reactloop chat — /exit or Ctrl-D to leave[/]")
+    while True:
+        try:
+            text = await asyncio.to_thread(console.input, "[bold]you>[/] ")
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return
+        if text.strip() in ("/exit", "/quit"):
+            return
+        if not text.strip():
+            continue
+        renderer = Renderer(console)
+        async for event in conversation.stream(text):
+            if isinstance(event, RunEndEvent):
+                renderer.finish(event.result)
+            else:
+                renderer.handle(event)
+
+
+def _attach_optional_groups() -> None:
+    # command groups owned by other modules; each is attached only if it exists
+    for module, attr in (("reactloop.cli.mcp", "mcp_group"),
+                         ("reactloop.cli.sessions", "sessions_group")):
+        import importlib.util
+
+        if importlib.util.find_spec(module) is None:
+            continue
+        try:
+            group = getattr(__import__(module, fromlist=[attr]), attr)
+        except (ImportError, AttributeError):
+            continue
+        main.add_command(group)
+
+
+_attach_optional_groups()

@@ -1,0 +1,95 @@
+"""A few small, real tools so a first ``reactloop run`` does something useful offline."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from datetime import datetime
+from typing import Any
+
+from reactloop.errors import ToolRetry
+from reactloop.tools._tool import Tool, tool
+
+__all__ = ["DEMO_TOOLS", "add", "calculate", "current_time", "multiply"]
+
+_OPS: dict[type, Any] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos,
+}
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: the first number
+        b: the second number
+    """
+    total = a + b
+    return int(total) if float(total).is_integer() else total
+
+
+@tool
+def multiply(a: float, b: float) -> float:
+    """Multiply two numbers.
+
+    Args:
+        a: the first number
+        b: the second number
+    """
+    product = a * b
+    return int(product) if float(product).is_integer() else product
+
+
+def _eval(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _eval(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        left, right = _eval(node.left), _eval(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 100:
+            raise ToolRetry("exponent too large (at most 100)")
+        return float(_OPS[type(node.op)](left, right))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
+        return float(_OPS[type(node.op)](_eval(node.operand)))
+    raise ToolRetry("only numbers and + - * / // % ** and parentheses are allowed")
+
+
+@tool
+def calculate(expression: str) -> float:
+    """Evaluate an arithmetic expression such as "(17 + 25) * 2".
+
+    Args:
+        expression: numbers with + - * / // % ** and parentheses
+    """
+    try:
+        value = _eval(ast.parse(expression, mode="eval"))
+    except SyntaxError:
+        raise ToolRetry(f"not an arithmetic expression: {expression!r}") from None
+    except ZeroDivisionError:
+        raise ToolRetry("division by zero") from None
+    return int(value) if float(value).is_integer() else value
+
+
+@tool(repeatable=True)
+def current_time(timezone: str = "UTC") -> str:
+    """The current date and time in a timezone.
+
+    Args:
+        timezone: an IANA timezone name such as "Europe/Paris" or "UTC"
+    """
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ToolRetry(
+            f"unknown timezone {timezone!r}; use an IANA name like 'Europe/Paris'"
+        ) from None
+    return datetime.now(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+DEMO_TOOLS: list[Tool] = [add, multiply, calculate, current_time]
