@@ -135,7 +135,8 @@ class LocalModel(Model):
     def _complete(self, request: ModelRequest) -> ModelResponse:
         with self._lock:
             llm = self._load()
-            schema = response_schema(request.tools, request.settings.tool_choice)
+            schema = response_schema(request.tools, request.settings.tool_choice,
+                                     structured=bool(request.all_tools))
             kwargs: dict[str, Any] = {
                 "messages": render_messages(request),
                 "temperature": (request.settings.temperature
@@ -199,13 +200,25 @@ def _render_tool_result(m: Message) -> str:
     return f"Tool {m.name} {status}: {m.content}"
 
 
+def _follow_up(question: str | None, failed: bool) -> str:
+    # restating the question right after the result is what makes a tiny model answer
+    # instead of calling the same tool again (measured with benchmarks/tasks.py)
+    if question is None:
+        return "Now answer with this result."
+    if failed:
+        return f"Fix the call, or answer my question: {question}"
+    return f"Now answer my question: {question}"
+
+
 def render_messages(request: ModelRequest) -> list[dict[str, str]]:
     """Chat messages for llama.cpp. Rendering depends only on the history and the run's full
     tool list, never on the iteration, so each prompt extends the previous one."""
     system = "\n\n".join(p for p in (request.system, tool_section(request.all_tools)) if p)
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     structured = bool(request.all_tools)
-    for m in request.messages_with_notes():
+    messages = request.messages_with_notes()
+    question: str | None = None
+    for i, m in enumerate(messages):
         if m.role == "assistant":
             if m.tool_calls:
                 content = "\n".join(_render_call(c) for c in m.tool_calls)
@@ -216,9 +229,12 @@ def render_messages(request: ModelRequest) -> list[dict[str, str]]:
             out.append({"role": "assistant", "content": content})
         elif m.role == "tool":
             _merge_user(out, _render_tool_result(m))
-        elif m.role == "system":
-            _merge_user(out, m.content)
+            last_of_batch = i + 1 == len(messages) or messages[i + 1].role != "tool"
+            if last_of_batch:
+                _merge_user(out, _follow_up(question, m.is_error))
         else:
+            if m.role == "user" and not m.metadata.get("kind"):
+                question = m.content
             _merge_user(out, m.content)
     return out
 
@@ -237,10 +253,20 @@ def _hoist_defs(schema: Mapping[str, Any], defs: dict[str, Any]) -> dict[str, An
     return schema
 
 
-def response_schema(tools: Sequence[ToolSpec], tool_choice: str) -> dict[str, Any] | None:
-    """The JSON schema the reply must match, or None for free text (no tools)."""
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+}
+
+
+def response_schema(tools: Sequence[ToolSpec], tool_choice: str, *, structured: bool = False
+                    ) -> dict[str, Any] | None:
+    """The JSON schema the reply must match, or None for free text.
+
+    ``structured`` (the run has tools) keeps replies in the JSON shape even when no tool may be
+    called, so the model keeps answering in the format its history shows.
+    """
     if not tools or tool_choice == "none":
-        return None
+        return ANSWER_SCHEMA if structured else None
     defs: dict[str, Any] = {}
     branches: list[dict[str, Any]] = [
         {
@@ -252,8 +278,7 @@ def response_schema(tools: Sequence[ToolSpec], tool_choice: str) -> dict[str, An
         for t in tools
     ]
     if tool_choice != "required":
-        branches.append({"type": "object", "properties": {"answer": {"type": "string"}},
-                         "required": ["answer"]})
+        branches.append(ANSWER_SCHEMA)
     schema: dict[str, Any] = branches[0] if len(branches) == 1 else {"anyOf": branches}
     if defs:
         schema = {**schema, "$defs": defs}
