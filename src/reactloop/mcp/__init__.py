@@ -1,0 +1,32 @@
+"""MCP servers as tool sources (feature C1), and reactloop tools served over MCP.
+
+Built on the official ``mcp`` SDK, an optional extra (``pip install 'reactloop[mcp]'``);
+``import reactloop`` never imports it, and this package imports it only when a server is
+opened or served::
+
+    from reactloop import Agent
+    from reactloop.mcp import MCPServer, load_mcp_config
+
+    time = MCPServer.stdio("mcp-server-time")             # tools: time_get_current_time, …
+    docs = MCPServer.http("https://mcp.deepwiki.com/mcp")  # tools: deepwiki_…
+    agent = Agent(model, mcp_servers=[time, docs, *load_mcp_config("mcp.json")])
+
+Each run starts the servers, lists their tools and stops the servers when it ends. A server
+that stops is restarted once; a call that provably never reached it is sent again, any other
+gets an error result naming the server. Events: ``mcp_warning`` (custom event) with ``server``,
+``kind`` (``skipped``, ``connection_lost``, ``restarted``, ``restart_failed``), ``message``
+and ``stderr_tail``.
+"""
+
+from reactloop.mcp._config import load_mcp_config
+from reactloop.mcp._server import MCPServer, MCPServerError, MCPTools
+
+__all__ = ["MCPServer", "MCPServerError", "MCPTools", "load_mcp_config", "serve_stdio"]
+
+
+async def serve_stdio(tools: object = (), *, agent: object = None, name: str = "reactloop") -> None:
+    """Serve reactloop tools (and optionally an agent, as the tool ``run_agent``) as an MCP
+    server over stdin/stdout until the client disconnects. See :mod:`reactloop.mcp._serve`."""
+    from reactloop.mcp._serve import serve_stdio as _serve
+
+    await _serve(tools, agent=agent, name=name)

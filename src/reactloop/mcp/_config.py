@@ -1,0 +1,183 @@
+"""``load_mcp_config``: the ``mcpServers`` JSON file that Claude Desktop, Cursor and others use.
+
+::
+
+    {"mcpServers": {
+        "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+        "docs": {"url": "https://mcp.deepwiki.com/mcp", "headers": {"X-Key": "${DOCS_KEY}"}}
+    }}
+
+Also accepted: VS Code's ``{"servers": {...}}``, a ``type`` of ``stdio``/``http``/
+``streamable-http``, ``"disabled": true`` (skipped), and reactloop's own optional keys
+``timeout``, ``required`` and ``prefix``. Other keys (``autoApprove``…) are ignored.
+``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the environment; a relative
+``cwd`` is relative to the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import UserError
+from reactloop.mcp._server import MCPServer
+
+__all__ = ["load_mcp_config"]
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp"}
+
+
+def load_mcp_config(path: str | os.PathLike[str]) -> list[MCPServer]:
+    """The servers of an ``mcpServers`` JSON file, in file order.
+
+    Raises:
+        UserError: the file cannot be read or parsed, or an entry is malformed; the message
+            names the file, the server and the field.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read MCP config {str(file)!r}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"MCP config {str(file)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}"
+        ) from None
+    servers = _servers_object(data, file)
+    out = []
+    for name, entry in servers.items():
+        server = _server(name, entry, _Where(file, name))
+        if server is not None:
+            out.append(server)
+    return out
+
+
+class _Where:
+    """Formats errors that name the file, the server and the field."""
+
+    def __init__(self, file: Path, name: str) -> None:
+        self.file, self.name = file, name
+
+    def error(self, field: str, problem: str) -> UserError:
+        return UserError(f"MCP config {str(self.file)!r}: server {self.name!r}: {field} {problem}")
+
+
+def _servers_object(data: Any, file: Path) -> dict[str, Any]:
+    key = "mcpServers" if isinstance(data, dict) and "mcpServers" in data else "servers"
+    servers = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise UserError(
+            f'MCP config {str(file)!r} must be a JSON object with an "mcpServers" object '
+            '(e.g. {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}})'
+        )
+    return servers
+
+
+def _server(name: str, entry: Any, where: _Where) -> MCPServer | None:
+    if not isinstance(entry, dict):
+        raise where.error("entry", f"must be a JSON object, got {type(entry).__name__}")
+    if entry.get("disabled") is True:
+        return None
+    kind = entry.get("type")
+    if kind is not None and kind not in _HTTP_TYPES | {"stdio"}:
+        hint = (
+            " (the older SSE transport is not supported; use streamable HTTP)"
+            if kind == "sse"
+            else ""
+        )
+        raise where.error("'type'", f"must be 'stdio' or 'http', got {kind!r}{hint}")
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command and has_url:
+        raise where.error("entry", "has both 'command' and 'url'; give one")
+    if not has_command and not has_url:
+        raise where.error("entry", "needs 'command' (a local server) or 'url' (a remote one)")
+    options = _options(entry, where)
+    if has_url:
+        url = _string(entry, "url", where)
+        if not url.startswith(("http://", "https://")):
+            raise where.error("'url'", f"must start with http:// or https://, got {url!r}")
+        headers = _string_map(entry, "headers", where)
+        return MCPServer.http(url, headers=headers, name=name, **options)
+    cwd = _string(entry, "cwd", where, required=False)
+    return MCPServer.stdio(
+        _string(entry, "command", where),
+        args=_string_list(entry, "args", where),
+        env=_string_map(entry, "env", where),
+        cwd=str(where.file.parent / cwd) if cwd else None,
+        name=name,
+        **options,
+    )
+
+
+def _options(entry: dict[str, Any], where: _Where) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "timeout" in entry:
+        value = entry["timeout"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise where.error("'timeout'", f"must be a positive number of seconds, got {value!r}")
+        out["timeout"] = float(value)
+    if "required" in entry:
+        if not isinstance(entry["required"], bool):
+            raise where.error("'required'", f"must be true or false, got {entry['required']!r}")
+        out["required"] = entry["required"]
+    if "prefix" in entry:
+        out["prefix"] = _string(entry, "prefix", where, allow_empty=True)
+    return out
+
+
+def _string(
+    entry: dict[str, Any],
+    key: str,
+    where: _Where,
+    *,
+    required: bool = True,
+    allow_empty: bool = False,
+) -> str:
+    value = entry.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (not value.strip() and not allow_empty):
+        raise where.error(f"'{key}'", f"must be a non-empty string, got {value!r}")
+    return _expand(value, f"'{key}'", where)
+
+
+def _string_list(entry: dict[str, Any], key: str, where: _Where) -> list[str]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise where.error(f"'{key}'", f"must be a list of strings, got {value!r}")
+    return [_expand(v, f"'{key}'", where) for v in value]
+
+
+def _string_map(entry: dict[str, Any], key: str, where: _Where) -> dict[str, str] | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise where.error(f"'{key}'", f"must be an object of strings, got {value!r}")
+    out = {}
+    for k, v in value.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = str(v)  # {"PORT": 8080} is common and harmless
+        if not isinstance(v, str):
+            raise where.error(f"'{key}.{k}'", f"must be a string, got {v!r}")
+        out[k] = _expand(v, f"'{key}.{k}'", where)
+    return out
+
+
+def _expand(value: str, field: str, where: _Where) -> str:
+    def one(match: re.Match[str]) -> str:
+        var, default = match.group(1), match.group(2)
+        if var in os.environ:
+            return os.environ[var]
+        if default is not None:
+            return default
+        raise where.error(field, f"uses ${{{var}}}, which is not set in the environment")
+
+    return _VAR.sub(one, value)

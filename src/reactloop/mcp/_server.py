@@ -1,0 +1,280 @@
+""":class:`MCPServer`: an MCP server (stdio or streamable HTTP) as a reactloop tool source."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from reactloop.errors import ReactloopError, UserError
+from reactloop.mcp._names import derive_http_name, derive_stdio_name, safe_name, tool_names
+from reactloop.tools._tool import Tool
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from reactloop.mcp._connection import Link
+    from reactloop.tools._source import Emit
+
+__all__ = ["MCPServer", "MCPServerError", "MCPTools"]
+
+log = logging.getLogger("reactloop.mcp")
+
+INSTALL_HINT = "pip install 'reactloop[mcp]'"
+
+
+class MCPServerError(ReactloopError):
+    """An MCP server failed to start or to complete the MCP handshake.
+
+    The message names the server and, for stdio servers, ends with the tail of its stderr.
+    """
+
+    def __init__(self, message: str, *, server: str, stderr_tail: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.stderr_tail = stderr_tail
+
+
+def require_sdk() -> None:
+    """Raise :class:`UserError` unless the ``mcp`` SDK (version 2 or later) is importable."""
+    if importlib.util.find_spec("mcp") is None:
+        raise UserError(f"MCP servers need the official MCP SDK: {INSTALL_HINT}")
+    if importlib.util.find_spec("mcp.server.mcpserver") is None:
+        raise UserError(f"MCP servers need version 2 or later of the MCP SDK: {INSTALL_HINT} -U")
+
+
+class MCPTools(list[Tool]):
+    """What :meth:`MCPServer.open` yields: the server's tools (a plain list) plus the state of
+    its connection."""
+
+    def __init__(self, tools: Iterable[Tool], server: MCPServer, link: Link | None) -> None:
+        super().__init__(tools)
+        self.server = server
+        self._link = link
+
+    @property
+    def connected(self) -> bool:
+        """False when the server was skipped or its connection is currently lost."""
+        return self._link is not None and self._link.connected
+
+    @property
+    def restarts(self) -> int:
+        """How often the server was restarted after it stopped."""
+        return 0 if self._link is None else self._link.restarts
+
+
+class MCPServer:
+    """An MCP server whose tools an agent can call. Build one with :meth:`stdio` or :meth:`http`.
+
+    It is a tool source: ``Agent(mcp_servers=[...])`` opens it when a run starts and closes it
+    when the run ends. Opening starts the server (stdio) or connects (HTTP), lists its tools and
+    yields them as :class:`~reactloop.Tool` objects named ``<name>_<tool>`` (or
+    ``<prefix><tool>``); closing shuts it down, also on errors and cancellation, and kills the
+    server's whole process group if it does not exit when its stdin closes.
+
+    To keep one server running across several runs (a chat session), open it yourself and pass
+    the tools::
+
+        server = MCPServer.stdio("mcp-server-time")
+        async with server.open(emit) as tools:      # started once
+            agent = Agent(model, tools=tools)
+            await agent.run("What time is it in Tokyo?")
+            await agent.run("And in Lima?")           # same server process
+        # stopped here
+
+    The same object may be opened any number of times, also concurrently; each ``open`` is an
+    independent connection.
+    """
+
+    transport: Literal["stdio", "http"]
+
+    def __init__(
+        self,
+        *,
+        transport: Literal["stdio", "http"],
+        name: str,
+        command: str = "",
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str = "",
+        headers: Mapping[str, str] | None = None,
+        required: bool = True,
+        timeout: float = 60.0,
+        startup_timeout: float | None = None,
+        prefix: str | None = None,
+    ) -> None:
+        """Prefer :meth:`stdio` and :meth:`http`; this stores what they checked."""
+        require_sdk()
+        for label, value in (("timeout", timeout), ("startup_timeout", startup_timeout)):
+            if value is not None and (isinstance(value, bool) or not value > 0):
+                raise UserError(f"MCP server {name!r}: {label} must be positive, got {value!r}")
+        self.transport = transport
+        self.name = safe_name(name)
+        self.command = command
+        self.args = tuple(str(a) for a in args)
+        self.env = dict(env) if env is not None else None
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.url = url
+        self.headers = dict(headers) if headers is not None else None
+        self.required = required
+        self.timeout = float(timeout)
+        """Seconds one tool call may take before the model gets a timeout error."""
+        self.startup_timeout = float(startup_timeout if startup_timeout is not None else timeout)
+        """Seconds to start the server, complete the handshake and list its tools."""
+        self.prefix = f"{self.name}_" if prefix is None else prefix
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        name: str | None = None,
+        required: bool = True,
+        timeout: float = 60.0,
+        prefix: str | None = None,
+        *,
+        startup_timeout: float | None = None,
+    ) -> MCPServer:
+        """A server started as a subprocess that speaks MCP over its stdin/stdout.
+
+        Args:
+            command: the program, e.g. ``"mcp-server-time"``, ``"uvx"`` or ``"npx"``.
+            args: its arguments.
+            env: extra environment variables. Like other MCP clients, the server otherwise
+                inherits only a minimal environment (``HOME``, ``PATH``, ``USER``…), so pass
+                API keys and the like here.
+            cwd: its working directory.
+            name: the server's name, the default prefix of its tool names. By default it is
+                derived from the program: ``mcp-server-time`` and ``python -m mcp_server_time``
+                give ``time``, ``npx -y @modelcontextprotocol/server-filesystem`` gives
+                ``filesystem`` (``mcp-server-``/``server-`` prefixes and ``-mcp`` suffixes are
+                dropped).
+            required: if False, a server that fails to start is skipped with an
+                ``mcp_warning`` event instead of failing the run.
+            timeout: seconds one tool call may take.
+            prefix: tool name prefix (default ``"<name>_"``; ``""`` for none).
+            startup_timeout: seconds to start and list tools (default: ``timeout``).
+        """
+        if not isinstance(command, str) or not command.strip():
+            raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
+        if isinstance(args, str):
+            raise UserError(
+                f"MCPServer.stdio({command!r}): args must be a list of strings, not one string"
+            )
+        return cls(
+            transport="stdio",
+            name=name or derive_stdio_name(command, args),
+            command=command,
+            args=args,
+            env=env,
+            cwd=cwd,
+            required=required,
+            timeout=timeout,
+            startup_timeout=startup_timeout,
+            prefix=prefix,
+        )
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        required: bool = True,
+        timeout: float = 60.0,
+        prefix: str | None = None,
+        *,
+        startup_timeout: float | None = None,
+    ) -> MCPServer:
+        """A server reached over MCP's streamable HTTP transport at ``url``.
+
+        ``name`` defaults to the host: ``https://mcp.deepwiki.com/mcp`` gives ``deepwiki``,
+        ``http://127.0.0.1:8000/mcp`` gives ``127_0_0_1_8000``. ``headers`` are sent with
+        every request (e.g. ``{"Authorization": "Bearer ..."}``). A server that went away is
+        reconnected once, like a stdio server is restarted. Other arguments as in :meth:`stdio`.
+        """
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise UserError(f"MCPServer.http: url must start with http:// or https://, got {url!r}")
+        return cls(
+            transport="http",
+            name=name or derive_http_name(url),
+            url=url,
+            headers=headers,
+            required=required,
+            timeout=timeout,
+            startup_timeout=startup_timeout,
+            prefix=prefix,
+        )
+
+    def describe(self) -> str:
+        """The command line or URL, for messages."""
+        if self.transport == "http":
+            return self.url
+        return " ".join([self.command, *self.args])
+
+    def __repr__(self) -> str:
+        return f"MCPServer.{self.transport}({self.describe()!r}, name={self.name!r})"
+
+    @asynccontextmanager
+    async def open(self, emit: Emit) -> AsyncIterator[MCPTools]:
+        """Start the server and yield its tools; stop it on exit.
+
+        Raises:
+            MCPServerError: the server failed to start (only when ``required``).
+        """
+        require_sdk()
+        from reactloop.mcp._connection import Link
+
+        link = Link(self, emit)
+        try:
+            try:
+                listing = await link.start()
+            except MCPServerError as exc:
+                if self.required:
+                    raise
+                log.warning("skipping MCP server %r: %s", self.name, exc)
+                emit(
+                    "mcp_warning",
+                    {
+                        "server": self.name,
+                        "kind": "skipped",
+                        "message": str(exc),
+                        "stderr_tail": exc.stderr_tail,
+                    },
+                )
+                listing = None
+            if listing is None:
+                yield MCPTools([], self, None)
+            else:
+                yield MCPTools(self._tools(link, listing), self, link)
+        finally:
+            await link.close()
+
+    def _tools(self, link: Link, listing: Sequence[mcp_types.Tool]) -> list[Tool]:
+        names = tool_names(self.prefix, [t.name for t in listing])
+        return [self._tool(link, t, n) for t, n in zip(listing, names, strict=True)]
+
+    def _tool(self, link: Link, spec: mcp_types.Tool, public_name: str) -> Tool:
+        from reactloop.mcp._results import tool_output
+
+        remote = spec.name
+
+        async def call(**arguments: Any) -> Any:
+            return tool_output(await link.call(remote, arguments))
+
+        call.__qualname__ = call.__name__ = public_name
+        description = spec.description or spec.title or f"{remote} (from MCP server {self.name!r})"
+        return Tool(
+            call,
+            name=public_name,
+            description=description,
+            parameters=spec.input_schema,  # passed through unchanged; the server validates
+            origin=f"MCP server {self.name!r}",
+            repeatable=True,  # a server's state changes between calls (git status, a clock)
+        )
