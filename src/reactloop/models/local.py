@@ -89,6 +89,7 @@ class LocalModel(Model):
                 f"model file {self.path} does not exist; pass the path of a .gguf file, e.g. "
                 "'local:/models/model.gguf', or plain 'local' for the bundled model"
             )
+        _check_gguf_magic(self.path)
         self.name = f"local:{self.path.name}"
         self.context_window = n_ctx
         self.n_threads = n_threads
@@ -101,7 +102,6 @@ class LocalModel(Model):
     # -- loading -----------------------------------------------------------------------------
     def _load(self) -> Any:
         if self._llm is None:
-            _check_gguf_magic(self.path)
             from llama_cpp import Llama
 
             try:

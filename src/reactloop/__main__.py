@@ -1,0 +1,5 @@
+"""``python -m reactloop`` is the ``reactloop`` command."""
+
+from reactloop.cli import main
+
+main()
