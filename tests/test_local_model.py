@@ -11,6 +11,7 @@ import pytest
 
 from reactloop import Agent, Message, ModelRequest, RunState, ToolCall, UserError, tool
 from reactloop.errors import ModelError
+from reactloop.models._base import ToolSpec
 from reactloop.models.local import (
     LocalModel,
     default_model_path,
@@ -18,7 +19,6 @@ from reactloop.models.local import (
     render_messages,
     response_schema,
 )
-from reactloop.models._base import ToolSpec
 
 pytest.importorskip("llama_cpp")
 
