@@ -27,11 +27,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from reactloop.errors import ToolRetry
+from reactloop.mcp._server import MCPServer, MCPServerError
 
 if TYPE_CHECKING:
     from mcp.client import Transport
 
-    from reactloop.mcp._server import MCPServer, MCPServerError
     from reactloop.tools._source import Emit
 
 __all__ = ["Connection", "Link"]
@@ -343,8 +343,9 @@ class Link:
             try:
                 self.conn = await self._connect()
             except Exception as exc:
+                why = exc.reason if isinstance(exc, MCPServerError) else str(exc)
                 self.down = (
-                    f"MCP server {self.server.name!r} stopped and could not be restarted: {exc}"
+                    f"MCP server {self.server.name!r} stopped and could not be restarted: {why}"
                 )
                 self._warn("restart_failed", self.down, None, tail)
                 raise ToolRetry(self.down) from None
@@ -353,8 +354,6 @@ class Link:
             return self.conn, True
 
     async def _connect(self) -> Connection:
-        from reactloop.mcp._server import MCPServerError
-
         conn = Connection(self.server)
         try:
             await conn.start()
@@ -362,7 +361,7 @@ class Link:
             await conn.close()
             if not isinstance(exc, Exception):
                 raise
-            raise _start_error(self.server, exc, conn.stderr_tail(), MCPServerError) from exc
+            raise _start_error(self.server, exc, conn.stderr_tail()) from exc
         return conn
 
     def _warn(self, kind: str, message: str, conn: Connection | None, tail: str = "") -> None:
@@ -374,15 +373,13 @@ class Link:
         )
 
 
-def _start_error(
-    server: MCPServer, exc: Exception, tail: str, cls: type[MCPServerError]
-) -> MCPServerError:
-    what = server.describe()
+def _start_error(server: MCPServer, exc: Exception, tail: str) -> MCPServerError:
+    what = "could not be reached" if server.transport == "http" else "failed to start"
     reason = _reason(exc)
-    message = f"MCP server {server.name!r} ({what}) failed to start: {reason}"
+    message = f"MCP server {server.name!r} ({server.describe()}) {what}: {reason}"
     if tail:
         message += f"\n--- its stderr (last lines) ---\n{tail}"
-    return cls(message, server=server.name, stderr_tail=tail)
+    return MCPServerError(message, server=server.name, reason=reason, stderr_tail=tail)
 
 
 def _reason(exc: BaseException) -> str:

@@ -33,6 +33,11 @@ def tool_output(result: types.CallToolResult) -> Any:
     if structured is not None:
         if not text or _mirrors(text, structured):
             return structured
+        if isinstance(structured, dict) and len(structured) == 1:
+            # SDK servers wrap a plain return value as {"result": value} and send it as text too
+            (value,) = structured.values()
+            if text == value or _mirrors(text, value):
+                return value
         return f"{text}\n\nstructured content: {_dumps(structured)}"
     return text if text else EMPTY
 

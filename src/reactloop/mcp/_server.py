@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import shlex
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,9 +33,13 @@ class MCPServerError(ReactloopError):
     The message names the server and, for stdio servers, ends with the tail of its stderr.
     """
 
-    def __init__(self, message: str, *, server: str, stderr_tail: str = "") -> None:
+    def __init__(
+        self, message: str, *, server: str, reason: str = "", stderr_tail: str = ""
+    ) -> None:
         super().__init__(message)
         self.server = server
+        self.reason = reason or message
+        """Why, without the server's name and stderr."""
         self.stderr_tail = stderr_tail
 
 
@@ -216,7 +221,7 @@ class MCPServer:
         """The command line or URL, for messages."""
         if self.transport == "http":
             return self.url
-        return " ".join([self.command, *self.args])
+        return shlex.join([self.command, *self.args])
 
     def __repr__(self) -> str:
         return f"MCPServer.{self.transport}({self.describe()!r}, name={self.name!r})"

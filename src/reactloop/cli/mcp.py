@@ -1,0 +1,118 @@
+"""``reactloop mcp``: list the tools of configured MCP servers; serve reactloop tools over MCP.
+
+Importing this module stays cheap: the MCP SDK is imported only when a command runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["mcp_group"]
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Use MCP servers, or serve reactloop tools as an MCP server."""
+
+
+@mcp_group.command("list")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--schema", is_flag=True, help="Also print each tool's JSON schema.")
+def list_command(file: str, schema: bool) -> None:
+    """Start each server of an mcpServers JSON FILE and print its tools."""
+    from rich.console import Console
+
+    from reactloop.errors import ReactloopError
+    from reactloop.mcp import load_mcp_config
+
+    console = Console()
+    try:
+        servers = load_mcp_config(file)
+    except ReactloopError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not servers:
+        console.print(f"[yellow]{file} lists no (enabled) servers.[/]")
+        return
+    failures = asyncio.run(_list_servers(servers, console, schema))
+    if failures:
+        sys.exit(1)
+
+
+async def _list_servers(servers: list[Any], console: Any, schema: bool) -> int:
+    from rich.table import Table
+
+    from reactloop.mcp import MCPServerError
+
+    failures = 0
+    for server in servers:
+        title = f"[bold]{server.name}[/]  [dim]{server.describe()}[/]"
+        try:
+            async with server.open(lambda name, data: None) as tools:
+                table = Table(title=title, title_justify="left", show_lines=schema)
+                table.add_column("tool (as the model sees it)", style="cyan", no_wrap=True)
+                table.add_column("description")
+                for t in tools:
+                    text = _first_paragraph(t.description)
+                    if schema:
+                        import json
+
+                        text += "\n" + json.dumps(t.parameters, indent=2)
+                    table.add_row(t.name, text)
+                console.print(table)
+                if not tools:
+                    console.print("  [dim](no tools)[/]")
+        except MCPServerError as exc:
+            failures += 1
+            console.print(title)
+            console.print(f"  [red]{exc}[/]", markup=False, highlight=False)
+    return failures
+
+
+def _first_paragraph(text: str, limit: int = 300) -> str:
+    first = text.strip().split("\n\n", 1)[0].replace("\n", " ")
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+@mcp_group.command("serve")
+@click.option(
+    "--tools",
+    "tool_specs",
+    multiple=True,
+    metavar="MODULE:ATTR",
+    help="A Tool, a function or a list of them to expose (repeatable).",
+)
+@click.option(
+    "--agent",
+    "agent_spec",
+    metavar="MODULE:ATTR",
+    help="An Agent to expose as one tool, run_agent(task).",
+)
+@click.option("--name", default="reactloop", show_default=True, help="The server's name.")
+def serve_command(tool_specs: tuple[str, ...], agent_spec: str | None, name: str) -> None:
+    """Serve reactloop tools (and optionally an agent) as an MCP server over stdio.
+
+    For example, in an MCP client's config:
+    {"command": "reactloop", "args": ["mcp", "serve", "--tools", "mytools:TOOLS"]}
+    """
+    from reactloop.cli._load import load_object
+    from reactloop.errors import ReactloopError
+    from reactloop.mcp._server import require_sdk
+
+    if not tool_specs and not agent_spec:
+        raise click.UsageError("give --tools MODULE:ATTR (repeatable) and/or --agent MODULE:ATTR")
+    try:
+        require_sdk()
+        from reactloop.mcp._serve import agent_tool, collect_tools, serve_stdio
+
+        tools = [t for spec in tool_specs for t in collect_tools(load_object(spec, "--tools"))]
+        if agent_spec:
+            tools.append(agent_tool(load_object(agent_spec, "--agent")))
+        asyncio.run(serve_stdio(tools, name=name))
+    except ReactloopError as exc:
+        raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        pass
