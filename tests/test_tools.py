@@ -135,3 +135,20 @@ def test_name_collision_names_both_origins() -> None:
     message = str(info.value)
     assert "two tools are named 'add'" in message
     assert "test_tools.add" in message and "test_name_collision_names_both_origins" in message
+
+
+def test_sync_tools_use_a_worker_thread_unless_inline() -> None:
+    import threading
+
+    def where() -> int:
+        """Which thread runs me."""
+        return threading.get_ident()
+
+    async def both() -> tuple[int, int, int]:
+        registry = ToolRegistry([Tool(where), Tool(where, name="where_inline", inline=True)])
+        threaded, inline = await registry.execute(
+            [ToolCall("where", {}, "a"), ToolCall("where_inline", {}, "b")])
+        return threaded.result, inline.result, threading.get_ident()
+
+    threaded, inline, loop_thread = asyncio.run(both())
+    assert inline == loop_thread != threaded

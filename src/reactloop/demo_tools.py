@@ -19,7 +19,7 @@ _OPS: dict[type, Any] = {
 }
 
 
-@tool
+@tool(inline=True)
 def add(a: float, b: float) -> float:
     """Add two numbers.
 
@@ -31,7 +31,7 @@ def add(a: float, b: float) -> float:
     return int(total) if float(total).is_integer() else total
 
 
-@tool
+@tool(inline=True)
 def multiply(a: float, b: float) -> float:
     """Multiply two numbers.
 
@@ -58,7 +58,7 @@ def _eval(node: ast.AST) -> float:
     raise ToolRetry("only numbers and + - * / // % ** and parentheses are allowed")
 
 
-@tool
+@tool(inline=True)
 def calculate(expression: str) -> float:
     """Evaluate an arithmetic expression such as "(17 + 25) * 2".
 
