@@ -1,0 +1,63 @@
+"""The command line: errors, tool loading, and the chat REPL on the embedded model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def reactloop(*args: str, stdin: str | None = None, cwd: Path | None = None
+              ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "reactloop", *args], input=stdin,
+                          capture_output=True, text=True, timeout=600, check=False,
+                          cwd=cwd, env=env)
+
+
+def test_help_lists_the_commands() -> None:
+    proc = reactloop("--help")
+    assert proc.returncode == 0
+    assert "run" in proc.stdout and "chat" in proc.stdout
+
+
+def test_bad_model_is_a_one_line_error_and_non_zero_exit() -> None:
+    proc = reactloop("run", "--model", "gpt-4", "hi")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("reactloop: unknown model 'gpt-4'")
+    assert "Traceback" not in proc.stderr
+
+
+def test_tools_option_reports_bad_specs(tmp_path: Path) -> None:
+    (tmp_path / "mytools.py").write_text("def helper(x: int) -> int:\n    return x\n")
+    proc = reactloop("run", "--tools", "mytools:nothere", "hi", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "has no attribute 'nothere'" in proc.stderr and "helper" in proc.stderr
+    proc = reactloop("run", "--tools", "no_colon", "hi", cwd=tmp_path)
+    assert proc.returncode == 2 and "module:attr" in proc.stderr
+
+
+def test_tools_option_loads_functions_and_lists(tmp_path: Path) -> None:
+    from reactloop.cli._load import load_tools
+
+    (tmp_path / "cli_tools_mod.py").write_text(
+        "def one() -> int:\n    return 1\n\n"
+        "def two() -> int:\n    return 2\n\n"
+        "TOOLS = [one, two]\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        tools = load_tools(("cli_tools_mod:one", "cli_tools_mod:TOOLS"))
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert [t.__name__ for t in tools] == ["one", "one", "two"]
+
+
+def test_chat_keeps_the_conversation_and_exits_cleanly() -> None:
+    pytest.importorskip("llama_cpp")
+    proc = reactloop("chat", "-n", "3", stdin="What is 17 + 25?\nAnd what is 2 + 2?\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("answer ·") == 2  # one answer panel per message
