@@ -19,3 +19,113 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 @pytest.fixture
 def arun():
     return run
+
+
+# ---- MCP (issue 6) ------------------------------------------------------------------------
+# Helpers for tests/test_mcp_*.py: the test process's descendants (psutil if installed, else
+# /proc) to prove that no server process outlives its connection, and a loopback HTTP server.
+
+import os as _os
+import socket as _socket
+import subprocess as _subprocess
+import sys as _sys
+import time as _time
+from pathlib import Path as _Path
+
+MCP_DEMO_SERVER = str(_Path(__file__).with_name("mcp_demo_server.py"))
+
+
+def descendant_pids(root: int | None = None) -> set[int]:
+    """Living descendants of ``root`` (default: this process)."""
+    root = _os.getpid() if root is None else root
+    try:
+        import psutil
+    except ImportError:
+        children: dict[int, list[int]] = {}
+        for entry in _os.listdir("/proc"):
+            if entry.isdigit():
+                stat = _proc_stat(int(entry))
+                if stat is not None and stat[0] != "Z":
+                    children.setdefault(stat[1], []).append(int(entry))
+        out: set[int] = set()
+        todo = [root]
+        while todo:
+            for child in children.get(todo.pop(), []):
+                if child not in out:
+                    out.add(child)
+                    todo.append(child)
+        return out
+    try:
+        procs = psutil.Process(root).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return set()
+    return {p.pid for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE}
+
+
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting to be reaped counts as dead)."""
+    stat = _proc_stat(pid)
+    if stat is not None:
+        return stat[0] != "Z"
+    try:
+        _os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _os.path.isdir("/proc")  # /proc exists but has no entry: gone
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data.rsplit(")", 1)[1].split()  # the command name may contain spaces
+    return fields[0], int(fields[1])
+
+
+def free_port() -> int:
+    with _socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_demo_http(port: int) -> _subprocess.Popen[bytes]:
+    """Start tests/mcp_demo_server.py over streamable HTTP and wait until it accepts."""
+    proc = _subprocess.Popen(
+        [_sys.executable, MCP_DEMO_SERVER, "--http", str(port)],
+        stdout=_subprocess.DEVNULL,
+        stderr=_subprocess.DEVNULL,
+    )
+    deadline = _time.monotonic() + 60
+    while True:
+        try:
+            _socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None or _time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"the demo HTTP server did not start on port {port}") from None
+            _time.sleep(0.05)  # polling for a condition, not waiting a fixed time
+
+
+@pytest.fixture
+def demo_http():
+    """``start(port)`` for demo HTTP servers, all stopped after the test."""
+    procs: list[_subprocess.Popen[bytes]] = []
+
+    def start(port: int) -> _subprocess.Popen[bytes]:
+        proc = start_demo_http(port)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+# ---- end MCP ------------------------------------------------------------------------------

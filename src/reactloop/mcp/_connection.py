@@ -347,7 +347,8 @@ class Link:
                 self.down = (
                     f"MCP server {self.server.name!r} stopped and could not be restarted: {why}"
                 )
-                self._warn("restart_failed", self.down, None, tail)
+                new_tail = exc.stderr_tail if isinstance(exc, MCPServerError) else ""
+                self._warn("restart_failed", self.down, None, new_tail or tail)
                 raise ToolRetry(self.down) from None
             self.restarts += 1
             self._warn("restarted", "the server stopped and was restarted", None, tail)
