@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -47,7 +48,11 @@ def require_sdk() -> None:
     """Raise :class:`UserError` unless the ``mcp`` SDK (version 2 or later) is importable."""
     if importlib.util.find_spec("mcp") is None:
         raise UserError(f"MCP servers need the official MCP SDK: {INSTALL_HINT}")
-    if importlib.util.find_spec("mcp.server.mcpserver") is None:
+    try:  # the version from the package metadata: importing mcp here would cost ~0.5 s
+        major = int(importlib.metadata.version("mcp").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return
+    if major < 2:
         raise UserError(f"MCP servers need version 2 or later of the MCP SDK: {INSTALL_HINT} -U")
 
 
