@@ -88,8 +88,11 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop") -> Server[An
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
         result = await registry.execute_one(call, run_id="mcp-serve")
         text = result.content if result.ok else (result.error or "the tool failed")
+        value = result.to_dict()["result"]  # JSON-safe; objects also go out as structured content
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=not result.ok
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=value if result.ok and isinstance(value, dict) else None,
+            is_error=not result.ok,
         )
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
