@@ -258,7 +258,10 @@ class Connection:
             try:
                 return task.result()
             except MCPError as exc:
-                if not _connection_error(exc):
+                if _session_expired(exc):  # an HTTP server that restarted: the call never ran
+                    self._lost = True
+                    raise _Lost(sent=False) from None
+                if exc.code != types.CONNECTION_CLOSED:
                     raise
         elif owner not in done:
             raise TimeoutError(timeout)
@@ -285,6 +288,7 @@ class Link:
         self.conn: Connection | None = None
         self.down: str | None = None
         self.restarts = 0
+        self._closed = asyncio.Event()
         self._lock = asyncio.Lock()
 
     @property
@@ -296,6 +300,7 @@ class Link:
         return self.conn.tools
 
     async def close(self) -> None:
+        self._closed.set()  # a call still running must not restart the server after this
         conn, self.conn = self.conn, None
         if conn is not None:
             await conn.close()
@@ -333,26 +338,39 @@ class Link:
             if self.down is not None:
                 raise ToolRetry(self.down)
             conn = self.conn
-            if conn is not None and conn is not failed and conn.connected:
+            if (
+                conn is not None
+                and conn is not failed
+                and conn.connected
+                and not self._closed.is_set()
+            ):
                 return conn, False
+            self.conn = None
             tail = ""
             if conn is not None:
                 await conn.close()
                 tail = conn.stderr_tail()
-            self.conn = None
-            try:
-                self.conn = await self._connect()
-            except Exception as exc:
-                why = exc.reason if isinstance(exc, MCPServerError) else str(exc)
-                self.down = (
-                    f"MCP server {self.server.name!r} stopped and could not be restarted: {why}"
-                )
-                new_tail = exc.stderr_tail if isinstance(exc, MCPServerError) else ""
-                self._warn("restart_failed", self.down, None, new_tail or tail)
-                raise ToolRetry(self.down) from None
-            self.restarts += 1
-            self._warn("restarted", "the server stopped and was restarted", None, tail)
+            self.conn = await self._restart(tail)
             return self.conn, True
+
+    async def _restart(self, tail: str) -> Connection:
+        shut_down = f"MCP server {self.server.name!r} was shut down (its run or session ended)"
+        if self._closed.is_set():
+            raise ToolRetry(shut_down)
+        try:
+            conn = await self._connect()
+        except MCPServerError as exc:
+            self.down = (
+                f"MCP server {self.server.name!r} stopped and could not be restarted: {exc.reason}"
+            )
+            self._warn("restart_failed", self.down, None, exc.stderr_tail or tail)
+            raise ToolRetry(self.down) from None
+        if self._closed.is_set():  # closed while we were restarting it
+            await conn.close()
+            raise ToolRetry(shut_down)
+        self.restarts += 1
+        self._warn("restarted", "the server stopped and was restarted", None, tail)
+        return conn
 
     async def _connect(self) -> Connection:
         conn = Connection(self.server)
@@ -386,7 +404,7 @@ def _start_error(server: MCPServer, exc: Exception, tail: str) -> MCPServerError
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return f"command not found ({exc.filename or exc})"
-    if isinstance(exc, MCPError) and _connection_error(exc):
+    if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
         return "it exited or closed the connection during the handshake"
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_reason(e) for e in exc.exceptions)
@@ -394,10 +412,8 @@ def _reason(exc: BaseException) -> str:
     return text if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {text}"
 
 
-def _connection_error(exc: MCPError) -> bool:
-    if exc.code == types.CONNECTION_CLOSED:
-        return True
-    # an HTTP server that restarted no longer knows our session: the call never ran
+def _session_expired(exc: MCPError) -> bool:
+    """The SDK's answer to HTTP 404 for a session the server no longer knows."""
     return exc.code == types.INVALID_REQUEST and exc.message == "Session terminated"
 
 
