@@ -312,3 +312,20 @@ def test_one_server_object_opened_twice_concurrently_gives_independent_servers()
             assert results == [str(i) for i in range(5)]
 
     run(main())
+
+
+def test_calls_after_or_during_close_fail_without_restarting_the_server() -> None:
+    before = descendant_pids()
+
+    async def main() -> None:
+        async with demo().open(Events()) as tools:
+            t = by_name(tools)
+            running = asyncio.create_task(t["demo_slow"].call({"seconds": 600}))
+            await asyncio.sleep(0)
+        with pytest.raises(ToolRetry, match="'demo'"):
+            await running
+        with pytest.raises(ToolRetry, match="'demo' was shut down"):
+            await t["demo_echo"].call({"text": "late"})
+
+    run(main())
+    assert descendant_pids() <= before
