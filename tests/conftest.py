@@ -25,12 +25,12 @@ def arun():
 # Helpers for tests/test_mcp_*.py: the test process's descendants (psutil if installed, else
 # /proc) to prove that no server process outlives its connection, and a loopback HTTP server.
 
-import os as _os
-import socket as _socket
-import subprocess as _subprocess
-import sys as _sys
-import time as _time
-from pathlib import Path as _Path
+import os as _os  # noqa: E402 - this block is appended
+import socket as _socket  # noqa: E402 - this block is appended
+import subprocess as _subprocess  # noqa: E402 - this block is appended
+import sys as _sys  # noqa: E402 - this block is appended
+import time as _time  # noqa: E402 - this block is appended
+from pathlib import Path as _Path  # noqa: E402 - this block is appended
 
 MCP_DEMO_SERVER = str(_Path(__file__).with_name("mcp_demo_server.py"))
 

@@ -121,6 +121,7 @@ def test_mcp_list_prints_each_servers_tools(tmp_path: Path) -> None:
                 "mcpServers": {
                     "demo": {"command": sys.executable, "args": [MCP_DEMO_SERVER]},
                     "broken": {"command": "reactloop-no-such-mcp-server"},
+                    "optional": {"command": "reactloop-no-such-mcp-server", "required": False},
                 }
             }
         )
@@ -132,6 +133,7 @@ def test_mcp_list_prints_each_servers_tools(tmp_path: Path) -> None:
     assert "demo_echo" in out and "Return the text unchanged." in out
     assert "demo_picture_with-odd_name" in out
     assert "MCP server 'broken'" in out and "command not found" in out
+    assert "MCP server 'optional'" in out
     assert descendant_pids() <= before
 
 

@@ -43,33 +43,40 @@ def list_command(file: str, schema: bool) -> None:
 
 
 async def _list_servers(servers: list[Any], console: Any, schema: bool) -> int:
+    failures = 0
+    for server in servers:
+        failures += not await _list_one(server, console, schema)
+    return failures
+
+
+async def _list_one(server: Any, console: Any, schema: bool) -> bool:
+    """Print one server's tools; False (after printing why) when it did not start."""
+    import json
+
     from rich.table import Table
 
     from reactloop.mcp import MCPServerError
 
-    failures = 0
-    for server in servers:
-        title = f"[bold]{server.name}[/]  [dim]{server.describe()}[/]"
-        try:
-            async with server.open(lambda name, data: None) as tools:
-                table = Table(title=title, title_justify="left", show_lines=schema)
-                table.add_column("tool (as the model sees it)", style="cyan", no_wrap=True)
-                table.add_column("description")
-                for t in tools:
-                    text = _first_paragraph(t.description)
-                    if schema:
-                        import json
-
-                        text += "\n" + json.dumps(t.parameters, indent=2)
-                    table.add_row(t.name, text)
-                console.print(table)
-                if not tools:
-                    console.print("  [dim](no tools)[/]")
-        except MCPServerError as exc:
-            failures += 1
-            console.print(title)
-            console.print(f"  [red]{exc}[/]", markup=False, highlight=False)
-    return failures
+    title = f"[bold]{server.name}[/]  [dim]{server.describe()}[/]"
+    warnings: list[Any] = []
+    try:
+        async with server.open(lambda name, data: warnings.append(data)) as tools:
+            if warnings:  # an optional server that failed to start is skipped, not raised
+                raise MCPServerError(warnings[0]["message"], server=server.name)
+            table = Table(title=title, title_justify="left", show_lines=schema)
+            table.add_column("tool (as the model sees it)", style="cyan", no_wrap=True)
+            table.add_column("description")
+            for t in tools:
+                text = _first_paragraph(t.description)
+                if schema:
+                    text += "\n" + json.dumps(t.parameters, indent=2)
+                table.add_row(t.name, text)
+            console.print(table if tools else f"{title}\n  [dim](no tools)[/]")
+    except MCPServerError as exc:
+        console.print(title)
+        console.print(f"  {exc}", style="red", markup=False, highlight=False)
+        return False
+    return True
 
 
 def _first_paragraph(text: str, limit: int = 300) -> str:

@@ -159,7 +159,8 @@ class MCPServer:
             env: extra environment variables. Like other MCP clients, the server otherwise
                 inherits only a minimal environment (``HOME``, ``PATH``, ``USER``…), so pass
                 API keys and the like here.
-            cwd: its working directory.
+            cwd: its working directory. The server's stderr is captured; its last lines are
+                shown when it fails to start and sent with ``mcp_warning`` events.
             name: the server's name, the default prefix of its tool names. By default it is
                 derived from the program: ``mcp-server-time`` and ``python -m mcp_server_time``
                 give ``time``, ``npx -y @modelcontextprotocol/server-filesystem`` gives
@@ -248,7 +249,7 @@ class MCPServer:
             except MCPServerError as exc:
                 if self.required:
                     raise
-                log.warning("skipping MCP server %r: %s", self.name, exc)
+                log.info("skipping MCP server %r: %s", self.name, exc)
                 emit(
                     "mcp_warning",
                     {
