@@ -3,8 +3,10 @@ mcp-server-time and mcp-server-git, and their real answers come back as tool res
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +140,28 @@ def test_one_server_kept_open_across_several_runs() -> None:
 
     first_pid, second_pid = run(main())
     assert first_pid == second_pid  # the same server process served both runs
+
+
+def test_run_timeout_and_cancellation_stop_the_servers() -> None:
+    before = descendant_pids()
+
+    def agent(**kwargs: object) -> Agent:
+        demo = MCPServer.stdio(sys.executable, [MCP_DEMO_SERVER], name="demo")
+        model = ScriptedModel([ToolCall("demo_slow", {"seconds": 600}), "never"])
+        return Agent(model=model, mcp_servers=[demo], **kwargs)  # type: ignore[arg-type]
+
+    timed_out = run(agent(max_execution_time=2).run("go"))
+    assert timed_out.state is RunState.TIMED_OUT
+    assert descendant_pids() <= before
+
+    async def cancel_mid_call() -> RunState:
+        task = asyncio.create_task(agent().run("go"))
+        deadline = time.monotonic() + 60
+        while not descendant_pids() - before:  # wait for the server to be running
+            assert time.monotonic() < deadline, "the server never started"
+            await asyncio.sleep(0.01)
+        task.cancel()
+        return (await task).state
+
+    assert run(cancel_mid_call()) is RunState.CANCELLED
+    assert descendant_pids() <= before
