@@ -192,3 +192,17 @@ def test_agent_rejects_a_bad_skills_folder(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match="does not exist"):
         Agent(model=ScriptedModel([]), skills=[tmp_path / "missing"])
+
+
+def test_loading_twice_in_one_run_answers_with_a_short_note() -> None:
+    model = ScriptedModel([
+        call("load_skill", "c1", name="airport"),
+        call("load_skill", "c2", name="airport"),
+        "Done.",
+    ])
+    Agent(model=model, skills=[EXAMPLES]).run_sync("airport help")
+    full = model.requests[1].messages[-1].content
+    note = model.requests[2].messages[-1].content
+    assert full.startswith("# Skill: airport")
+    assert note.startswith("Skill 'airport' is already loaded") and "show_poi" in note
+    assert tool_names(model.requests[2]).count("show_poi") == 1
