@@ -62,6 +62,8 @@ class _Run:
         self.steps: list[Step] = []
         self.metrics = Metrics()
         self.registry: ToolRegistry = agent._registry.copy()
+        if agent._skills is not None and history:  # skills loaded in earlier turns stay loaded
+            self._add_tools(agent._skills.restore(run_id, history))
         self.system = agent._system_prompt()
         self.context_notes = tuple(context_notes)
         self.on_message = on_message
