@@ -137,10 +137,17 @@ class RetryEvent(Event):
 
 @dataclass(frozen=True, slots=True)
 class CompactionEvent(Event):
+    """The history was pruned (``tier="prune"``) or compacted by one tier."""
+
     type: ClassVar[str] = "compaction"
     tier: str
     tokens_before: int
+    """Request tokens before this tier ran (history tokens for ``prune``)."""
     tokens_after: int
+    duration: float = 0.0
+    """Seconds the tier took."""
+    messages_before: int = 0
+    messages_after: int = 0
 
 
 @dataclass(frozen=True, slots=True)

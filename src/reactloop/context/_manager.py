@@ -1,0 +1,208 @@
+"""What the loop calls before each model call: memory limits, compaction, the request event.
+
+:meth:`ContextManager.prepare` builds the request, prunes the history to the memory limits,
+compacts it when the request passes ``threshold`` of the context window, and reports the
+token count per section. The history is rewritten only when pruning or a compaction tier
+actually changes something, so in between the request prefix stays byte-stable.
+
+Convergence: each tier runs at most once per compaction, in order, until the request is under
+``target``; after the last tier, a request that still does not fit the window ends the run
+with :class:`~reactloop.errors.ContextTooSmall` instead of compacting again and again.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reactloop.context._prune import prune
+from reactloop.context._summary import Summarize
+from reactloop.context._tiers import shorten_tool_results, unload_skills
+from reactloop.context._tokens import TokenCounter
+from reactloop.context._units import check_pairs, latest_prompt
+from reactloop.errors import ContextTooSmall, UserError
+from reactloop.events import CompactionEvent, Event, RequestEvent
+from reactloop.messages import Message
+from reactloop.models._base import Model, ModelRequest
+
+if TYPE_CHECKING:
+    from reactloop._loop import _Run
+
+__all__ = ["Compaction", "ContextManager", "Tier"]
+
+Tier = Callable[[list[Message]], list[Message] | Awaitable[list[Message]]]
+"""A compaction step: ``fn(messages) -> messages`` (sync or async). Return the input list
+itself when there is nothing to do."""
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """When and how to compact the history (``Agent(compaction=Compaction(...))``).
+
+    Compaction needs a context window: ``context_window`` here, else the model's.
+    """
+
+    threshold: float = 0.8
+    """Compact when a request would use more than this fraction of the context window."""
+    target: float = 0.6
+    """Tiers run until the request is under this fraction, so the next iterations do not
+    compact again right away."""
+    context_window: int | None = None
+    """Tokens the model attends to; default: ``model.context_window``."""
+    reserve: int | None = None
+    """Tokens kept free for the answer; default: the request's ``max_tokens``, else 1/16 of
+    the window."""
+    keep_last: int = 4
+    """Recent steps (an assistant message with its tool results, or a message) kept whole by
+    tiers 1 and 3."""
+    excerpt_head: int = 800
+    """Characters kept from the start of an old tool result (tier 1)."""
+    excerpt_tail: int = 400
+    """Characters kept from its end."""
+    skill_recency: int = 6
+    """Steps in which a loaded skill must be mentioned to stay loaded (tier 2)."""
+    summary_tokens: int = 512
+    """The longest summary tier 3 asks for."""
+    summarizer: Model | None = None
+    """The model that writes summaries (default: the agent's model)."""
+    tiers: Sequence[Tier] | None = None
+    """Replace the three default tiers with your own ``list[Message] -> list[Message]``
+    functions; they run in this order."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.target <= self.threshold:
+            raise UserError(f"Compaction: need 0 < target <= threshold, got target="
+                            f"{self.target!r}, threshold={self.threshold!r}")
+        if self.context_window is not None and self.context_window < 1:
+            raise UserError(f"Compaction: context_window must be positive, got "
+                            f"{self.context_window!r}")
+        if self.keep_last < 0 or self.skill_recency < 0:
+            raise UserError("Compaction: keep_last and skill_recency must be >= 0")
+
+
+class ContextManager:
+    """Per-agent context policy; stateless between runs apart from the token-count cache."""
+
+    def __init__(self, model: Model, *, max_messages: int | None = None,
+                 max_tokens: int | None = None, compaction: Compaction | None = None) -> None:
+        self.model = model
+        self.max_messages = max_messages
+        self.max_tokens = max_tokens
+        self.compaction = compaction
+        self._counter: TokenCounter | None = None
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:  # built lazily: it may import tiktoken
+            self._counter = TokenCounter.for_model(self.model)
+        return self._counter
+
+    def window(self) -> int | None:
+        c = self.compaction
+        return (c.context_window if c and c.context_window else None) or self.model.context_window
+
+    async def prepare(self, run: _Run, k: int) -> tuple[ModelRequest, list[Event]]:
+        """The request for iteration ``k`` and the events to emit before sending it."""
+        events: list[Event] = []
+        if self.max_messages is not None or self.max_tokens is not None:
+            events.extend(self._prune(run))
+        request = run._request(k)
+        sizes = self.counter.request(request)
+        window, c = self.window(), self.compaction
+        if window is not None and c is not None and sizes["total"] > window * c.threshold:
+            events.extend(await self._compact(run, c, sizes, window))
+            request = run._request(k)
+            sizes = self.counter.request(request)
+            reserve = c.reserve if c.reserve is not None else (
+                request.settings.max_tokens or window // 16)
+            if sizes["total"] > window - reserve:
+                raise self._too_small(run, sizes, window, reserve, events)
+        events.append(RequestEvent(run.run_id, k, sizes))
+        return request, events
+
+    def _prune(self, run: _Run) -> list[Event]:
+        before = run.messages
+        after = prune(before, max_messages=self.max_messages, max_tokens=self.max_tokens,
+                      count=self.counter.message)
+        if after is before:
+            return []
+        run.messages = after
+        n_before, n_after = self.counter.messages(before), self.counter.messages(after)
+        return [CompactionEvent(run.run_id, "prune", n_before, n_after, 0.0, len(before),
+                                len(after))]
+
+    def tiers(self, c: Compaction, window: int) -> list[Tier]:
+        if c.tiers is not None:
+            return list(c.tiers)
+        summarizer = c.summarizer or self.model
+        counter = self.counter if summarizer is self.model else None
+        return [
+            _named("tool_results", functools.partial(
+                shorten_tool_results, keep_last=c.keep_last, head=c.excerpt_head,
+                tail=c.excerpt_tail)),
+            _named("skills", functools.partial(unload_skills, recent=c.skill_recency)),
+            Summarize(summarizer, counter=counter, keep_last=c.keep_last,
+                      summary_tokens=c.summary_tokens,
+                      chunk_tokens=(summarizer.context_window or window) // 2),
+        ]
+
+    async def _compact(self, run: _Run, c: Compaction, sizes: dict[str, int], window: int
+                       ) -> list[Event]:
+        events: list[Event] = []
+        fixed = sizes["total"] - sizes["history"]
+        messages, total = run.messages, sizes["total"]
+        for tier in self.tiers(c, window):
+            started = time.perf_counter()
+            out: Any = tier(messages)
+            if inspect.isawaitable(out):
+                out = await out
+            usage = getattr(tier, "usage", None)
+            if usage is not None:
+                run._count_usage(usage)
+            name = getattr(tier, "__name__", type(tier).__name__)
+            if out is messages or _same(out, messages):
+                continue
+            _check_tier(name, messages, out)
+            after = fixed + self.counter.messages(out)
+            events.append(CompactionEvent(run.run_id, name, total, after,
+                                          time.perf_counter() - started, len(messages), len(out)))
+            messages, total = list(out), after
+            if total <= window * c.target:
+                break
+        run.messages = messages
+        return events
+
+    def _too_small(self, run: _Run, sizes: dict[str, int], window: int, reserve: int,
+                   events: Sequence[Event]) -> ContextTooSmall:
+        latest = latest_prompt(run.messages)
+        own = self.counter.message(run.messages[latest]) if latest is not None else 0
+        tried = ", ".join(e.tier for e in events if isinstance(e, CompactionEvent)) or "none"
+        return ContextTooSmall(
+            f"the request needs {sizes['total']} tokens but the context window is {window} "
+            f"({reserve} kept for the answer), even after compaction (tiers that changed the "
+            f"history: {tried}). The latest user message alone takes {own} tokens, the system "
+            f"prompt {sizes['system']}, the tools {sizes['tools']}. Use a model with a larger "
+            "context window, fewer tools, or a shorter message."
+        )
+
+
+def _named(name: str, fn: functools.partial[list[Message]]) -> Tier:
+    def tier(messages: list[Message]) -> list[Message]:
+        return fn(messages)
+
+    tier.__name__ = name
+    return tier
+
+
+def _same(a: Sequence[Message], b: Sequence[Message]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def _check_tier(name: str, before: Sequence[Message], after: Sequence[Message]) -> None:
+    if not check_pairs(before) and check_pairs(after):
+        raise UserError(f"compaction tier {name!r} separated tool calls from their results: "
+                        + "; ".join(check_pairs(after)))
