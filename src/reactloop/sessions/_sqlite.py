@@ -1,0 +1,205 @@
+"""The default session store: one SQLite file (WAL), many sessions.
+
+Crash safety comes from SQLite itself: each write is one transaction, and in WAL mode a
+process killed at any point (even mid-transaction) leaves the file consistent, with every
+committed transaction kept. ``synchronous=NORMAL`` (the default here) keeps committed data
+across process crashes; pass ``durable=True`` (``synchronous=FULL``) to keep it across power
+loss too, at the cost of an fsync per message.
+
+Several processes and threads may write to different sessions in one file at once: writers
+take the lock up front (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for each other.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from reactloop.errors import UserError
+from reactloop.messages import Message, message_from_dict
+from reactloop.sessions._store import SessionInfo
+
+__all__ = ["SQLiteStore", "default_store_path"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS sessions ("
+    " id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,"
+    " title TEXT NOT NULL DEFAULT '')",
+    "CREATE TABLE IF NOT EXISTS messages ("
+    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,"
+    " data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+)
+_VERSION = 1
+_TITLE_CHARS = 80
+
+
+def default_store_path() -> Path:
+    """``sessions.sqlite3`` in the user's data directory (via platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("reactloop", appauthor=False)) / "sessions.sqlite3"
+
+
+def check_session_id(session_id: object) -> str:
+    if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
+            or any(ord(ch) < 32 for ch in session_id)):
+        raise UserError(f"a session id is a non-empty string of at most 200 printable "
+                        f"characters, got {session_id!r}")
+    return session_id
+
+
+def _title(messages: Sequence[Message]) -> str:
+    for m in messages:
+        if m.role == "user" and m.metadata.get("kind") is None and m.content.strip():
+            text = " ".join(m.content.split())
+            return text if len(text) <= _TITLE_CHARS else text[:_TITLE_CHARS - 1] + "…"
+    return ""
+
+
+@contextmanager
+def _begin(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction; the write lock is taken up front so writers queue, not fail."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _row(m: Message) -> tuple[str, str]:
+    return m.role, json.dumps(m.to_dict(), ensure_ascii=False, default=str)
+
+
+class SQLiteStore:
+    """Sessions in one SQLite file (see the module docstring).
+
+    Args:
+        path: the database file (created with its folder); default
+            :func:`default_store_path`.
+        durable: fsync every transaction (survives power loss, not only process crashes).
+        timeout: seconds a writer waits for another one before failing.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, durable: bool = False,
+                 timeout: float = 30.0) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.durable = durable
+        self.timeout = timeout
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+
+    # -- connection ----------------------------------------------------------------------------
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                   check_same_thread=False)
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+                with _begin(conn):
+                    if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+                        for statement in _SCHEMA:
+                            conn.execute(statement)
+                        conn.execute(f"PRAGMA user_version = {_VERSION}")
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connection()
+            with _begin(conn):
+                yield conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the protocol --------------------------------------------------------------------------
+    def get(self, session_id: str) -> builtins.list[Message]:
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq",
+                (session_id,)).fetchall()
+        return [message_from_dict(json.loads(data)) for (data,) in rows]
+
+    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        check_session_id(session_id)
+        with self._transaction() as c:
+            self._insert(c, session_id, messages)
+
+    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
+        check_session_id(session_id)
+        with self._transaction() as c:
+            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            self._insert(c, session_id, messages)
+
+    def clear(self, session_id: str) -> None:
+        with self._transaction() as c:
+            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            c.execute("UPDATE sessions SET updated = ?, title = '' WHERE id = ?",
+                      (time.time(), session_id))
+
+    def delete(self, session_id: str) -> bool:
+        with self._transaction() as c:
+            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            return c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+
+    def info(self, session_id: str) -> SessionInfo | None:
+        """One session's :class:`SessionInfo`, or ``None``."""
+        found = [s for s in self._infos("WHERE s.id = ?", (session_id,))]
+        return found[0] if found else None
+
+    def list(self) -> builtins.list[SessionInfo]:
+        return self._infos("", ())
+
+    # -- internals -----------------------------------------------------------------------------
+    def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT s.id, s.created, s.updated, s.title,"
+                " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
+                f" FROM sessions s {where} ORDER BY s.updated DESC, s.id", params).fetchall()
+        return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
+
+    @staticmethod
+    def _insert(c: sqlite3.Connection, session_id: str, messages: Sequence[Message]) -> None:
+        now = time.time()
+        c.execute("INSERT INTO sessions (id, created, updated, title) VALUES (?, ?, ?, '')"
+                  " ON CONFLICT (id) DO UPDATE SET updated = excluded.updated",
+                  (session_id, now, now))
+        title = _title(messages)
+        if title:
+            c.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
+                      (title, session_id))
+        (last,) = c.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
+                            (session_id,)).fetchone()
+        c.executemany(
+            "INSERT INTO messages (session_id, seq, role, data, created) VALUES (?, ?, ?, ?, ?)",
+            [(session_id, last + i, *_row(m), now) for i, m in enumerate(messages, start=1)])
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
