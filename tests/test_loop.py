@@ -330,9 +330,10 @@ def test_stream_yields_typed_events_in_order() -> None:
         return [e.type async for e in Agent(model=model, tools=[add]).stream("go")]
 
     types = asyncio.run(collect())
-    assert types[:4] == ["run_start", "iteration_start", "model_response", "tool_call"]
-    assert types[4] == "tool_result"
-    assert types[5:7] == ["iteration_start", "text_delta"]
+    assert types[:5] == ["run_start", "iteration_start", "request", "model_response",
+                         "tool_call"]
+    assert types[5] == "tool_result"
+    assert types[6:9] == ["iteration_start", "request", "text_delta"]
     assert types[-2:] == ["model_response", "run_end"]
 
 

@@ -121,7 +121,7 @@ class _Run:
     # -- model -------------------------------------------------------------------------------
     def _request(self, k: int, settings: ModelSettings | None = None) -> ModelRequest:
         n, agent = self.agent.max_iterations, self.agent
-        extra: list[str] = [*self.context_notes, *agent._volatile_notes(self)]
+        extra: list[str] = agent._volatile_notes(self)  # plan, retrieved context
         declared = tools = self.registry.specs()
         if k == n:
             tools = self.registry.specs(["task_completion"] if agent.loop_control else [])
@@ -132,8 +132,11 @@ class _Run:
                             settings or agent.model_settings,
                             declared if tools is not declared else ())
 
-    async def _call_model(self, k: int) -> AsyncIterator[TextDeltaEvent | ModelResponse]:
-        request = self._request(k)
+    async def _call_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
+        # memory limits, compaction and the request event (reactloop.context)
+        request, events = await self.agent._context.prepare(self, k)
+        for event in events:
+            yield event
         response: ModelResponse | None = None
         for attempt in (1, 2):
             response = None

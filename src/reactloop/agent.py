@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reactloop._loop import run_events
+from reactloop.context import Compaction, ContextManager
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.messages import Message
@@ -26,6 +27,7 @@ from reactloop.tools._source import ToolSource
 
 if TYPE_CHECKING:
     from reactloop._loop import _Run
+    from reactloop.sessions import Session, SessionStore
 
 __all__ = ["Agent", "Conversation"]
 
@@ -58,6 +60,13 @@ class Agent:
         context_providers: ``fn(prompt) -> str | None`` whose text is added to the volatile
             end of every request of that turn (retrieved context, RAG).
         workspace: a folder; adds the workspace tools confined to it.
+        planning: add the ``update_plan`` tool; the plan is shown at the end of each request,
+            changes emit ``plan_update`` and the plan is on ``result.plan``.
+        max_messages: memory limit: the most history messages sent (oldest turns go first).
+        max_tokens: memory limit: the most history tokens sent (not the answer's length; see
+            ``model_settings`` for that).
+        compaction: a :class:`~reactloop.context.Compaction` policy, ``True`` for the default
+            (compact at 80% of the model's context window), ``False`` to never compact.
         name: a name for logs and events.
     """
 
@@ -80,6 +89,10 @@ class Agent:
         prompt: PromptBuilder | None = None,
         context_providers: Iterable[ContextProvider] = (),
         workspace: str | os.PathLike[str] | None = None,
+        planning: bool = False,
+        max_messages: int | None = None,
+        max_tokens: int | None = None,
+        compaction: Compaction | bool = True,
         name: str = "agent",
     ) -> None:
         _check_positive_int("max_iterations", max_iterations)
@@ -118,6 +131,11 @@ class Agent:
         self._workspace = self._load_workspace(workspace)
         if loop_control:
             self._registry.extend(control_tools())
+        self._context = _context_manager(self.model, max_messages, max_tokens, compaction)
+        if planning:
+            from reactloop.planning import Planner
+
+            Planner().install(self)
         self._system: str | None = None
 
     # -- public entry points -----------------------------------------------------------------
@@ -148,6 +166,20 @@ class Agent:
     def conversation(self, history: Sequence[Message] = ()) -> Conversation:
         """An in-memory multi-turn conversation (see :meth:`session` for a persistent one)."""
         return Conversation(self, history)
+
+    def session(self, session_id: str | None = None,
+                store: SessionStore | str | os.PathLike[str] | None = None) -> Session:
+        """A persistent conversation, written to ``store`` message by message.
+
+        Args:
+            session_id: continue this session (also from another process); ``None`` starts a
+                new one (its id is ``session.id``).
+            store: a :class:`~reactloop.sessions.SessionStore`, or the path of a SQLite file;
+                default: ``sessions.sqlite3`` in the user's data directory.
+        """
+        from reactloop.sessions import Session
+
+        return Session(self, session_id, store)
 
     # -- internals used by the loop ----------------------------------------------------------
     async def _events(self, prompt: str, history: Sequence[Message], *, stream: bool,
@@ -195,6 +227,8 @@ class Agent:
     def _volatile_notes(self, run: _Run) -> list[str]:
         hook = self._extensions.get("volatile_notes")
         computed: dict[str, str | None] = dict(hook(run)) if hook is not None else {}
+        if run.context_notes:
+            computed["retrieved"] = "\n\n".join(run.context_notes)
         return self.prompt.volatile(computed)
 
     def _plan_of(self, run: _Run) -> Any:
@@ -252,6 +286,19 @@ class Conversation:
                 self.messages = list(event.result.messages)
                 self.last = event.result
             yield event
+
+
+def _context_manager(model: Model, max_messages: int | None, max_tokens: int | None,
+                     compaction: Compaction | bool) -> ContextManager:
+    for name, value in (("max_messages", max_messages), ("max_tokens", max_tokens)):
+        if value is not None:
+            _check_positive_int(name, value)
+    if not isinstance(compaction, Compaction | bool):
+        raise UserError(f"compaction must be a reactloop.context.Compaction, True or False, "
+                        f"got {compaction!r}")
+    policy = Compaction() if compaction is True else compaction or None
+    return ContextManager(model, max_messages=max_messages, max_tokens=max_tokens,
+                          compaction=policy)
 
 
 def _check_positive_int(name: str, value: Any) -> None:
