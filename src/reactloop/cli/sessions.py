@@ -1,0 +1,107 @@
+"""``reactloop sessions list|show|delete``: the stored sessions (see :mod:`reactloop.sessions`).
+
+Attach with ``main.add_command(sessions_group)``. Every command takes ``--store PATH`` (default:
+``sessions.sqlite3`` in the user's data directory).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["sessions_group", "store_option"]
+
+
+def store_option(f: Any) -> Any:
+    """The ``--store PATH`` option (also used by ``chat --session``)."""
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                        help="The SQLite session store (default: sessions.sqlite3 in the user's "
+                             "data directory).")(f)
+
+
+def _store(store_path: str | None, *, must_exist: bool) -> Any:
+    from reactloop.sessions import SQLiteStore, default_store_path
+
+    path = Path(store_path) if store_path else default_store_path()
+    if not path.exists():
+        if must_exist:
+            click.echo(f"reactloop: no session store at {path}", err=True)
+            sys.exit(1)
+        return None
+    return SQLiteStore(path)
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+@click.group("sessions")
+def sessions_group() -> None:
+    """List, show and delete stored sessions."""
+
+
+@sessions_group.command("list")
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+def list_sessions(store_path: str | None, as_json: bool) -> None:
+    """List the stored sessions, most recent first."""
+    store = _store(store_path, must_exist=False)
+    infos = store.list() if store is not None else []
+    if as_json:
+        click.echo(json.dumps([{"id": s.id, "title": s.title, "messages": s.messages,
+                                "created": s.created, "updated": s.updated} for s in infos],
+                              indent=2, ensure_ascii=False))
+        return
+    if not infos:
+        click.echo("no sessions")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "updated", "messages", "title", box=None, pad_edge=False)
+    for s in infos:
+        table.add_row(s.id, _when(s.updated), str(s.messages), s.title)
+    Console(highlight=False).print(table)
+
+
+@sessions_group.command("show")
+@click.argument("session_id")
+@store_option
+@click.option("--full", is_flag=True, help="Show tool results and long messages in full.")
+@click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+def show_session(session_id: str, store_path: str | None, full: bool, as_json: bool) -> None:
+    """Show the history of SESSION_ID, with its tool calls and results."""
+    store = _store(store_path, must_exist=True)
+    info = store.info(session_id)
+    if info is None:
+        click.echo(f"reactloop: no session {session_id!r} in {store.path}", err=True)
+        sys.exit(1)
+    messages = store.get(session_id)
+    if as_json:
+        click.echo(json.dumps([m.to_dict() for m in messages], indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    from reactloop.cli._history import render_history
+
+    console = Console(highlight=False)
+    console.print(f"[bold]session {session_id}[/]  [dim]{info.messages} messages · created "
+                  f"{_when(info.created)} · updated {_when(info.updated)}[/]")
+    render_history(console, messages, full=full)
+
+
+@sessions_group.command("delete")
+@click.argument("session_id")
+@store_option
+def delete_session(session_id: str, store_path: str | None) -> None:
+    """Delete SESSION_ID and its history."""
+    store = _store(store_path, must_exist=True)
+    if not store.delete(session_id):
+        click.echo(f"reactloop: no session {session_id!r} in {store.path}", err=True)
+        sys.exit(1)
+    click.echo(f"deleted session {session_id}")
