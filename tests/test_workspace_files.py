@@ -150,6 +150,21 @@ def test_read_file_binary_and_empty(ws: Workspace, root: Path) -> None:
     assert execute(ws, "read_file", path="empty.txt").content == "(empty file)"
 
 
+def test_read_file_refuses_special_files_and_odd_paths(ws: Workspace, root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    fifo = execute(ws, "read_file", path="pipe")
+    assert fifo.error is not None and "not a regular file" in fifo.error
+    nul = execute(ws, "read_file", path="notes\0.txt")
+    assert nul.error is not None and nul.error.startswith("Cannot resolve")
+    (root / "loop").symlink_to(root / "loop")
+    looped = execute(ws, "read_file", path="loop")
+    assert looped.error is not None and "loop" in looped.error
+    (root / "dangling").symlink_to(root / "gone")
+    entries = execute(ws, "list_dir").result["entries"]
+    assert {"name": "loop", "type": "symlink", "target": "(broken)"} in entries
+    assert {"name": "dangling", "type": "symlink", "target": "(broken)"} in entries
+
+
 def test_read_file_cuts_very_long_lines(ws: Workspace, root: Path) -> None:
     (root / "wide.txt").write_text("x" * 5000 + "\nshort\n")
     lines = execute(ws, "read_file", path="wide.txt").content.splitlines()

@@ -195,7 +195,7 @@ class Workspace:
         joined = raw if raw.is_absolute() else self.root / raw
         try:
             real = joined.resolve()
-        except (OSError, RuntimeError) as exc:  # a symlink loop
+        except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
             raise ToolRetry(f"Cannot resolve '{path}': {exc}") from None
         if real.is_relative_to(self.root):
             return real
@@ -241,6 +241,8 @@ class Workspace:
         real = self._existing(path)
         if real.is_dir():
             raise ToolRetry(f"'{path}' is a folder; call list_dir on it instead.")
+        if not real.is_file():  # a FIFO or device would block the read forever
+            raise ToolRetry(f"'{path}' is not a regular file.")
         size = real.stat().st_size
         with real.open("rb") as f:
             if b"\0" in f.read(_BINARY_SNIFF):
@@ -321,7 +323,10 @@ class Workspace:
         except OSError:
             return {"name": name, "type": "unknown"}
         if stat.S_ISLNK(st.st_mode):
-            target = full.resolve()
+            try:
+                target = full.resolve()
+            except (OSError, RuntimeError):  # a symlink loop
+                return {"name": name, "type": "symlink", "target": "(broken)"}
             if not target.is_relative_to(self.root):
                 return {"name": name, "type": "symlink", "target": "(outside the workspace)"}
             if not target.exists():
