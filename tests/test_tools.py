@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from reactloop import Tool, ToolCall, UserError, tool
 from reactloop.tools import ToolRegistry, serialize_result
@@ -152,3 +152,27 @@ def test_sync_tools_use_a_worker_thread_unless_inline() -> None:
 
     threaded, inline, loop_thread = asyncio.run(both())
     assert inline == loop_thread != threaded
+
+
+def test_annotated_constraints_reach_schema_and_validation() -> None:
+    def page(n: Annotated[int, Field(ge=1)]) -> int:
+        """A page.
+
+        Args:
+            n: page number
+        """
+        return n
+
+    t = Tool(page)
+    assert t.parameters["properties"]["n"]["minimum"] == 1
+    [result] = asyncio.run(ToolRegistry([t]).execute([ToolCall("page", {"n": 0}, "c")]))
+    assert result.error is not None and "argument 'n'" in result.error
+
+
+def test_unresolvable_hint_is_a_user_error() -> None:
+    def f(x: NotDefinedAnywhere) -> int:  # type: ignore[name-defined]  # noqa: F821
+        """F."""
+        return 1
+
+    with pytest.raises(UserError, match="cannot resolve the type hint 'NotDefinedAnywhere'"):
+        _ = Tool(f).parameters

@@ -135,3 +135,12 @@ def test_tool_timeout_of_the_agent_stops_a_command(root: Path) -> None:
 def test_missing_workspace_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not an existing folder"):
         Agent(model=ScriptedModel(["x"]), workspace=tmp_path / "missing")
+
+
+def test_agent_accepts_a_configured_workspace(tmp_path: Path) -> None:
+    from reactloop.tools.workspace import Workspace
+
+    ws = Workspace(tmp_path, command_timeout=5)
+    agent = Agent(model=ScriptedModel(["ok"]), workspace=ws)
+    assert agent._workspace is ws
+    assert {"read_file", "list_dir", "grep", "run_command"} <= set(agent.tools)

@@ -28,6 +28,7 @@ from reactloop.tools._source import ToolSource
 if TYPE_CHECKING:
     from reactloop._loop import _Run
     from reactloop.sessions import Session, SessionStore
+    from reactloop.tools.workspace import Workspace
 
 __all__ = ["Agent", "Conversation"]
 
@@ -59,7 +60,8 @@ class Agent:
         prompt: a :class:`~reactloop.prompt.PromptBuilder` to replace or drop prompt sections.
         context_providers: ``fn(prompt) -> str | None`` whose text is added to the volatile
             end of every request of that turn (retrieved context, RAG).
-        workspace: a folder; adds the workspace tools confined to it.
+        workspace: a folder (or a configured ``reactloop.tools.workspace.Workspace``); adds
+            ``read_file``, ``list_dir``, ``grep`` and ``run_command`` confined to it.
         planning: add the ``update_plan`` tool; the plan is shown at the end of each request,
             changes emit ``plan_update`` and the plan is on ``result.plan``.
         max_messages: memory limit: the most history messages sent (oldest turns go first).
@@ -88,7 +90,7 @@ class Agent:
         deps: Any = None,
         prompt: PromptBuilder | None = None,
         context_providers: Iterable[ContextProvider] = (),
-        workspace: str | os.PathLike[str] | None = None,
+        workspace: str | os.PathLike[str] | Workspace | None = None,
         planning: bool = False,
         max_messages: int | None = None,
         max_tokens: int | None = None,
@@ -245,12 +247,12 @@ class Agent:
         self._registry.extend(skill_set.tools())
         return skill_set
 
-    def _load_workspace(self, workspace: str | os.PathLike[str] | None) -> Any:
+    def _load_workspace(self, workspace: Any) -> Any:
         if workspace is None:
             return None
         from reactloop.tools.workspace import Workspace
 
-        ws = Workspace(workspace)
+        ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self._registry.extend(ws.tools())
         return ws
 

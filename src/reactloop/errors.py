@@ -72,7 +72,7 @@ class UsageLimitExceeded(ReactloopError):
     """A run went past a configured limit (tokens, requests)."""
 
 
-class ToolRetry(Exception):  # noqa: N818 - a signal, not an error
+class ToolRetry(Exception):
     """Raise inside a tool to send ``message`` back to the model as the tool's error.
 
     Unlike other exceptions, the model sees only the message (no exception type), so it

@@ -225,6 +225,11 @@ class Tool:
             if _is_context_annotation(annotation):
                 self._context_param = pname
                 continue
+            if isinstance(annotation, str):  # a name get_type_hints could not resolve
+                raise UserError(
+                    f"tool {self.name!r}: cannot resolve the type hint {annotation!r} of "
+                    f"parameter {pname!r}; import the names it uses at module level"
+                )
             if annotation is inspect.Parameter.empty:
                 annotation = Any
             default = ... if param.default is inspect.Parameter.empty else param.default
@@ -249,7 +254,7 @@ def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
     target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
     try:
-        return typing.get_type_hints(target)
+        return typing.get_type_hints(target, include_extras=True)  # keep Annotated[…, Field]
     except NameError:
         # an annotation refers to a name that only exists under TYPE_CHECKING; fall back
         return {}
