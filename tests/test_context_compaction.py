@@ -335,3 +335,14 @@ def test_every_provider_sees_the_same_compaction() -> None:
     result = Agent(model=model).run_sync("word " * 100, history=history(6, 300))
     assert result.state is RunState.COMPLETED
     assert sum(model.count_tokens(m.content) for m in model.requests[-1].messages) < 500
+
+
+def test_tier2_matches_results_to_calls_within_their_step() -> None:
+    # call ids restart in every run, so a conversation can hold the same id twice
+    first = [Message.assistant("", [ToolCall("load_skill", {"name": "airport"}, "call_1_0")]),
+             Message.tool("call_1_0", "load_skill", "# Skill: airport\n" + "A" * 3000)]
+    second = [Message.assistant("", [ToolCall("fetch", {"i": 1}, "call_1_0")]),
+              Message.tool("call_1_0", "fetch", "F" * 3000)]
+    msgs = [Message.user("a"), *first, Message.user("b"), *second, *history(4, 10)[1:]]
+    out = unload_skills(msgs, recent=2)
+    assert "unloaded" in out[2].content and out[5] is msgs[5]

@@ -67,13 +67,19 @@ def shorten_tool_results(messages: list[Message], *, keep_last: int = 4, head: i
     return messages if out is None else out
 
 
-def _call_arguments(messages: Sequence[Message]) -> dict[str, tuple[str, dict[str, object]]]:
-    calls: dict[str, tuple[str, dict[str, object]]] = {}
-    for m in messages:
-        for c in m.tool_calls:
-            if c.id is not None and c.name in SKILL_TOOLS:
-                calls[c.id] = (c.name, dict(c.arguments))
-    return calls
+def _skill_calls(messages: Sequence[Message], stop: int
+                 ) -> dict[int, tuple[str, dict[str, object]]]:
+    """Index of each skill tool result before ``stop`` -> (tool, arguments) of its call.
+
+    Matched within each unit, because call ids need not be unique across a conversation."""
+    out: dict[int, tuple[str, dict[str, object]]] = {}
+    for u in units(messages[:stop]):
+        calls = {c.id: c for c in messages[u.start].tool_calls if c.name in SKILL_TOOLS}
+        for i in range(u.start + 1, u.stop):
+            call = calls.get(messages[i].tool_call_id)
+            if call is not None:
+                out[i] = (call.name, dict(call.arguments))
+    return out
 
 
 def _mentions(messages: Sequence[Message]) -> str:
@@ -117,15 +123,11 @@ def unload_skills(messages: list[Message], *, recent: int = 6) -> list[Message]:
     (``load_skill_reference`` results) whose skill is not mentioned in the last ``recent``
     steps are replaced by a stub that says how to read them again."""
     stop = _recent_start(messages, recent)
-    calls = _call_arguments(messages)
     mentioned = _mentions(messages[stop:])
     out: list[Message] | None = None
-    for i in range(stop):
+    for i, (tool, arguments) in _skill_calls(messages, stop).items():
         m = messages[i]
-        if m.role != "tool" or m.is_error or m.metadata.get("compacted") == "unloaded":
-            continue
-        tool, arguments = calls.get(m.tool_call_id or "", ("", {}))
-        if tool not in SKILL_TOOLS:
+        if m.is_error or m.metadata.get("compacted") == "unloaded":
             continue
         skill = arguments.get("name" if tool == LOAD_SKILL else "skill")
         if not isinstance(skill, str):

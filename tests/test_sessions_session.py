@@ -1,0 +1,237 @@
+"""Sessions: multi-turn persistence, compaction, secrets, other backends, and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+from collections.abc import Sequence
+from contextlib import aclosing
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reactloop import (
+    Agent,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    RunState,
+    ToolCall,
+    UserError,
+)
+from reactloop.context import Compaction, check_pairs
+from reactloop.sessions import Session, SessionInfo, SessionStore, SQLiteStore
+from reactloop.testing import FunctionModel, ScriptedModel
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first
+        b: second
+    """
+    return a + b
+
+
+def test_a_session_remembers_across_sends_and_store_objects(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    model = ScriptedModel([ToolCall("add", {"a": 2, "b": 3}), "5", "You asked about 2+3."])
+    agent = Agent(model=model, tools=[add])
+    session = agent.session("math", store=path)
+    assert isinstance(session, Session) and session.id == "math" and session.messages == []
+    first = session.send_sync("What is 2+3?")
+    assert first.output == "5" and len(session.messages) == 4
+    again = agent.session("math", store=SQLiteStore(path))  # another store object, same file
+    assert again.messages == session.messages
+    second = again.send_sync("What did I ask?")
+    assert [m.content for m in model.requests[-1].messages][:1] == ["What is 2+3?"]
+    assert second.messages[:4] == first.messages
+    assert SQLiteStore(path).get("math") == list(second.messages)
+
+
+def test_new_sessions_get_unique_ids(tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel(["a", "b"]))
+    one, two = agent.session(store=tmp_path / "s.db"), agent.session(store=tmp_path / "s.db")
+    assert one.id != two.id and len(one.id) >= 16
+
+
+def test_stream_and_async_send(tmp_path: Path) -> None:
+    model = ScriptedModel(["streamed answer", "plain"])
+    session = Agent(model=model).session("s", store=tmp_path / "s.db")
+
+    async def go() -> list[str]:
+        types = [e.type async for e in session.stream("hi")]
+        await session.send("again")
+        return types
+
+    types = asyncio.run(go())
+    assert types[0] == "run_start" and types[-1] == "run_end" and "text_delta" in types
+    assert [m.content for m in SQLiteStore(tmp_path / "s.db").get("s")] == [
+        "hi", "streamed answer", "again", "plain"]
+
+
+def test_an_abandoned_stream_keeps_what_was_written(tmp_path: Path) -> None:
+    model = ScriptedModel([ToolCall("add", {"a": 1, "b": 1}), "2", "fine"])
+    session = Agent(model=model, tools=[add]).session("s", store=tmp_path / "s.db")
+
+    async def stop_early() -> None:
+        async with aclosing(session.stream("1+1?")) as events:
+            async for event in events:
+                if event.type == "tool_result":
+                    break
+
+    asyncio.run(stop_early())
+    assert [m.role for m in session.messages] == ["user", "assistant", "tool"]
+    assert session.messages == SQLiteStore(tmp_path / "s.db").get("s")
+    session.send_sync("go on")  # the session is usable again
+    assert check_pairs(session.messages) == []
+
+
+def test_one_message_at_a_time(tmp_path: Path) -> None:
+    gate, entered = asyncio.Event(), asyncio.Event()
+
+    async def slow(request: ModelRequest) -> str:
+        entered.set()
+        await gate.wait()
+        return "ok"
+
+    session = Agent(model=FunctionModel(slow)).session("s", store=tmp_path / "s.db")
+
+    async def go() -> None:
+        first = asyncio.create_task(session.send("one"))
+        await entered.wait()  # the first message is with the model
+        with pytest.raises(UserError, match="already running"):
+            await session.send("two")
+        gate.set()
+        await first
+
+    asyncio.run(go())
+
+
+def test_compaction_rewrites_the_stored_history(tmp_path: Path) -> None:
+    def fn(request: ModelRequest) -> ModelResponse | ToolCall:
+        if request.system.startswith("You compress"):
+            return ModelResponse(text="summary: many fetches")
+        if len(model.requests) > 20:
+            return ModelResponse(text="done")
+        return ToolCall("fetch", {"i": len(model.requests)})
+
+    def fetch(i: int) -> str:
+        """Fetch.
+
+        Args:
+            i: which
+        """
+        return "data " * 400
+
+    model = FunctionModel(fn, context_window=4000)
+    agent = Agent(model=model, tools=[fetch], max_iterations=40,
+                  compaction=Compaction(keep_last=2))
+    session = agent.session("big", store=tmp_path / "s.db")
+    result = session.send_sync("fetch a lot")
+    assert result.state is RunState.COMPLETED
+    assert any(m.metadata.get("kind") == "summary" for m in result.messages)
+    stored = SQLiteStore(tmp_path / "s.db").get("big")
+    assert stored == list(result.messages) == session.messages
+    assert Session(agent, "big", tmp_path / "s.db").messages == stored
+
+
+def test_api_keys_are_never_stored(tmp_path: Path) -> None:
+    secret = "sk-test-DO-NOT-STORE-0123456789"
+
+    class KeyedModel(ScriptedModel):
+        api_key = secret
+
+    model = KeyedModel([ToolCall("add", {"a": 1, "b": 2}), "3"])
+    agent = Agent(model=model, tools=[add], deps={"api_key": secret},
+                  model_settings=ModelSettings(extra={"api_key": secret}))
+    agent.session("k", store=tmp_path / "s.db").send_sync("1+2")
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert raw and secret.encode() not in raw
+
+
+class MemoryStore:
+    """A minimal other backend: the protocol is all a session needs."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, builtins.list[Message]] = {}
+
+    def get(self, session_id: str) -> builtins.list[Message]:
+        return builtins.list(self.data.get(session_id, []))
+
+    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        self.data.setdefault(session_id, []).extend(messages)
+
+    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
+        self.data[session_id] = builtins.list(messages)
+
+    def clear(self, session_id: str) -> None:
+        self.data[session_id] = []
+
+    def delete(self, session_id: str) -> bool:
+        return self.data.pop(session_id, None) is not None
+
+    def close(self) -> None:
+        pass
+
+    def list(self) -> builtins.list[SessionInfo]:
+        return [SessionInfo(k, 0, 0, len(v)) for k, v in self.data.items()]
+
+
+def test_any_store_implementing_the_protocol_works() -> None:
+    store = MemoryStore()
+    assert isinstance(store, SessionStore)
+    session = Agent(model=ScriptedModel(["a"])).session("m", store=store)
+    session.send_sync("q")
+    assert [m.content for m in store.data["m"]] == ["q", "a"]
+    session.clear()
+    assert store.data["m"] == [] and session.messages == []
+    with pytest.raises(UserError, match="not a session store"):
+        Agent(model=ScriptedModel([])).session("x", store=object())  # type: ignore[arg-type]
+
+
+# -- the CLI -------------------------------------------------------------------------------
+def test_cli_list_show_delete(tmp_path: Path) -> None:
+    from reactloop.cli import main
+
+    path = tmp_path / "s.sqlite3"
+    model = ScriptedModel([ToolCall("add", {"a": 2, "b": 3}), "The sum is 5."])
+    Agent(model=model, tools=[add]).session("demo", store=path).send_sync("Add 2 and 3")
+    runner = CliRunner()
+
+    out = runner.invoke(main, ["sessions", "list", "--store", str(path)])
+    assert out.exit_code == 0 and "demo" in out.output and "Add 2 and 3" in out.output
+    out = runner.invoke(main, ["sessions", "list", "--store", str(path), "--json"])
+    assert json.loads(out.output)[0]["messages"] == 4
+
+    out = runner.invoke(main, ["sessions", "show", "demo", "--store", str(path)])
+    assert out.exit_code == 0
+    for text in ("Add 2 and 3", "→ add", '"a": 2', "← add: 5", "The sum is 5."):
+        assert text in out.output
+    out = runner.invoke(main, ["sessions", "show", "demo", "--store", str(path), "--json"])
+    assert json.loads(out.output)[1]["tool_calls"][0]["name"] == "add"
+
+    out = runner.invoke(main, ["sessions", "show", "nope", "--store", str(path)])
+    assert out.exit_code == 1 and "no session 'nope'" in out.output
+    out = runner.invoke(main, ["sessions", "delete", "demo", "--store", str(path)])
+    assert out.exit_code == 0 and "deleted" in out.output
+    out = runner.invoke(main, ["sessions", "delete", "demo", "--store", str(path)])
+    assert out.exit_code == 1
+    out = runner.invoke(main, ["sessions", "list", "--store", str(path)])
+    assert "no sessions" in out.output
+
+
+def test_cli_without_a_store_file(tmp_path: Path) -> None:
+    from reactloop.cli import main
+
+    missing = tmp_path / "missing.sqlite3"
+    runner = CliRunner()
+    assert "no sessions" in runner.invoke(main, ["sessions", "list", "--store",
+                                                 str(missing)]).output
+    out = runner.invoke(main, ["sessions", "show", "x", "--store", str(missing)])
+    assert out.exit_code == 1 and "no session store" in out.output
+    assert not missing.exists()  # reading never creates a store

@@ -1,0 +1,118 @@
+"""The SQLite session store on real files: the protocol, WAL, threads, the default path."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from reactloop import Message, ToolCall, UserError
+from reactloop.sessions import SessionStore, SQLiteStore, default_store_path
+
+
+def test_the_protocol_on_a_real_file(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "folder" / "s.sqlite3"
+    store = SQLiteStore(path)
+    assert isinstance(store, SessionStore)
+    assert store.get("nope") == [] and store.list() == []
+    history = [
+        Message.user("Compare Q1 and Q2"),
+        Message.assistant("Let me look.", [ToolCall("compare", {"a": "Q1", "b": "Q2"}, "c1")]),
+        Message.tool("c1", "compare", '{"diff": 3.5}'),
+        Message.user("Use a tool.", kind="reminder"),
+        Message.tool("c2", "x", "boom", is_error=True),
+        Message.assistant("Q2 is 3.5% higher. ünïcødé ✓"),
+    ]
+    store.append("a", history[:3])
+    store.append("a", history[3:])
+    store.append("b", [Message.user("other")])
+    assert path.is_file()
+    assert store.get("a") == history  # lossless, in order
+    infos = {i.id: i for i in store.list()}
+    assert infos["a"].messages == 6 and infos["a"].title == "Compare Q1 and Q2"
+    assert infos["b"].messages == 1
+    assert store.list()[0].id == "b"  # most recently updated first
+    assert store.info("a") == infos["a"] and store.info("zzz") is None
+    store.replace("a", history[-1:])
+    assert store.get("a") == history[-1:]
+    store.clear("a")
+    assert store.get("a") == [] and store.info("a") is not None
+    assert store.delete("a") is True and store.delete("a") is False
+    assert [i.id for i in store.list()] == ["b"]
+    store.close()
+    store.close()
+    assert SQLiteStore(path).get("b") == [Message.user("other")]  # a new connection sees it
+
+
+def test_wal_mode_and_integrity(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with SQLiteStore(path) as store:
+        store.append("x", [Message.user("hi")])
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_failed_transaction_leaves_nothing_behind(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    store.append("x", [Message.user("kept")])
+
+    class Unserializable:
+        def __str__(self) -> str:
+            raise RuntimeError("cannot serialize")
+
+    bad = Message("user", "half", metadata={"obj": Unserializable()})
+    with pytest.raises(RuntimeError):
+        store.append("x", [Message.user("first of the batch"), bad])
+    assert store.get("x") == [Message.user("kept")]
+    store.append("x", [Message.user("next")])  # the store still works
+    assert len(store.get("x")) == 2
+
+
+def test_session_ids_are_checked(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    for bad in ("", "   ", "a\nb", "x" * 201):
+        with pytest.raises(UserError, match="session id"):
+            store.append(bad, [Message.user("hi")])
+
+
+def test_threads_writing_to_different_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    shared = SQLiteStore(path)
+    n = 100
+    barrier = threading.Barrier(8)
+
+    def write(sid: str, store: SQLiteStore) -> None:
+        barrier.wait()
+        for i in range(n):
+            store.append(sid, [Message.user(f"{sid}:{i}")])
+
+    threads = [threading.Thread(target=write, args=(f"shared-{i}", shared)) for i in range(4)]
+    threads += [threading.Thread(target=write, args=(f"own-{i}", SQLiteStore(path)))
+                for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check = SQLiteStore(path)
+    assert len(check.list()) == 8
+    for info in check.list():
+        assert [m.content for m in check.get(info.id)] == [f"{info.id}:{i}" for i in range(n)]
+
+
+def test_default_store_lives_in_the_user_data_dir(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    monkeypatch.setattr(platformdirs, "user_data_dir",
+                        lambda appname, appauthor=None: str(tmp_path / "data" / appname))
+    assert default_store_path() == tmp_path / "data" / "reactloop" / "sessions.sqlite3"
+    from reactloop import Agent
+    from reactloop.testing import ScriptedModel
+
+    session = Agent(model=ScriptedModel(["hello"])).session()
+    session.send_sync("hi")
+    assert (tmp_path / "data" / "reactloop" / "sessions.sqlite3").is_file()
+    assert SQLiteStore().get(session.id) == session.messages
