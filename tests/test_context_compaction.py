@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 
 import pytest
@@ -274,16 +275,32 @@ def test_an_impossible_budget_ends_the_run_with_error_instead_of_looping() -> No
 
 
 def test_when_no_tier_can_help_the_run_ends_after_the_tiers_ran_once() -> None:
-    model, _summaries = worker(50, window=3000)
+    model, summaries = worker(50, window=3000)
     agent = Agent(model=model, tools=[fetch], max_iterations=60,
-                  compaction=Compaction(keep_last=10))  # keeps more than the window holds
+                  instructions="Follow the house rules. " * 420)  # ~2600 of the 3000 tokens
     events = run_events(agent, "fetch")
     result = events[-1].result  # type: ignore[attr-defined]
     assert result.state is RunState.ERROR and isinstance(result.error, ContextTooSmall)
-    main = [r for r in model.requests if r.system != SUMMARY_SYSTEM]
-    assert len(main) < 10  # ended at the first request that could not fit, not later
+    assert "context window is 3000" in str(result.error)
+    # it stopped at the first request that could not fit: one tool result in, no looping
+    assert result.metrics.iterations == 2 and len(model.requests) == 1
     tiers = [e.tier for e in events if isinstance(e, CompactionEvent)]
-    assert len(tiers) <= 3
+    assert tiers == ["tool_results"] and summaries == []  # nothing old enough to summarize
+
+
+def test_more_whole_steps_than_the_window_holds_degrade_to_fewer() -> None:
+    # keep_last=10 steps of ~600 tokens cannot stay whole in 3000 tokens: tiers 1 and 3 keep
+    # fewer instead of failing or compacting on every iteration
+    model, summaries = worker(30, window=3000)
+    agent = Agent(model=model, tools=[fetch], max_iterations=40,
+                  compaction=Compaction(keep_last=10))
+    events = run_events(agent, "fetch")
+    assert events[-1].result.state is RunState.COMPLETED  # type: ignore[attr-defined]
+    sizes = [e.tokens["total"] for e in events if isinstance(e, RequestEvent)]
+    assert max(sizes) <= 3000
+    compactions = sum(1 for a, b in itertools.pairwise(events)
+                      if isinstance(a, CompactionEvent) and isinstance(b, RequestEvent))
+    assert compactions < len(sizes) / 2 and summaries
 
 
 def test_compaction_can_be_switched_off_and_needs_a_window() -> None:

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from reactloop.context._prune import prune
 from reactloop.context._summary import Summarize
 from reactloop.context._tiers import shorten_tool_results, unload_skills
-from reactloop.context._tokens import TokenCounter
+from reactloop.context._tokens import PER_MESSAGE, TokenCounter
 from reactloop.context._units import check_pairs, latest_prompt
 from reactloop.errors import ContextTooSmall, UserError
 from reactloop.events import CompactionEvent, Event, RequestEvent
-from reactloop.messages import Message
+from reactloop.messages import Message, Usage
 from reactloop.models._base import Model, ModelRequest
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ class ContextManager:
             reserve = c.reserve if c.reserve is not None else (
                 request.settings.max_tokens or window // 16)
             if sizes["total"] > window - reserve:
+                run.pending.extend(events)  # still reported: the loop flushes them at the end
                 raise self._too_small(run, sizes, window, reserve, events)
         events.append(RequestEvent(run.run_id, k, sizes))
         return request, events
@@ -135,46 +136,51 @@ class ContextManager:
         return [CompactionEvent(run.run_id, "prune", n_before, n_after, 0.0, len(before),
                                 len(after))]
 
-    def tiers(self, c: Compaction, window: int) -> list[Tier]:
-        if c.tiers is not None:
-            return list(c.tiers)
-        summarizer = c.summarizer or self.model
-        counter = self.counter if summarizer is self.model else None
-        return [
-            _named("tool_results", functools.partial(
-                shorten_tool_results, keep_last=c.keep_last, head=c.excerpt_head,
-                tail=c.excerpt_tail)),
-            _named("skills", functools.partial(unload_skills, recent=c.skill_recency)),
-            Summarize(summarizer, counter=counter, keep_last=c.keep_last,
-                      summary_tokens=c.summary_tokens,
-                      chunk_tokens=(summarizer.context_window or window) // 2),
-        ]
-
     async def _compact(self, run: _Run, c: Compaction, sizes: dict[str, int], window: int
                        ) -> list[Event]:
-        events: list[Event] = []
-        fixed = sizes["total"] - sizes["history"]
-        messages, total = run.messages, sizes["total"]
-        for tier in self.tiers(c, window):
-            started = time.perf_counter()
-            out: Any = tier(messages)
-            if inspect.isawaitable(out):
-                out = await out
-            usage = getattr(tier, "usage", None)
-            if usage is not None:
-                run._count_usage(usage)
-            name = getattr(tier, "__name__", type(tier).__name__)
-            if out is messages or _same(out, messages):
-                continue
-            _check_tier(name, messages, out)
-            after = fixed + self.counter.messages(out)
-            events.append(CompactionEvent(run.run_id, name, total, after,
-                                          time.perf_counter() - started, len(messages), len(out)))
-            messages, total = list(out), after
-            if total <= window * c.target:
+        progress = _Progress(run, self.counter, sizes)
+        target = window * c.target
+        if c.tiers is not None:
+            for tier in c.tiers:
+                if await progress.apply(tier) <= target:
+                    break
+        else:
+            await self._default_tiers(progress, c, window, target)
+        run.messages = progress.messages
+        return progress.events
+
+    async def _default_tiers(self, progress: _Progress, c: Compaction, window: int,
+                             target: float) -> None:
+        """Tier 1, tier 2, then tier 3 — each only if the ones before were not enough.
+
+        Tiers 1 and 3 keep the last ``keep_last`` steps whole; if even a summary could not
+        bring the request under ``target`` that way, they keep fewer (halving down to the
+        last step, whose tool results tier 1 then shortens too), which beats compacting again
+        on every iteration or giving up."""
+        def shorten(keep: int) -> Tier:
+            return _named("tool_results", functools.partial(
+                shorten_tool_results, keep_last=keep, head=c.excerpt_head, tail=c.excerpt_tail))
+
+        if await progress.apply(shorten(c.keep_last)) <= target:
+            return
+        skills = functools.partial(unload_skills, recent=c.skill_recency)
+        if await progress.apply(_named("skills", skills)) <= target:
+            return
+        model = c.summarizer or self.model
+        summarize = Summarize(model, counter=self.counter if model is self.model else None,
+                              summary_tokens=c.summary_tokens,
+                              chunk_tokens=(model.context_window or window) // 2)
+        keep = c.keep_last
+        for keep in _halvings(c.keep_last):
+            summarize.keep_last = max(keep, 1)
+            shortened = shorten_tool_results(progress.messages, keep_last=keep,
+                                             head=c.excerpt_head, tail=c.excerpt_tail)
+            kept = self.counter.messages(summarize.survivors(shortened))
+            if progress.fixed + kept + c.summary_tokens + PER_MESSAGE <= target:
                 break
-        run.messages = messages
-        return events
+        if keep < c.keep_last:
+            await progress.apply(shorten(keep))
+        await progress.apply(summarize)
 
     def _too_small(self, run: _Run, sizes: dict[str, int], window: int, reserve: int,
                    events: Sequence[Event]) -> ContextTooSmall:
@@ -188,6 +194,50 @@ class ContextManager:
             f"prompt {sizes['system']}, the tools {sizes['tools']}. Use a model with a larger "
             "context window, fewer tools, or a shorter message."
         )
+
+
+class _Progress:
+    """The history while tiers run, its request size, and one event per tier that helped."""
+
+    def __init__(self, run: _Run, counter: TokenCounter, sizes: dict[str, int]) -> None:
+        self.run, self.counter = run, counter
+        self.messages: list[Message] = run.messages
+        self.total = sizes["total"]
+        self.fixed = sizes["total"] - sizes["history"]  # system, tools and notes
+        self.events: list[Event] = []
+
+    async def apply(self, tier: Tier) -> int:
+        """Run ``tier``; returns the request size afterwards."""
+        started = time.perf_counter()
+        used = getattr(tier, "usage", None)  # a tier that calls a model (Summarize)
+        out: Any = tier(self.messages)
+        if inspect.isawaitable(out):
+            out = await out
+        now = getattr(tier, "usage", None)
+        if isinstance(now, Usage):
+            before = used if isinstance(used, Usage) else Usage()
+            self.run._count_usage(Usage(now.input_tokens - before.input_tokens,
+                                        now.output_tokens - before.output_tokens))
+        name = getattr(tier, "__name__", type(tier).__name__)
+        if out is self.messages or _same(out, self.messages):
+            return self.total
+        _check_tier(name, self.messages, out)
+        after = self.fixed + self.counter.messages(out)
+        self.events.append(CompactionEvent(self.run.run_id, name, self.total, after,
+                                           time.perf_counter() - started, len(self.messages),
+                                           len(out)))
+        self.messages, self.total = list(out), after
+        return after
+
+
+def _halvings(keep: int) -> list[int]:
+    """``keep``, then halved down to 1, then 0: 4 -> [4, 2, 1, 0]."""
+    out = [keep]
+    while out[-1] > 1:
+        out.append(out[-1] // 2)
+    if out[-1] != 0:
+        out.append(0)
+    return out
 
 
 def _named(name: str, fn: functools.partial[list[Message]]) -> Tier:

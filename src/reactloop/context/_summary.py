@@ -81,7 +81,7 @@ class Summarize:
         return tail, doomed, pinned, latest
 
     async def __call__(self, messages: list[Message]) -> list[Message]:
-        tail, doomed, pinned, latest = self._plan(messages)
+        _, doomed, _, _ = self._plan(messages)
         if not doomed or (len(doomed) == 1
                           and messages[doomed[0].start].metadata.get("kind") == "summary"):
             return messages
@@ -94,15 +94,25 @@ class Summarize:
             summary = summary[:cap].rstrip() + " …"
         note = Message.user(f"{SUMMARY_HEADER}\n{summary}", kind="summary",
                             summarized=sum(len(u) for u in doomed))
+        out = self._assemble(messages, note)
+        if self.counter.messages(out) >= self.counter.messages(messages):
+            return messages
+        return out
+
+    def survivors(self, messages: Sequence[Message]) -> list[Message]:
+        """The messages a summary would leave in place (to predict the size afterwards)."""
+        return self._assemble(messages, None)
+
+    def _assemble(self, messages: Sequence[Message], note: Message | None) -> list[Message]:
+        tail, _, pinned, latest = self._plan(messages)
         out = [m for m in messages[:tail] if m.role == "system"]
         if latest is not None and latest < tail:
             out.append(messages[latest])
-        out.append(note)
+        if note is not None:
+            out.append(note)
         if pinned is not None:
             out.extend(messages[pinned.start:pinned.stop])
         out.extend(messages[tail:])
-        if self.counter.messages(out) >= self.counter.messages(messages):
-            return messages
         return out
 
     def _chunks(self, lines: list[str]) -> list[str]:
