@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,7 @@ class ContextManager:
         self.max_tokens = max_tokens
         self.compaction = compaction
         self._counter: TokenCounter | None = None
+        self._tallies: weakref.WeakKeyDictionary[_Run, _Tally] = weakref.WeakKeyDictionary()
 
     @property
     def counter(self) -> TokenCounter:
@@ -111,12 +113,12 @@ class ContextManager:
         if self.max_messages is not None or self.max_tokens is not None:
             events.extend(self._prune(run))
         request = run._request(k)
-        sizes = self.counter.request(request)
+        sizes = self.counter.request(request, self._history(run))
         window, c = self.window(), self.compaction
         if window is not None and c is not None and sizes["total"] > window * c.threshold:
             events.extend(await self._compact(run, c, sizes, window))
             request = run._request(k)
-            sizes = self.counter.request(request)
+            sizes = self.counter.request(request, self._history(run))
             reserve = c.reserve if c.reserve is not None else (
                 request.settings.max_tokens or window // 16)
             if sizes["total"] > window - reserve:
@@ -124,6 +126,19 @@ class ContextManager:
                 raise self._too_small(run, sizes, window, reserve, events)
         events.append(RequestEvent(run.run_id, k, sizes))
         return request, events
+
+    def _history(self, run: _Run) -> int:
+        """Tokens of ``run.messages``, counting only what was appended since the last call
+        (the loop only appends; pruning and compaction assign a new list)."""
+        messages = run.messages
+        tally = self._tallies.get(run)
+        if tally is None or tally.messages is not messages or len(messages) < tally.counted:
+            tally = self._tallies[run] = _Tally(messages)
+        if tally.counted < len(messages):
+            message = self.counter.message
+            tally.tokens += sum(message(m) for m in messages[tally.counted:])
+            tally.counted = len(messages)
+        return tally.tokens
 
     def _prune(self, run: _Run) -> list[Event]:
         before = run.messages
@@ -194,6 +209,15 @@ class ContextManager:
             f"prompt {sizes['system']}, the tools {sizes['tools']}. Use a model with a larger "
             "context window, fewer tools, or a shorter message."
         )
+
+
+class _Tally:
+    """One run's history count: its message list, how many are counted, their tokens."""
+
+    __slots__ = ("counted", "messages", "tokens")
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages, self.counted, self.tokens = messages, 0, 0
 
 
 class _Progress:

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import tempfile
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -94,11 +93,14 @@ class TokenCounter:
     def __init__(self, count_text: Callable[[str], int], family: str = "estimate") -> None:
         self.count_text = count_text
         self.family = family
-        # id(message) -> (message, tokens); holding the message keeps its id from being reused
+        # the estimate only needs the length, which str() gives faster than JSON
+        self._arguments: Callable[[Any], str] = str if family == "estimate" else _dumps
+        # id(message) -> (message, tokens); holding the message keeps its id from being reused.
+        # The caches are plain dicts: single dict operations are atomic, and a race at worst
+        # counts a message twice.
         self._messages: dict[int, tuple[Message, int]] = {}
         self._texts: dict[str, int] = {}
-        self._tools: dict[int, tuple[tuple[ToolSpec, ...], int]] = {}
-        self._lock = threading.Lock()
+        self._tools: dict[int, tuple[ToolSpec, int]] = {}
 
     @classmethod
     def for_model(cls, model: Model) -> TokenCounter:
@@ -118,10 +120,9 @@ class TokenCounter:
         n = self._texts.get(text)
         if n is None:
             n = self.count_text(text)
-            with self._lock:
-                if len(self._texts) > 256:
-                    self._texts.clear()
-                self._texts[text] = n
+            if len(self._texts) > 256:
+                self._texts.clear()
+            self._texts[text] = n
         return n
 
     def message(self, message: Message) -> int:
@@ -131,32 +132,33 @@ class TokenCounter:
             return hit[1]
         n = PER_MESSAGE + self.count_text(message.content) if message.content else PER_MESSAGE
         for call in message.tool_calls:
-            n += self.count_text(call.name + " " + _dumps(call.arguments))
+            n += self.count_text(call.name + " " + self._arguments(call.arguments))
         if message.name:
             n += 1
-        with self._lock:
-            if len(self._messages) >= _CACHE_SIZE:
-                self._messages.clear()
-            self._messages[id(message)] = (message, n)
+        if len(self._messages) >= _CACHE_SIZE:  # dict operations are atomic: no lock needed
+            self._messages.clear()
+        self._messages[id(message)] = (message, n)
         return n
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(m) for m in messages)
 
     def tools(self, specs: tuple[ToolSpec, ...]) -> int:
-        """Tokens of the tool definitions (as JSON, which is close to what providers send)."""
-        if not specs:
-            return 0
-        hit = self._tools.get(id(specs))
-        if hit is not None and hit[0] is specs:
-            return hit[1]
-        n = sum(self.count_text(_dumps({"name": s.name, "description": s.description,
-                                        "parameters": s.parameters})) for s in specs)
-        with self._lock:
-            if len(self._tools) > 64:
+        """Tokens of the tool definitions (as JSON, which is close to what providers send);
+        cached per spec object (a tool keeps its spec object from run to run)."""
+        total = 0
+        for spec in specs:
+            hit = self._tools.get(id(spec))
+            if hit is not None and hit[0] is spec:
+                total += hit[1]
+                continue
+            n = self.count_text(_dumps({"name": spec.name, "description": spec.description,
+                                        "parameters": spec.parameters}))
+            if len(self._tools) > 4096:
                 self._tools.clear()
-            self._tools[id(specs)] = (specs, n)
-        return n
+            self._tools[id(spec)] = (spec, n)
+            total += n
+        return total
 
     def notes(self, notes: tuple[str, ...]) -> int:
         """The notes go out as one trailing user message (``ModelRequest.messages_with_notes``)."""
@@ -164,12 +166,13 @@ class TokenCounter:
             return 0
         return PER_MESSAGE + sum(self.count_text(n) for n in notes)
 
-    def request(self, request: ModelRequest) -> dict[str, int]:
-        """Tokens per section: ``system``, ``tools``, ``history``, ``notes`` and ``total``."""
+    def request(self, request: ModelRequest, history: int | None = None) -> dict[str, int]:
+        """Tokens per section: ``system``, ``tools``, ``history``, ``notes`` and ``total``
+        (``history``: the messages' count when the caller already knows it)."""
         sizes = {
             "system": self.text(request.system),
             "tools": self.tools(request.all_tools),
-            "history": self.messages(request.messages),
+            "history": self.messages(request.messages) if history is None else history,
             "notes": self.notes(request.notes),
         }
         sizes["total"] = sum(sizes.values())
