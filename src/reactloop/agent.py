@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reactloop._loop import run_events
-from reactloop.context import Compaction, ContextManager
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.messages import Message
@@ -27,6 +26,7 @@ from reactloop.tools._source import ToolSource
 
 if TYPE_CHECKING:
     from reactloop._loop import _Run
+    from reactloop.context import Compaction, ContextManager
     from reactloop.sessions import Session, SessionStore
     from reactloop.tools.workspace import Workspace
 
@@ -292,6 +292,8 @@ class Conversation:
 
 def _context_manager(model: Model, max_messages: int | None, max_tokens: int | None,
                      compaction: Compaction | bool) -> ContextManager:
+    from reactloop.context import Compaction, ContextManager  # lazy: keeps the import fast
+
     for name, value in (("max_messages", max_messages), ("max_tokens", max_tokens)):
         if value is not None:
             _check_positive_int(name, value)

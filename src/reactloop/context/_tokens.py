@@ -21,10 +21,7 @@ next and only new ones are counted.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -46,6 +43,10 @@ def estimate_tokens(text: str) -> int:
 
 def _tiktoken_cached(encoding: str) -> bool:
     """Whether tiktoken can load ``encoding`` without the network (mirrors tiktoken.load)."""
+    import hashlib
+    import os
+    import tempfile
+
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
     if cache_dir is None:
         cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
