@@ -187,6 +187,18 @@ def interleaved(frameworks: dict[str, str], reps: int,
     return out
 
 
+def taking_part(fws: dict[str, str], workload: str) -> dict[str, str]:
+    """The frameworks whose module takes part in ``workload`` (``WORKLOADS``, default all)."""
+    import importlib
+
+    out = {}
+    for fw, py in fws.items():
+        mod = importlib.import_module(f"frameworks.{fw}_fw")
+        if workload in getattr(mod, "WORKLOADS", (workload,)):
+            out[fw] = py
+    return out
+
+
 def summarize(samples: list[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
     good = [s for s in samples if "error" not in s]
     if not good:
@@ -207,7 +219,7 @@ def w_overhead(fws: dict[str, str], reps: int, runs: int, warmup: int) -> dict[s
         return run_json([py, str(HERE / "worker.py"), "overhead", fw, "--runs", str(runs),
                          "--warmup", str(warmup), "--calls", str(N_CALLS)], timeout=900)
 
-    raw = interleaved(fws, reps, one)
+    raw = interleaved(taking_part(fws, "overhead"), reps, one)
     result = {}
     for fw, samples in raw.items():
         s = summarize(samples, ["median_run_s", "median_answer_only_s", "per_iteration_s"])
@@ -235,6 +247,7 @@ def w_cold_start(fws: dict[str, str], reps: int) -> dict[str, Any]:
     log(f"2. cold start: import time, {reps} fresh interpreters per framework")
     import importlib
 
+    fws = taking_part(fws, "cold")
     statements = {fw: importlib.import_module(f"frameworks.{fw}_fw").IMPORT for fw in fws}
     raw = interleaved(fws, reps, lambda fw, py: import_seconds(py, statements[fw]))
     out: dict[str, Any] = {}
@@ -285,7 +298,7 @@ def w_concurrency(fws: dict[str, str], reps: int, n: int, delay: float) -> dict[
         return run_json([py, str(HERE / "worker.py"), "concurrency", fw, "--n", str(n),
                          "--delay", str(delay), "--calls", str(N_CALLS)], timeout=1200)
 
-    raw = interleaved(fws, reps, one)
+    raw = interleaved(taking_part(fws, "concurrency"), reps, one)
     out = {}
     for fw, samples in raw.items():
         s = summarize(samples, ["wall_s", "calls_per_s", "pct_of_ideal", "kb_per_run",
@@ -317,7 +330,8 @@ def targets(res: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     rows: list[tuple[str, str, str, bool | None]] = []
     ov = res.get("overhead", {})
     rl = ov.get("reactloop", {})
-    peers = {fw: v for fw, v in ov.items() if not fw.startswith("reactloop") and "error" not in v}
+    is_peer = {fw: info.get("peer", False) for fw, info in res.get("frameworks", {}).items()}
+    peers = {fw: v for fw, v in ov.items() if is_peer.get(fw) and "error" not in v}
     rl_us = rl.get("per_iteration_s", float("nan")) * 1e6
     rows.append(("overhead per tool-call iteration", fmt(rl_us, ".0f", " µs"), "≤ 100 µs",
                  rl_us <= TARGETS["overhead_us"] if rl_us == rl_us else None))
@@ -341,7 +355,7 @@ def targets(res: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     rows.append(("concurrency, % of ideal", fmt(pct, ".1f", " %"), "≥ 95 %",
                  pct >= TARGETS["concurrency_pct"] if pct is not None else None))
     mem = cc.get("reactloop", {}).get("kb_per_run")
-    cpeers = {fw: v for fw, v in cc.items() if not fw.startswith("reactloop") and "error" not in v}
+    cpeers = {fw: v for fw, v in cc.items() if is_peer.get(fw) and "error" not in v}
     if cpeers and mem is not None:
         lightest = min(cpeers, key=lambda fw: cpeers[fw]["kb_per_run"])
         l_kb = cpeers[lightest]["kb_per_run"]
@@ -406,6 +420,7 @@ def print_report(res: dict[str, Any]) -> None:
             "import", f"concurrency ({res['params']['concurrent_runs']} runs) % ideal",
             "KiB / concurrent run"]
     rows = []
+    nan = float("nan")
     for fw in res["frameworks"]:
         info = res["frameworks"][fw]
         if info.get("unavailable"):
@@ -415,9 +430,9 @@ def print_report(res: dict[str, Any]) -> None:
         o, c, i = ov.get(fw, {}), cc.get(fw, {}), cs.get(fw, {})
         rows.append([
             info["name"], info.get("version", "?"),
-            o.get("error") or fmt(o.get("median_run_s", 0) * 1000, ".2f", " ms"),
-            "" if "error" in o else fmt(o.get("per_iteration_s", 0) * 1e6, ".0f"),
-            i.get("error") or fmt((i.get("s") or 0) * 1000, ".0f", " ms"),
+            o.get("error") or fmt(o.get("median_run_s", nan) * 1000, ".2f", " ms"),
+            "" if "error" in o else fmt(o.get("per_iteration_s", nan) * 1e6, ".0f"),
+            i.get("error") or fmt(i.get("s", nan) * 1000, ".0f", " ms"),
             c.get("error", "")[:40] or fmt(c.get("pct_of_ideal"), ".1f", " %"),
             "" if "error" in c else fmt(c.get("kb_per_run"), ".1f"),
         ])
@@ -537,7 +552,25 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)
         Path(a.json).write_text(json.dumps(res, indent=2, default=str))
         log(f"wrote {a.json}")
-    return 0
+    broken = reactloop_failures(res)
+    for b in broken:
+        log(f"reactloop failed: {b}")
+    return 1 if broken else 0
+
+
+def reactloop_failures(res: dict[str, Any]) -> list[str]:
+    """reactloop's own workloads that failed or did not do the expected work (peers failing
+    is reported in the table but never fails the command)."""
+    out = []
+    for workload in ("overhead", "concurrency"):
+        r = res.get(workload, {}).get("reactloop")
+        if r is not None and ("error" in r or not r.get("work_checked", True)):
+            out.append(f"{workload}: {r.get('error') or 'wrong number of model or tool calls'}")
+    for workload in ("scale", "prefix_stability", "embedded"):
+        r = res.get(workload)
+        if r and "error" in r:
+            out.append(f"{workload}: {r['error']}")
+    return out
 
 
 if __name__ == "__main__":

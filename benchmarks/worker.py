@@ -16,6 +16,7 @@ import asyncio
 import gc
 import importlib
 import json
+import platform
 import resource
 import statistics
 import sys
@@ -126,7 +127,7 @@ def version(fw: ModuleType) -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        v = version(fw.DIST)
+        v = platform.python_version() if fw.DIST == "python" else version(fw.DIST)
     except PackageNotFoundError:
         v = "?"
     return {"name": fw.NAME, "dist": fw.DIST, "version": v, "python": sys.version.split()[0]}

@@ -5,6 +5,7 @@ Every module defines:
 - ``NAME``: the display name; ``DIST``: the distribution whose version is reported;
   ``IMPORT``: the import statement timed for the cold-start figure;
 - ``PEER``: True for the peers (run in ``benchmarks/.venv-peers``), False for reactloop;
+- optionally ``WORKLOADS``: the workloads it takes part in (default: all);
 - ``build(delay, n_calls, counter)``: an ``async def run_once() -> int`` that performs one agent
   run of the common workload and returns the number of tool calls the framework reports.
 
@@ -15,5 +16,6 @@ two-element list: ``[model calls, tool executions]``, incremented by the fake mo
 tool, so the worker can check every framework really did the work.
 """
 
-FRAMEWORKS = ("reactloop", "reactloop_inline", "pydantic_ai", "openai_agents", "langgraph", "smolagents")
+FRAMEWORKS = ("reactloop", "reactloop_inline", "pydantic_ai", "openai_agents", "langgraph",
+              "smolagents", "asyncio_baseline")
 """Module names (``frameworks.<name>_fw``), in the default order."""
