@@ -302,7 +302,7 @@ def w_concurrency(fws: dict[str, str], reps: int, n: int, delay: float) -> dict[
     out = {}
     for fw, samples in raw.items():
         s = summarize(samples, ["wall_s", "calls_per_s", "pct_of_ideal", "kb_per_run",
-                                "peak_rss_kb"])
+                                "peak_rss_kb", "gc_s"])
         if "error" not in s:
             s["work_checked"] = all(x["model_calls"] == x["expected_model_calls"]
                                     and x["errors"] == 0 for x in s["samples"])
@@ -379,7 +379,8 @@ def extra_lines(res: dict[str, Any]) -> list[str]:
     if "error" not in sc and sc:
         extra.append(f"4. scale (reactloop, {sc['n']} concurrent runs): {sc['pct_of_ideal']:.1f} % "
                      f"of ideal, {sc['calls_per_s']:.0f} model calls/s, "
-                     f"{sc['kb_per_run']:.1f} KiB per run, peak RSS {sc['peak_rss_kb'] / 1024:.0f} MiB")
+                     f"{sc['kb_per_run']:.1f} KiB per run, peak RSS {sc['peak_rss_kb'] / 1024:.0f} MiB, "
+                     f"wall {sc['wall_s']:.1f} s of which {sc['gc_s']:.1f} s in the garbage collector")
     elif sc:
         extra.append(f"4. scale: {sc.get('error')}")
     px = res.get("prefix_stability", {})
@@ -534,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
                              "--n", str(n), "--delay", str(params["delay_s"])], timeout=1200)
                    for _ in range(1 if quick else 3)]
         s = summarize(samples, ["wall_s", "calls_per_s", "pct_of_ideal", "kb_per_run",
-                                "peak_rss_kb"])
+                                "peak_rss_kb", "gc_s"])
         res["scale"] = {"n": n, **s}
     if "prefix" in only:
         log("5. prefix stability (reactloop)")

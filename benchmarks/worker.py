@@ -86,6 +86,27 @@ async def overhead(fw: ModuleType, runs: int, warmup: int, n_calls: int) -> dict
     }
 
 
+class GcTimer:
+    """Counts the garbage collector's passes and the time they take while active."""
+
+    def __init__(self) -> None:
+        self.collections, self.seconds, self._t = 0, 0.0, 0.0
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._t = time.perf_counter()
+        else:
+            self.collections += 1
+            self.seconds += time.perf_counter() - self._t
+
+    def __enter__(self) -> GcTimer:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+
 async def concurrency(fw: ModuleType, n: int, delay: float, n_calls: int) -> dict[str, Any]:
     """``n`` runs started at once; each model call first awaits ``delay`` seconds."""
     if getattr(fw, "THREADED", False):
@@ -95,9 +116,11 @@ async def concurrency(fw: ModuleType, n: int, delay: float, n_calls: int) -> dic
     await asyncio.gather(*(run_once() for _ in range(min(10, n))))  # warm-up
     counter[:] = [0, 0]
     gc.collect()
+    gc_time = GcTimer()
     rss_before, peak_before = current_rss_kb(), max_rss_kb()
     t0 = time.perf_counter()
-    results = await asyncio.gather(*(run_once() for _ in range(n)), return_exceptions=True)
+    with gc_time:
+        results = await asyncio.gather(*(run_once() for _ in range(n)), return_exceptions=True)
     wall = time.perf_counter() - t0
     peak_after, rss_after = max_rss_kb(), current_rss_kb()
     errors = [repr(r) for r in results if isinstance(r, BaseException)]
@@ -120,6 +143,8 @@ async def concurrency(fw: ModuleType, n: int, delay: float, n_calls: int) -> dic
         "peak_rss_delta_kb": max(0, peak_after - peak_before),
         "peak_rss_kb": peak_after,
         "kb_per_run": max(0, peak_after - peak_before) / n,
+        "gc_collections": gc_time.collections,
+        "gc_s": gc_time.seconds,
     }
 
 
