@@ -22,6 +22,7 @@ from reactloop.events import (
     IterationStartEvent,
     ModelResponseEvent,
     NoToolCallEvent,
+    RetryEvent,
     RunEndEvent,
     RunStartEvent,
     StepEvent,
@@ -32,6 +33,7 @@ from reactloop.events import (
 )
 from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import ModelRequest, ModelResponse, ModelSettings, TextDelta
+from reactloop.models._retry import retry_listener
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
 from reactloop.tools._control import CONTROL_TOOL_NAMES
 
@@ -166,17 +168,29 @@ class _Run:
         return True
 
     async def _model_once(self, k: int, request: ModelRequest
-                          ) -> AsyncIterator[TextDeltaEvent | ModelResponse]:
+                          ) -> AsyncIterator[Event | ModelResponse]:
         model = self.agent.model
-        async with asyncio.timeout(self._remaining()):
-            if not self.stream:
-                yield await model.request(request)
-                return
-            async for item in model.stream(request):
-                if isinstance(item, TextDelta):
-                    yield TextDeltaEvent(self.run_id, k, item.text)
-                else:
-                    yield item
+        token = retry_listener.set(self._on_retry)
+        try:
+            async with asyncio.timeout(self._remaining()):
+                if not self.stream:
+                    response = await model.request(request)
+                    for ev in self._flush():  # retry events
+                        yield ev
+                    yield response
+                    return
+                async for item in model.stream(request):
+                    for ev in self._flush():
+                        yield ev
+                    if isinstance(item, TextDelta):
+                        yield TextDeltaEvent(self.run_id, k, item.text)
+                    else:
+                        yield item
+        finally:
+            retry_listener.reset(token)
+
+    def _on_retry(self, attempt: int, wait: float, error: BaseException) -> None:
+        self.pending.append(RetryEvent(self.run_id, attempt, wait, str(error)))
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, started: float

@@ -51,11 +51,14 @@ class ModelHTTPError(ModelError):
         status_code: the HTTP status (0 for connection errors and timeouts).
         message: the provider's own message.
         retryable: whether retrying the same request can succeed (429, 5xx, connection errors).
+        retry_after: seconds the provider asked us to wait (``Retry-After``), if it said.
     """
 
-    def __init__(self, status_code: int, message: str, *, retryable: bool | None = None) -> None:
+    def __init__(self, status_code: int, message: str, *, retryable: bool | None = None,
+                 retry_after: float | None = None) -> None:
         self.status_code = status_code
         self.message = message
+        self.retry_after = retry_after
         self.retryable = (
             retryable
             if retryable is not None
