@@ -63,6 +63,25 @@ def _title(messages: Sequence[Message]) -> str:
     return ""
 
 
+def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch the file to WAL (once per file; it persists).
+
+    SQLite answers "database is locked" at once, without waiting on the busy timeout, when
+    several connections switch a new file at the same moment; we retry until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)  # back off: another connection holds the lock for a moment
+            delay = min(delay * 2, 0.1)
+
+
 @contextmanager
 def _begin(conn: sqlite3.Connection) -> Iterator[None]:
     """One write transaction; the write lock is taken up front so writers queue, not fail."""
@@ -106,7 +125,7 @@ class SQLiteStore:
                                    check_same_thread=False)
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                _enable_wal(conn, self.timeout)
                 conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
                 with _begin(conn):
                     if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
