@@ -61,3 +61,18 @@ def test_chat_keeps_the_conversation_and_exits_cleanly() -> None:
     proc = reactloop("chat", "-n", "3", stdin="What is 17 + 25?\nAnd what is 2 + 2?\n/exit\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("answer ·") == 2  # one answer panel per message
+
+
+def test_chat_session_persists_across_processes(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    store = str(tmp_path / "s.sqlite3")
+    first = reactloop("chat", "-n", "2", "--session", "demo", "--store", store,
+                      stdin="What is 17 + 25?\n/exit\n")
+    assert first.returncode == 0, first.stderr
+    assert "session demo" in first.stdout
+    second = reactloop("chat", "-n", "2", "--session", "demo", "--store", store,
+                       stdin="And 2 + 2?\n/exit\n")
+    assert second.returncode == 0, second.stderr
+    shown = reactloop("sessions", "show", "demo", "--store", store)
+    assert shown.returncode == 0, shown.stderr
+    assert "What is 17 + 25?" in shown.stdout and "And 2 + 2?" in shown.stdout

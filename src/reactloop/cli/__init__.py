@@ -140,26 +140,42 @@ async def _run(agent: Any, task: str, as_json: bool) -> Any:
 
 @main.command()
 @_agent_options
-def chat(**opts: Any) -> None:
+@click.option("--session", "session_id", metavar="ID",
+              help="Continue (or start) a persistent session with this id.")
+@click.option("--new-session", is_flag=True, help="Start a persistent session; prints its id.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False),
+              help="SQLite file for sessions (default: in the user's data directory).")
+def chat(session_id: str | None, new_session: bool, store_path: str | None,
+         **opts: Any) -> None:
     """An interactive multi-turn conversation (type /exit or Ctrl-D to leave)."""
     from reactloop.errors import ReactloopError
 
     try:
         agent = _build_agent(opts)
+        if session_id or new_session or store_path:
+            conversation = agent.session(session_id, store=store_path)
+        else:
+            conversation = agent.conversation()
     except ReactloopError as exc:
         _fail(str(exc))
-    asyncio.run(_chat(agent))
+    asyncio.run(_chat(conversation))
 
 
-async def _chat(agent: Any) -> None:
+async def _chat(conversation: Any) -> None:
     from rich.console import Console
 
     from reactloop.cli._render import Renderer
     from reactloop.events import RunEndEvent
 
     console = Console(highlight=False)
-    conversation = agent.conversation()
-    console.print("[dim]reactloop chat — /exit or Ctrl-D to leave[/]")
+    session_id = getattr(conversation, "id", None)
+    suffix = f" — session {session_id}" if session_id else ""
+    console.print(f"[dim]reactloop chat{suffix} — /exit or Ctrl-D to leave[/]")
+    waiting = getattr(conversation, "waiting_for", None)
+    if callable(waiting):
+        waiting = waiting()
+    if waiting:
+        console.print(f"[yellow]The agent asked: {waiting}[/]")
     while True:
         try:
             text = await asyncio.to_thread(console.input, "[bold]you>[/] ")
