@@ -48,7 +48,8 @@ def test_readme_starts_with_exactly_two_commands() -> None:
 
 
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
-def test_readme_python_examples_run(index: int) -> None:
+def test_readme_python_examples_run(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples use paths relative to the repository
     code = _blocks("python")[index]
     exec(compile(code, f"README.md[python {index}]", "exec"), {"__name__": "__readme__"})
 
