@@ -1,0 +1,324 @@
+"""Anthropic Messages API adapter, over the official ``anthropic`` SDK (imported lazily).
+
+Translation only: the system prompt goes to ``system``, assistant tool calls become
+``tool_use`` blocks, tool results become ``tool_result`` blocks (consecutive ones merged into
+one user message, as the API requires strict user/assistant alternation), and the volatile
+notes go last, as a text block at the end of the final user message.
+
+The SDK's own retries are switched off; :func:`~reactloop.models._retry.with_retries` retries,
+and SDK errors are translated into :class:`~reactloop.errors.ModelHTTPError` here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from reactloop.errors import ModelError, ModelHTTPError, UserError
+from reactloop.messages import Message, ToolCall, Usage
+from reactloop.models._base import (
+    FinishReason,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolSpec,
+)
+from reactloop.models._resolve import require_extra
+from reactloop.models._retry import RetryListener, RetryPolicy, parse_retry_after, with_retries
+
+__all__ = ["AnthropicModel", "build_params", "parse_message"]
+
+T = TypeVar("T")
+
+_STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "pause_turn": "stop",
+    "refusal": "stop",
+}
+
+
+class AnthropicModel(Model):
+    """A Claude model through the Anthropic Messages API.
+
+    Args:
+        name: the model name, e.g. ``"claude-sonnet-4-5"``.
+        api_key: the API key (default: the ``ANTHROPIC_API_KEY`` environment variable).
+        base_url: another endpoint (a proxy, or a loopback server in tests).
+        max_tokens: output-token limit when the request's settings give none (the API
+            requires one).
+        retry: how to retry 429, 5xx, connection errors and timeouts.
+        timeout: seconds for one HTTP request.
+        on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so sharing is safe
+        timeout: float = 60.0,
+        on_retry: RetryListener | None = None,
+    ) -> None:
+        require_extra("anthropic", "anthropic", "AnthropicModel")
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise UserError(
+                "AnthropicModel needs an API key: set the ANTHROPIC_API_KEY environment "
+                "variable or pass api_key=..."
+            )
+        from anthropic import AsyncAnthropic
+
+        self.name = name
+        self.max_tokens = max_tokens
+        self.retry = retry
+        self.on_retry = on_retry
+        # max_retries=0: retrying is ours (with_retries), so waits are reported as run events
+        self._client: Any = AsyncAnthropic(
+            api_key=key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
+        async def translated() -> T:
+            try:
+                return await call()
+            except Exception as exc:
+                raise translate_error(exc) from exc
+
+        return await with_retries(translated, self.retry, self.on_retry)
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        params = build_params(request, self.name, self.max_tokens)
+        message = await self._call(lambda: self._client.messages.create(**params))
+        return parse_message(message.model_dump(mode="json"), self.name)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        params = build_params(request, self.name, self.max_tokens)
+        # only opening the stream is retried: once text has been yielded, a retry would repeat it
+        events = await self._call(lambda: self._client.messages.create(**params, stream=True))
+        acc = _StreamAccumulator()
+        try:
+            async for event in events:
+                delta = acc.feed(event.model_dump(mode="json"))
+                if delta:
+                    yield TextDelta(delta)
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        yield parse_message(acc.message, self.name)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+# -- errors ----------------------------------------------------------------------------------
+def translate_error(exc: Exception) -> Exception:
+    """An SDK exception as a :class:`ModelHTTPError` (other exceptions pass through)."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        headers = exc.response.headers
+        retry_after = parse_retry_after(headers.get("retry-after"))
+        if retry_after is None and headers.get("retry-after-ms"):
+            retry_after = (parse_retry_after(headers.get("retry-after-ms")) or 0.0) / 1000
+        message = exc.api_message or exc.message
+        return ModelHTTPError(exc.status_code, message, retry_after=retry_after)
+    if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
+        return ModelHTTPError(0, f"could not reach the Anthropic API: {exc.message}")
+    if isinstance(exc, anthropic.APIError):
+        return ModelError(f"the Anthropic API failed: {exc.message}")
+    return exc
+
+
+# -- request (pure) --------------------------------------------------------------------------
+def _tool_json(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description,
+            "input_schema": dict(spec.parameters)}
+
+
+def _tools_and_choice(request: ModelRequest) -> tuple[list[ToolSpec], dict[str, Any] | None]:
+    """The tools to send and the ``tool_choice``.
+
+    We send the run's full tool list every time and narrow the choice instead, so the
+    request prefix (and Anthropic's prompt cache) stays the same on the forced last iteration.
+    """
+    all_tools, allowed = list(request.all_tools), list(request.tools)
+    if not all_tools:
+        return [], None
+    if not allowed or request.settings.tool_choice == "none":
+        return all_tools, {"type": "none"}
+    if len(allowed) < len(all_tools):
+        if len(allowed) == 1:
+            return all_tools, {"type": "tool", "name": allowed[0].name}
+        all_tools = allowed  # a subset the API cannot express as a choice: send it instead
+    if request.settings.tool_choice == "required":
+        return all_tools, {"type": "any"}
+    return all_tools, {"type": "auto"}
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if m.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "",
+                                 "content": m.content}
+        if m.is_error:
+            block["is_error"] = True
+        return [block]
+    if m.content:  # the API rejects empty text blocks
+        blocks.append({"type": "text", "text": m.content})
+    for call in m.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id or "", "name": call.name,
+                       "input": dict(call.arguments)})
+    return blocks
+
+
+def render_messages(request: ModelRequest) -> tuple[str, list[dict[str, Any]]]:
+    """``(system, messages)`` in the Messages API's shape, notes last."""
+    system = [request.system] if request.system else []
+    out: list[dict[str, Any]] = []
+    for m in request.messages:
+        if m.role == "system":
+            system.append(m.content)
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:  # strict alternation: merge into the previous turn
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    if request.notes:
+        note = {"type": "text", "text": "\n\n".join(request.notes)}
+        if out and out[-1]["role"] == "user":
+            out[-1]["content"].append(note)
+        else:
+            out.append({"role": "user", "content": [note]})
+    return "\n\n".join(system), out
+
+
+def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str, Any]:
+    """Keyword arguments for ``client.messages.create``."""
+    system, messages = render_messages(request)
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.settings.max_tokens or max_tokens,
+        "messages": messages,
+    }
+    if system:
+        params["system"] = system
+    tools, choice = _tools_and_choice(request)
+    if tools:
+        params["tools"] = [_tool_json(t) for t in tools]
+    if choice is not None:
+        params["tool_choice"] = choice
+    if request.settings.temperature is not None:
+        params["temperature"] = request.settings.temperature
+    if request.settings.extra:
+        params["extra_body"] = dict(request.settings.extra)
+    return params
+
+
+# -- response (pure) -------------------------------------------------------------------------
+def parse_message(message: dict[str, Any], model_name: str | None = None) -> ModelResponse:
+    """A Messages API ``message`` object (as JSON) as a :class:`ModelResponse`."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.get("content") or ():
+        if block.get("type") == "text":
+            texts.append(block.get("text") or "")
+        elif block.get("type") == "tool_use":
+            args = block.get("input")
+            calls.append(ToolCall(block.get("name") or "", args if isinstance(args, dict) else {},
+                                  block.get("id")))
+    usage = message.get("usage") or {}
+    finish = _STOP_REASONS.get(message.get("stop_reason") or "", "stop")
+    if calls and finish == "stop":
+        finish = "tool_calls"
+    return ModelResponse(
+        "".join(texts) or None,
+        calls,
+        Usage(usage.get("input_tokens") or 0, usage.get("output_tokens") or 0),
+        finish,
+        message.get("model") or model_name,
+    )
+
+
+class _StreamAccumulator:
+    """Rebuilds the final ``message`` from raw stream events; returns text deltas as they come.
+
+    Tool-call arguments arrive as ``input_json_delta`` fragments and are parsed once the block
+    stops (partial JSON is not valid JSON).
+    """
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] = {"content": [], "usage": {}}
+        self._json: dict[int, list[str]] = {}
+
+    def feed(self, event: dict[str, Any]) -> str:
+        kind = event.get("type")
+        if kind == "message_start":
+            start = event.get("message") or {}
+            self.message.update({k: v for k, v in start.items() if k != "content"})
+            self.message["usage"] = dict(start.get("usage") or {})
+        elif kind == "content_block_start":
+            block = dict(event.get("content_block") or {})
+            content: list[dict[str, Any]] = self.message["content"]
+            index = event.get("index", len(content))
+            while len(content) <= index:
+                content.append({})
+            content[index] = block
+            if block.get("type") == "tool_use":
+                self._json[index] = []
+        elif kind == "content_block_delta":
+            return self._delta(event.get("index", 0), event.get("delta") or {})
+        elif kind == "content_block_stop":
+            self._finish_block(event.get("index", 0))
+        elif kind == "message_delta":
+            delta = event.get("delta") or {}
+            if delta.get("stop_reason"):
+                self.message["stop_reason"] = delta["stop_reason"]
+            for key, value in (event.get("usage") or {}).items():
+                if value is not None:
+                    self.message["usage"][key] = value
+        return ""
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> str:
+        block = self.message["content"][index]
+        if delta.get("type") == "text_delta":
+            text: str = delta.get("text") or ""
+            block["text"] = block.get("text", "") + text
+            return text
+        if delta.get("type") == "input_json_delta":
+            self._json.setdefault(index, []).append(delta.get("partial_json") or "")
+        return ""
+
+    def _finish_block(self, index: int) -> None:
+        fragments = self._json.pop(index, None)
+        if fragments is None:
+            return
+        raw = "".join(fragments)
+        args = _loads_lenient(raw)
+        self.message["content"][index]["input"] = args if isinstance(args, dict) else {}
+
+
+def _loads_lenient(raw: str) -> Any:
+    """Streamed tool arguments as an object; repaired when ``json_repair`` is installed."""
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        try:
+            from json_repair import repair_json
+        except ImportError:
+            return {}
+        return repair_json(raw, return_objects=True)

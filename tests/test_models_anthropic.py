@@ -1,0 +1,256 @@
+"""The Anthropic adapter against recorded Messages API payloads served on loopback.
+
+The real ``anthropic`` SDK sends real HTTP to a stdlib server on 127.0.0.1 and parses the
+recorded bytes; the server captures the request bodies so we can assert what was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("anthropic")
+
+from _recorded_server import RecordedServer, payload, recorded_server
+from reactloop import Agent, tool
+from reactloop.errors import ModelHTTPError, UserError
+from reactloop.messages import Message, ToolCall
+from reactloop.models._base import (
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    TextDelta,
+    ToolSpec,
+)
+from reactloop.models._retry import RetryPolicy
+from reactloop.models.anthropic import AnthropicModel
+
+ADD = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {
+    "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]})
+DONE = ToolSpec("task_completion", "Finish.", {"type": "object", "properties": {}})
+
+
+def a(name: str, status: int = 200, **headers: str) -> Any:
+    return payload("anthropic", name, status, **headers)
+
+
+@pytest.fixture
+def server() -> Iterator[RecordedServer]:
+    with recorded_server() as s:
+        yield s
+
+
+def make(server: RecordedServer, **kw: Any) -> AnthropicModel:
+    kw.setdefault("retry", RetryPolicy(base_delay=0.01, jitter=0))
+    return AnthropicModel("claude-haiku-4-5", api_key="sk-test", base_url=server.url, **kw)
+
+
+def ask(model: AnthropicModel, request: ModelRequest) -> ModelResponse:
+    async def go() -> ModelResponse:
+        try:
+            return await model.request(request)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def req(*messages: Message, **kw: Any) -> ModelRequest:
+    return ModelRequest("You are terse.", messages or (Message.user("Hi"),), **kw)
+
+
+# -- parsing ---------------------------------------------------------------------------------
+def test_text_reply_and_request_shape(server: RecordedServer) -> None:
+    server.queue(a("text.json"))
+    response = ask(make(server), req())
+    assert response.text == "Hello! How can I help you today?"
+    assert response.tool_calls == () and response.finish_reason == "stop"
+    assert response.usage is not None and response.usage.input_tokens == 12
+    assert response.usage.output_tokens == 11
+    sent = server.requests[0]
+    assert sent.path == "/v1/messages"
+    assert "sk-test" in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])
+    assert sent.body["system"] == "You are terse."
+    assert sent.body["model"] == "claude-haiku-4-5" and sent.body["max_tokens"] == 4096
+    assert sent.body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    assert "tools" not in sent.body and "tool_choice" not in sent.body
+
+
+def test_one_tool_call(server: RecordedServer) -> None:
+    server.queue(a("tool_call.json"))
+    response = ask(make(server), req(tools=(ADD,)))
+    assert response.text == "I'll add those numbers for you."
+    assert response.tool_calls == (ToolCall("add", {"a": 2, "b": 3}, "toolu_01A09q90qw90lq917835lq9"),)
+    assert response.finish_reason == "tool_calls"
+    body = server.requests[0].body
+    assert body["tools"] == [{"name": "add", "description": "Add two numbers.",
+                              "input_schema": dict(ADD.parameters)}]
+    assert body["tool_choice"] == {"type": "auto"}
+
+
+def test_several_tool_calls_in_one_turn(server: RecordedServer) -> None:
+    server.queue(a("tool_calls_parallel.json"))
+    response = ask(make(server), req(tools=(ADD,)))
+    assert [c.name for c in response.tool_calls] == ["get_weather", "get_time"]
+    assert response.tool_calls[1].arguments == {"timezone": "America/Los_Angeles"}
+    assert response.text is None
+
+
+def test_max_tokens_is_length(server: RecordedServer) -> None:
+    server.queue(a("max_tokens.json"))
+    response = ask(make(server), req(settings=ModelSettings(max_tokens=10)))
+    assert response.finish_reason == "length"
+    assert server.requests[0].body["max_tokens"] == 10
+
+
+# -- request body ----------------------------------------------------------------------------
+def test_tool_results_merged_and_notes_last(server: RecordedServer) -> None:
+    server.queue(a("final_answer.json"))
+    history = (
+        Message.user("weather and time?"),
+        Message.assistant("Checking.", [ToolCall("get_weather", {"location": "SF"}, "t1"),
+                                        ToolCall("get_time", {}, "t2")]),
+        Message.tool("t1", "get_weather", "sunny"),
+        Message.tool("t2", "get_time", "boom", is_error=True),
+    )
+    ask(make(server), req(*history, tools=(ADD,), notes=("2 iterations left.", "plan: x")))
+    messages = server.requests[0].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"location": "SF"}},
+        {"type": "tool_use", "id": "t2", "name": "get_time", "input": {}},
+    ]
+    assert messages[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "sunny"},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "boom", "is_error": True},
+        {"type": "text", "text": "2 iterations left.\n\nplan: x"},
+    ]
+
+
+def test_forced_last_iteration_keeps_tools_and_says_none(server: RecordedServer) -> None:
+    server.queue(a("final_answer.json"), a("final_answer.json"))
+    ask(make(server), req(tools=(), declared_tools=(ADD,)))
+    body = server.requests[0].body
+    assert [t["name"] for t in body["tools"]] == ["add"]
+    assert body["tool_choice"] == {"type": "none"}
+    # with loop control the last iteration narrows the choice to task_completion
+    ask(make(server), req(tools=(DONE,), declared_tools=(ADD, DONE)))
+    body = server.requests[1].body
+    assert [t["name"] for t in body["tools"]] == ["add", "task_completion"]
+    assert body["tool_choice"] == {"type": "tool", "name": "task_completion"}
+
+
+def test_required_tool_choice_is_any(server: RecordedServer) -> None:
+    server.queue(a("tool_call.json"))
+    ask(make(server), req(tools=(ADD,), settings=ModelSettings(tool_choice="required")))
+    assert server.requests[0].body["tool_choice"] == {"type": "any"}
+
+
+# -- streaming -------------------------------------------------------------------------------
+def collect(model: AnthropicModel, request: ModelRequest) -> list[TextDelta | ModelResponse]:
+    async def go() -> list[TextDelta | ModelResponse]:
+        try:
+            return [item async for item in model.stream(request)]
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def test_stream_text_deltas_and_tool_call_json(server: RecordedServer) -> None:
+    server.queue(a("stream_tool_calls.sse"))
+    items = collect(make(server), req(tools=(ADD,)))
+    deltas = [i.text for i in items if isinstance(i, TextDelta)]
+    assert deltas == ["Okay", ", let's check", " the weather and time."]
+    final = items[-1]
+    assert isinstance(final, ModelResponse)
+    assert final.text == "Okay, let's check the weather and time."
+    assert final.tool_calls == (
+        ToolCall("get_weather", {"location": "San Francisco, CA"}, "toolu_01T1x1fJ34qAmk2tNTrN7Up6"),
+        ToolCall("get_time", {"timezone": "America/Los_Angeles"}, "toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8"),
+    )
+    assert final.finish_reason == "tool_calls"
+    assert final.usage is not None and (final.usage.input_tokens, final.usage.output_tokens) == (472, 89)
+    assert server.requests[0].body["stream"] is True
+
+
+def test_stream_text(server: RecordedServer) -> None:
+    server.queue(a("stream_text.sse"))
+    items = collect(make(server), req())
+    assert "".join(i.text for i in items if isinstance(i, TextDelta)) == "Hello! How can I help?"
+    final = items[-1]
+    assert isinstance(final, ModelResponse) and final.finish_reason == "stop"
+
+
+# -- errors and retries ----------------------------------------------------------------------
+def test_retries_429_then_500_then_success_honouring_retry_after(server: RecordedServer) -> None:
+    server.queue(a("error_429.json", 429, retry_after="0.05"), a("error_500.json", 500),
+                 a("text.json"))
+    waits: list[tuple[int, float, int]] = []
+    model = make(server, on_retry=lambda n, wait, exc: waits.append(
+        (n, wait, getattr(exc, "status_code", -1))))
+    response = ask(model, req())
+    assert response.text == "Hello! How can I help you today?"
+    assert waits == [(1, 0.05, 429), (2, 0.02, 500)]  # Retry-After, then base_delay * 2
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize(("name", "status", "message"), [
+    ("error_400.json", 400, "messages: text content blocks must be non-empty"),
+    ("error_401.json", 401, "invalid x-api-key"),
+])
+def test_client_errors_fail_fast(server: RecordedServer, name: str, status: int,
+                                 message: str) -> None:
+    server.queue(a(name, status))
+    waits: list[float] = []
+    with pytest.raises(ModelHTTPError) as info:
+        ask(make(server, on_retry=lambda n, w, e: waits.append(w)), req())
+    assert info.value.status_code == status and info.value.retryable is False
+    assert info.value.message == message
+    assert waits == [] and len(server.requests) == 1
+
+
+def test_retries_exhausted_raise_the_last_error(server: RecordedServer) -> None:
+    server.queue(a("error_500.json", 500), a("error_500.json", 500))
+    with pytest.raises(ModelHTTPError) as info:
+        ask(make(server, retry=RetryPolicy(max_retries=1, base_delay=0.01, jitter=0)), req())
+    assert info.value.status_code == 500 and info.value.retryable
+    assert info.value.message == "Internal server error"
+
+
+def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(UserError, match="ANTHROPIC_API_KEY"):
+        AnthropicModel("claude-sonnet-4-5")
+
+
+def test_resolve_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reactloop.models._resolve import resolve_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
+    model = resolve_model("anthropic:claude-haiku-4-5")
+    assert isinstance(model, AnthropicModel) and model.name == "claude-haiku-4-5"
+
+
+# -- end to end ------------------------------------------------------------------------------
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def test_agent_run_end_to_end(server: RecordedServer) -> None:
+    server.queue(a("tool_call.json"), a("final_answer.json"))
+    result = Agent(model=make(server), tools=[add]).run_sync("What is 2+3?")
+    assert result.output == "2 + 3 = 5"
+    assert result.metrics.tool_calls == 1
+    assert result.metrics.input_tokens == 384 + 480
+    second = server.requests[1].body["messages"]
+    assert second[-1]["role"] == "user"
+    results = [b for b in second[-1]["content"] if b["type"] == "tool_result"]
+    assert results == [{"type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
+                        "content": "5"}]
