@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -158,6 +159,19 @@ class _RunPlan:
     post: Callable[[Event], None] | None = None
 
 
+def _poster(run: _Run) -> Callable[[Event], None]:
+    """Queue an event on the run (looked up on each call: the loop swaps its list when it
+    flushes; a weak reference, so a finished run is not kept alive)."""
+    ref = weakref.ref(run)
+
+    def post(event: Event) -> None:
+        live = ref()
+        if live is not None:
+            live.pending.append(event)
+
+    return post
+
+
 class Planner:
     """The ``update_plan`` tool and the agent hooks that show the plan and return it."""
 
@@ -183,7 +197,8 @@ class Planner:
     def volatile_notes(self, run: _Run) -> dict[str, str | None]:
         """The ``plan`` section for the run's next request."""
         state = self._state(run.run_id, run.messages)
-        state.post = run.pending.append
+        if state.post is None:
+            state.post = _poster(run)
         return {"plan": state.plan.render() if state.plan is not None else NO_PLAN}
 
     def plan_of(self, run: _Run) -> Plan | None:
