@@ -1,0 +1,271 @@
+"""Gemini adapter over the official ``google-genai`` SDK (imported lazily).
+
+Translation only, in the message shapes of seed 001: the system prompt becomes
+``system_instruction``, assistant tool calls ``functionCall`` parts of a ``model`` turn, tool
+results ``functionResponse`` parts (consecutive ones merged into one ``user`` turn), and the
+volatile notes a text part at the end of the final user turn.
+
+Gemini does not always give calls an id. We then make one that is stable for the conversation
+(``gemini-<turn>-<index>``, from the history length) and map results back by name; ids the API
+did give are sent back with their responses.
+
+The SDK's own retries stay off (its default); :func:`~reactloop.models._retry.with_retries`
+retries, and SDK errors are translated into :class:`~reactloop.errors.ModelHTTPError` here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from reactloop.errors import ModelError, ModelHTTPError, UserError
+from reactloop.messages import Message, ToolCall, Usage
+from reactloop.models._base import (
+    FinishReason,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolSpec,
+)
+from reactloop.models._resolve import require_extra
+from reactloop.models._retry import RetryListener, RetryPolicy, parse_retry_after, with_retries
+
+__all__ = ["GENERATED_ID_PREFIX", "GeminiModel", "build_config", "parse_response",
+           "render_contents"]
+
+T = TypeVar("T")
+
+GENERATED_ID_PREFIX = "gemini-"
+"""Ids we made up for calls the API gave none; they are never sent back."""
+
+_FINISH: dict[str, FinishReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
+
+
+class GeminiModel(Model):
+    """A Gemini model through the Gemini API (``generateContent``).
+
+    Args:
+        name: the model name, e.g. ``"gemini-2.5-flash"``.
+        api_key: the API key (default: ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``).
+        base_url: another endpoint (a proxy, or a loopback server in tests).
+        max_tokens: output-token limit when the request's settings give none (None: the
+            API's default).
+        retry: how to retry 429, 5xx, connection errors and timeouts.
+        timeout: seconds for one HTTP request.
+        on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so sharing is safe
+        timeout: float = 60.0,
+        on_retry: RetryListener | None = None,
+    ) -> None:
+        require_extra("google.genai", "gemini", "GeminiModel")
+        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise UserError(
+                "GeminiModel needs an API key: set the GEMINI_API_KEY (or GOOGLE_API_KEY) "
+                "environment variable or pass api_key=..."
+            )
+        from google import genai
+        from google.genai import types
+
+        self.name = name
+        self.max_tokens = max_tokens
+        self.retry = retry
+        self.on_retry = on_retry
+        # retry_options=None means the SDK never retries: retrying is ours (with_retries)
+        options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000),
+                                    retry_options=None)
+        self._client: Any = genai.Client(api_key=key, http_options=options)
+
+    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
+        async def translated() -> T:
+            try:
+                return await call()
+            except Exception as exc:
+                raise translate_error(exc) from exc
+
+        return await with_retries(translated, self.retry, self.on_retry)
+
+    def _args(self, request: ModelRequest) -> dict[str, Any]:
+        return {"model": self.name, "contents": render_contents(request),
+                "config": build_config(request, self.max_tokens)}
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        kwargs = self._args(request)
+        response = await self._call(lambda: self._client.aio.models.generate_content(**kwargs))
+        return parse_response(_dump(response), len(request.messages), self.name)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        kwargs = self._args(request)
+        # only opening the stream is retried: once text has been yielded, a retry would repeat it
+        chunks = await self._call(
+            lambda: self._client.aio.models.generate_content_stream(**kwargs))
+        merged: dict[str, Any] = {"candidates": [{"content": {"parts": []}}]}
+        parts: list[dict[str, Any]] = merged["candidates"][0]["content"]["parts"]
+        try:
+            async for chunk in chunks:
+                data = _dump(chunk)
+                candidate = (data.get("candidates") or [{}])[0]
+                for part in (candidate.get("content") or {}).get("parts") or ():
+                    text = part.get("text")
+                    if text and not part.get("thought"):
+                        yield TextDelta(text)
+                    parts.append(part)
+                if candidate.get("finish_reason"):
+                    merged["candidates"][0]["finish_reason"] = candidate["finish_reason"]
+                for key in ("usage_metadata", "model_version"):
+                    if data.get(key):
+                        merged[key] = data[key]
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        yield parse_response(merged, len(request.messages), self.name)
+
+    async def aclose(self) -> None:
+        await self._client.aio.aclose()
+
+
+def _dump(response: Any) -> dict[str, Any]:
+    out: dict[str, Any] = response.model_dump(mode="json", exclude_none=True)
+    return out
+
+
+# -- errors ----------------------------------------------------------------------------------
+def translate_error(exc: Exception) -> Exception:
+    """An SDK exception as a :class:`ModelHTTPError` (other exceptions pass through)."""
+    from google.genai import errors
+
+    if isinstance(exc, errors.APIError):
+        headers = getattr(exc.response, "headers", None) or {}
+        retry_after = parse_retry_after(headers.get("retry-after"))
+        message = exc.message or exc.status or str(exc)
+        return ModelHTTPError(int(exc.code or 0), str(message), retry_after=retry_after)
+    import httpx2
+
+    if isinstance(exc, httpx2.TransportError):  # connection errors and timeouts
+        return ModelHTTPError(0, f"could not reach the Gemini API: {exc}")
+    if isinstance(exc, ValueError) and "response" in str(exc).lower():
+        return ModelError(f"the Gemini API answered something unreadable: {exc}")
+    return exc
+
+
+# -- request (pure) --------------------------------------------------------------------------
+def _declaration(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description,
+            "parameters_json_schema": dict(spec.parameters)}
+
+
+def build_config(request: ModelRequest, max_tokens: int | None = None) -> dict[str, Any]:
+    """The ``GenerateContentConfig`` (as a dict) for one request.
+
+    We declare the run's full tool list every time and narrow the calling mode instead
+    (``NONE``, or ``ANY`` with allowed names), so the request prefix stays the same on the
+    forced last iteration.
+    """
+    config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}
+    if request.system:
+        config["system_instruction"] = request.system
+    all_tools, allowed = list(request.all_tools), list(request.tools)
+    if all_tools:
+        config["tools"] = [{"function_declarations": [_declaration(t) for t in all_tools]}]
+        calling: dict[str, Any]
+        if not allowed or request.settings.tool_choice == "none":
+            calling = {"mode": "NONE"}
+        elif len(allowed) < len(all_tools):
+            calling = {"mode": "ANY", "allowed_function_names": [t.name for t in allowed]}
+        elif request.settings.tool_choice == "required":
+            calling = {"mode": "ANY"}
+        else:
+            calling = {"mode": "AUTO"}
+        config["tool_config"] = {"function_calling_config": calling}
+    tokens = request.settings.max_tokens or max_tokens
+    if tokens:
+        config["max_output_tokens"] = tokens
+    if request.settings.temperature is not None:
+        config["temperature"] = request.settings.temperature
+    config.update(request.settings.extra)
+    return config
+
+
+def _model_parts(m: Message) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [{"text": m.content}] if m.content else []
+    for call in m.tool_calls:
+        fc: dict[str, Any] = {"name": call.name, "args": dict(call.arguments)}
+        if call.id and not call.id.startswith(GENERATED_ID_PREFIX):
+            fc["id"] = call.id
+        parts.append({"function_call": fc})
+    return parts
+
+
+def _response_part(m: Message, names: dict[str, str]) -> dict[str, Any]:
+    name = m.name or names.get(m.tool_call_id or "", "")
+    fr: dict[str, Any] = {"name": name,
+                          "response": {"error" if m.is_error else "result": m.content}}
+    if m.tool_call_id and not m.tool_call_id.startswith(GENERATED_ID_PREFIX):
+        fr["id"] = m.tool_call_id
+    return {"function_response": fr}
+
+
+def render_contents(request: ModelRequest) -> list[dict[str, Any]]:
+    """The ``contents`` list: alternating ``user``/``model`` turns, notes last."""
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # call id -> tool name, for results that lack a name
+
+    def add(role: str, parts: list[dict[str, Any]]) -> None:
+        if not parts:
+            return
+        if out and out[-1]["role"] == role:  # merge: one turn holds all results of a batch
+            out[-1]["parts"].extend(parts)
+        else:
+            out.append({"role": role, "parts": parts})
+
+    for m in request.messages:
+        if m.role == "assistant":
+            names.update({c.id: c.name for c in m.tool_calls if c.id})
+            add("model", _model_parts(m))
+        elif m.role == "tool":
+            add("user", [_response_part(m, names)])
+        elif m.content:  # user, and system messages found in the history
+            add("user", [{"text": m.content}])
+    if request.notes:
+        add("user", [{"text": "\n\n".join(request.notes)}])
+    return out
+
+
+# -- response (pure) -------------------------------------------------------------------------
+def parse_response(data: dict[str, Any], turn: int = 0,
+                   model_name: str | None = None) -> ModelResponse:
+    """A ``GenerateContentResponse`` (as the SDK's snake_case dict) as a
+    :class:`ModelResponse`. ``turn`` (the history length) makes generated call ids unique."""
+    candidate = (data.get("candidates") or [{}])[0]
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for part in (candidate.get("content") or {}).get("parts") or ():
+        if part.get("function_call"):
+            fc = part["function_call"]
+            args = fc.get("args")
+            call_id = fc.get("id") or f"{GENERATED_ID_PREFIX}{turn}-{len(calls)}"
+            calls.append(ToolCall(fc.get("name") or "", args if isinstance(args, dict) else {},
+                                  call_id))
+        elif part.get("text") and not part.get("thought"):
+            texts.append(part["text"])
+    usage = data.get("usage_metadata") or {}
+    finish = _FINISH.get(candidate.get("finish_reason") or "STOP", "stop")
+    if calls and finish == "stop":
+        finish = "tool_calls"
+    return ModelResponse(
+        "".join(texts) or None,
+        calls,
+        Usage(usage.get("prompt_token_count") or 0, usage.get("candidates_token_count") or 0),
+        finish,
+        data.get("model_version") or model_name,
+    )
