@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("google.genai")
 
 from _recorded_server import RecordedServer, Reply, payload, recorded_server
-
 from reactloop import Agent, tool
 from reactloop.errors import ModelHTTPError, UserError
 from reactloop.messages import Message, ToolCall
