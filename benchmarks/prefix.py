@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import itertools
 import json
 import sys
 import tempfile
@@ -112,6 +113,20 @@ def serialize_parts(request: Any) -> list[tuple[str, bytes]]:
 
 def serialize(request: Any) -> bytes:
     return b"".join(chunk for _, chunk in serialize_parts(request))
+
+
+def serialize_with_adapter(request: Any) -> bytes | None:
+    """The same order (tools, then messages) from reactloop's own OpenAI adapter's payload, as
+    a cross-check of the serializer above; None when this reactloop has no such adapter.
+    ``tool_choice`` is a request parameter, not prompt text, so it is left out."""
+    try:
+        from reactloop.models.openai import build_params
+    except ImportError:
+        return None
+    params = build_params(request, "benchmark")
+    lines = [json.dumps(t, ensure_ascii=False) for t in params.get("tools", ())]
+    lines += [json.dumps(m, ensure_ascii=False) for m in params["messages"]]
+    return "".join(line + "\n" for line in lines).encode()
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
@@ -252,6 +267,9 @@ async def measure(with_skill_tools: bool) -> dict[str, Any]:
             "diverges_in": where(reqs[i], same) if same < len(blobs[i]) else None,
         })
     shares = [r["share_pct"] for r in rows]
+    adapter = [serialize_with_adapter(r) for r in reqs]
+    adapter_shares = [100.0 * common_prefix(a, b) / len(a)
+                      for a, b in itertools.pairwise(adapter) if a and b]
     return {
         "requests": len(reqs),
         "iterations": result.metrics.iterations if result else None,
@@ -263,6 +281,9 @@ async def measure(with_skill_tools: bool) -> dict[str, Any]:
         "min_share_pct": min(shares) if shares else None,
         "mean_share_pct": sum(shares) / len(shares) if shares else None,
         "per_request": rows,
+        "openai_adapter_min_share_pct": min(adapter_shares) if adapter_shares else None,
+        "openai_adapter_mean_share_pct": (sum(adapter_shares) / len(adapter_shares)
+                                          if adapter_shares else None),
         "notes": notes,
     }
 
@@ -287,6 +308,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  request {r['request']:2d}: {r['bytes']:6d} bytes, {r['share_pct']:6.2f} % reused"
               + (f" (differs from: {r['diverges_in']})" if r["diverges_in"] else ""))
     print(f"worst {out['min_share_pct']:.2f} %, mean {out['mean_share_pct']:.2f} %")
+    if out["openai_adapter_min_share_pct"] is not None:
+        print(f"cross-check with reactloop's OpenAI adapter payload: worst "
+              f"{out['openai_adapter_min_share_pct']:.2f} %, mean "
+              f"{out['openai_adapter_mean_share_pct']:.2f} %")
     k2 = out["skill_bundling_a_tool"]
     print(textwrap.dedent(f"""\
         with a skill that bundles a tool (tools.py): worst {k2['min_share_pct']:.2f} %, mean
