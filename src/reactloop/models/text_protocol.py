@@ -1,0 +1,224 @@
+"""The text tool protocol (seed 002): tool calling for models without native function calling.
+
+:class:`TextToolProtocol` wraps any :class:`~reactloop.models._base.Model`. The system prompt
+teaches the format::
+
+    <thinking>why this tool</thinking>
+    <tool>{"server_name": "local", "tool_name": "add", "arguments": {"a": 2, "b": 3}}</tool>
+
+no native tools are sent, and past calls and results are rendered back as that same text.
+Replies are parsed by :func:`parse_tool_calls`, which tolerates what real models emit (code
+fences, trailing commas, single quotes, a missing ``server_name``, text around the tags,
+several tags). What it cannot repair goes back to the model as a precise error, at most
+``max_reasks`` times; after that the text is returned as the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reactloop.messages import Message, ToolCall, Usage
+from reactloop.models._base import Model, ModelRequest, ModelResponse, ToolSpec
+
+__all__ = ["ParsedReply", "TextToolProtocol", "parse_tool_calls", "protocol_prompt",
+           "render_messages"]
+
+_THINKING = re.compile(r"<thinking>(.*?)(?:</thinking>|\Z)", re.S | re.I)
+_TOOL = re.compile(r"<tool>(.*?)(?:</tool>|\Z)", re.S | re.I)
+_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?|\n?\s*```\s*$")
+_STRAY_FENCE = re.compile(r"```[\w-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedReply:
+    """What :func:`parse_tool_calls` found in one reply."""
+
+    calls: tuple[ToolCall, ...] = ()
+    thinking: str | None = None
+    """The ``<thinking>`` text, if any."""
+    text: str = ""
+    """The reply without thinking and tool tags (the answer, when there are no calls)."""
+    errors: tuple[str, ...] = field(default=())
+    """One precise message per ``<tool>`` tag that could not be used."""
+
+
+def _loads(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        pass
+    try:
+        from json_repair import repair_json
+    except ImportError:  # repairs need the optional json-repair package
+        return None
+    return repair_json(body, return_objects=True)
+
+
+def _one_call(body: str, tool_names: Collection[str] | None
+              ) -> tuple[str, Mapping[str, Any]] | str:
+    """``(name, arguments)`` from one tag's body, or an error message."""
+    body = _FENCE.sub("", body.strip()).strip()
+    if not body:
+        return "the <tool> tag is empty; put the JSON call inside it"
+    obj = _loads(body)
+    if not isinstance(obj, dict):
+        return f"the <tool> tag does not hold a JSON object: {body[:200]!r}"
+    name = obj.get("tool_name") or obj.get("name") or obj.get("tool")
+    if not isinstance(name, str) or not name:
+        return 'the call has no "tool_name"; write {"tool_name": "...", "arguments": {...}}'
+    args = obj.get("arguments", obj.get("args", {}))
+    if isinstance(args, str):
+        args = _loads(args) if args.strip() else {}
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return f'"arguments" of {name} must be a JSON object, got {type(args).__name__}'
+    if tool_names is not None and name not in tool_names:
+        known = ", ".join(sorted(tool_names)) or "none"
+        return f"there is no tool named {name!r}; the tools are: {known}"
+    return name, args
+
+
+def parse_tool_calls(text: str, tool_names: Collection[str] | None = None,
+                     *, id_prefix: str = "text-") -> ParsedReply:
+    """Parse a reply written in the text tool protocol.
+
+    Args:
+        text: the model's reply.
+        tool_names: the tools that may be called (None: any name).
+        id_prefix: call ids are ``f"{id_prefix}{index}"``.
+    """
+    thinking_parts = [m.strip() for m in _THINKING.findall(text)]
+    rest = _THINKING.sub("", text)
+    calls: list[ToolCall] = []
+    errors: list[str] = []
+    for body in _TOOL.findall(rest):
+        found = _one_call(body, tool_names)
+        if isinstance(found, str):
+            errors.append(found)
+        else:
+            calls.append(ToolCall(found[0], found[1], f"{id_prefix}{len(calls)}"))
+    answer = _STRAY_FENCE.sub("", _TOOL.sub("", rest)).strip()
+    return ParsedReply(tuple(calls), "\n".join(thinking_parts) or None, answer, tuple(errors))
+
+
+# -- prompt rendering (pure) -----------------------------------------------------------------
+def _tool_line(spec: ToolSpec) -> str:
+    schema = json.dumps(dict(spec.parameters), separators=(",", ":"))
+    return f"- {spec.name}: {spec.description.strip()}\n  arguments schema: {schema}"
+
+
+def protocol_prompt(tools: Sequence[ToolSpec]) -> str:
+    """The part of the system prompt that lists the tools and teaches the format."""
+    listing = "\n".join(_tool_line(t) for t in tools)
+    return (
+        "<tools>\n" + listing + "\n</tools>\n\n"
+        "<tool_calling>\n"
+        "Before acting, think in <thinking>...</thinking> tags. To call a tool, write:\n"
+        "<tool>\n"
+        '{"server_name": "local", "tool_name": "<tool name>", "arguments": {...}}\n'
+        "</tool>\n"
+        "The JSON must be valid: double quotes, no trailing commas. You may call several "
+        "tools, one <tool> tag each. Tool results come back in <tool_result> tags. When you "
+        "have the answer, reply with plain text and no <tool> tag.\n"
+        "</tool_calling>"
+    )
+
+
+def _render_call(call: ToolCall) -> str:
+    payload = {"server_name": "local", "tool_name": call.name, "arguments": dict(call.arguments)}
+    return f"<tool>{json.dumps(payload, ensure_ascii=False)}</tool>"
+
+
+def _render_result(m: Message) -> str:
+    status = ' status="error"' if m.is_error else ""
+    return f'<tool_result tool_name="{m.name or ""}"{status}>\n{m.content}\n</tool_result>'
+
+
+def render_messages(messages: Sequence[Message]) -> list[Message]:
+    """History with tool calls and results rendered as protocol text (no native fields)."""
+    out: list[Message] = []
+    for m in messages:
+        if m.role == "assistant" and m.tool_calls:
+            text = "\n".join([m.content] * bool(m.content) + [_render_call(c) for c in m.tool_calls])
+            out.append(Message.assistant(text))
+        elif m.role == "tool":
+            if out and out[-1].role == "user" and out[-1].metadata.get("kind") == "tool_results":
+                merged = out[-1].content + "\n" + _render_result(m)
+                out[-1] = Message.user(merged, kind="tool_results")
+            else:
+                out.append(Message.user(_render_result(m), kind="tool_results"))
+        else:
+            out.append(m)
+    return out
+
+
+def _reask(errors: Sequence[str]) -> str:
+    listed = "\n".join(f"- {e}" for e in errors)
+    return (
+        "Your tool call could not be used:\n" + listed + "\n"
+        "Write it again as <tool>{\"server_name\": \"local\", \"tool_name\": \"...\", "
+        "\"arguments\": {...}}</tool> with valid JSON, or answer in plain text."
+    )
+
+
+class TextToolProtocol(Model):
+    """Tool calling through text, for models without native function calling.
+
+    Args:
+        model: the wrapped model; it receives no native tools.
+        max_reasks: how often an unusable tool call is sent back with an error before the
+            reply is returned as the answer.
+    """
+
+    def __init__(self, model: Model, *, max_reasks: int = 2) -> None:
+        self.model = model
+        self.max_reasks = max_reasks
+        self.name = f"text:{model.name}"
+        self.context_window = model.context_window
+
+    def _inner(self, request: ModelRequest) -> ModelRequest:
+        # the tool list comes from all_tools so the system prompt never changes within a run
+        parts = [request.system, protocol_prompt(request.all_tools) if request.all_tools else ""]
+        return ModelRequest(
+            "\n\n".join(p for p in parts if p),
+            tuple(render_messages(request.messages)),
+            (),
+            request.notes,
+            replace(request.settings, tool_choice="auto"),
+        )
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        inner = self._inner(request)
+        names = {t.name for t in request.tools}
+        usage: Usage | None = None
+        prefix = f"text-{len(request.messages)}-"
+        for attempt in range(self.max_reasks + 1):
+            response = await self.model.request(inner)
+            if response.usage is not None:
+                usage = response.usage if usage is None else usage + response.usage
+            raw = response.text or ""
+            parsed = parse_tool_calls(raw, names, id_prefix=prefix)
+            if not names:  # no tools allowed this time (forced last iteration): all is answer
+                return ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
+                                     response.model_name)
+            if not parsed.errors or attempt == self.max_reasks:
+                break
+            inner = ModelRequest(inner.system, (*inner.messages, Message.assistant(raw),
+                                 Message.user(_reask(parsed.errors), kind="reminder")),
+                                 (), inner.notes, inner.settings)
+        if parsed.calls:
+            return ModelResponse(parsed.text or None, parsed.calls, usage, "tool_calls",
+                                 response.model_name)
+        return ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
+                             response.model_name)
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
