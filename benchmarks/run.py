@@ -462,41 +462,48 @@ def print_report(res: dict[str, Any]) -> None:
             print(" | ".join(r))
 
 
-# -- main ----------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="smoke run, under 3 minutes")
-    p.add_argument("--json", metavar="PATH", help="write all results as JSON")
-    p.add_argument("--no-peers", action="store_true", help="measure reactloop only")
-    p.add_argument("--no-install", action="store_true",
-                   help="never install the peers; use them only if already installed")
-    p.add_argument("--only", nargs="+", metavar="W",
-                   choices=["overhead", "cold", "concurrency", "scale", "prefix", "embedded"],
-                   help="run only these workloads")
-    p.add_argument("--reps", type=int, help="repetitions per figure (default 5, quick 3)")
-    a = p.parse_args(argv)
-    quick = a.quick
-    only = set(a.only or ["overhead", "cold", "concurrency", "scale", "prefix", "embedded"])
-    reps = a.reps or (3 if quick else 5)
-    params = {
-        "reps": reps,
-        "overhead_runs": 30 if quick else 200,
-        "overhead_warmup": 5 if quick else 20,
-        "concurrent_runs": 100 if quick else 1000,
-        "concurrency_reps": 2 if quick else 3,
-        "scale_runs": 1000 if quick else 10000,
-        "delay_s": 0.05,
-        "tool_calls_per_run": N_CALLS,
-    }
-    started = time.monotonic()
-    res: dict[str, Any] = {"quick": quick, "params": params, "machine": machine_facts()}
+def markdown_report(res: dict[str, Any]) -> str:
+    """The results as Markdown, for benchmarks/README.md."""
+    m = res["machine"]
+    load = m.get("load_average_at_start")
+    lines = [
+        f"Run of {m['date']}{' (--quick)' if res['quick'] else ''}: {m['cpu']}, {m['cores']} "
+        f"cores, {m['memory_gib']} GiB, {m['os']}, Python {m['python']}, reactloop commit "
+        f"`{m['reactloop_commit']}`"
+        + (f", load average at start {load[0]:.2f}" if load else "") + ".",
+        "",
+        "| framework | version | run (10 tool calls) | µs / tool-call iteration | import | "
+        f"concurrency ({res['params']['concurrent_runs']} runs), % of ideal | "
+        "KiB / concurrent run |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    ov, cs, cc = res.get("overhead", {}), res.get("cold_start", {}), res.get("concurrency", {})
+    nan = float("nan")
+    for fw, info in res["frameworks"].items():
+        if info.get("unavailable"):
+            lines.append(f"| {info['name']} | unavailable: {info['unavailable']} ||||||")
+            continue
+        o, c, i = ov.get(fw, {}), cc.get(fw, {}), cs.get(fw, {})
+        lines.append(" | ".join([
+            f"| {info['name']}", info.get("version", "?"),
+            fmt(o.get("median_run_s", nan) * 1000, ".2f", " ms"),
+            fmt(o.get("per_iteration_s", nan) * 1e6, ".0f"),
+            fmt(i.get("s", nan) * 1000, ".0f", " ms"),
+            fmt(c.get("pct_of_ideal"), ".1f", " %"),
+            fmt(c.get("kb_per_run"), ".1f"),
+        ]) + " |")
+    lines += ["", *(f"- {e.strip()}" for e in extra_lines(res)), "",
+              "| target | measured | requirement | status |", "|---|---:|---|---|"]
+    lines += [f"| {t.strip()} | {mm} | {r} | {check(ok)} |" for t, mm, r, ok in targets(res)]
+    return "\n".join(lines) + "\n"
 
+
+def discover(py_peers: str | None, why: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """The interpreter of every framework that can run, and facts about all of them."""
     import importlib
 
     interpreters: dict[str, str] = {}
     fw_info: dict[str, dict[str, Any]] = {}
-    py_peers, why = (None, "skipped (--no-peers)") if a.no_peers else peers_python(
-        install=not a.no_install, timeout=150 if quick else 900)
     for fw in FRAMEWORKS:
         mod = importlib.import_module(f"frameworks.{fw}_fw")
         info: dict[str, Any] = {"name": mod.NAME, "dist": mod.DIST, "peer": mod.PEER}
@@ -515,9 +522,52 @@ def main(argv: list[str] | None = None) -> int:
             continue
         info["version"] = v["version"]
         interpreters[fw] = py
-    res["frameworks"] = fw_info
     for info in fw_info.values():
         log(f"{info['name']}: {info.get('version') or info.get('unavailable')}")
+    return interpreters, fw_info
+
+
+# -- main ----------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smoke run, under 3 minutes")
+    p.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="write the tables as Markdown")
+    p.add_argument("--from-json", metavar="PATH",
+                   help="measure nothing: print (and --markdown) the results of an earlier --json")
+    p.add_argument("--no-peers", action="store_true", help="measure reactloop only")
+    p.add_argument("--no-install", action="store_true",
+                   help="never install the peers; use them only if already installed")
+    p.add_argument("--only", nargs="+", metavar="W",
+                   choices=["overhead", "cold", "concurrency", "scale", "prefix", "embedded"],
+                   help="run only these workloads")
+    p.add_argument("--reps", type=int, help="repetitions per figure (default 5, quick 3)")
+    a = p.parse_args(argv)
+    if a.from_json:
+        old = json.loads(Path(a.from_json).read_text())
+        print_report(old)
+        if a.markdown:
+            Path(a.markdown).write_text(markdown_report(old))
+        return 0
+    quick = a.quick
+    only = set(a.only or ["overhead", "cold", "concurrency", "scale", "prefix", "embedded"])
+    reps = a.reps or (3 if quick else 5)
+    params = {
+        "reps": reps,
+        "overhead_runs": 30 if quick else 200,
+        "overhead_warmup": 5 if quick else 20,
+        "concurrent_runs": 100 if quick else 1000,
+        "concurrency_reps": 2 if quick else 3,
+        "scale_runs": 1000 if quick else 10000,
+        "delay_s": 0.05,
+        "tool_calls_per_run": N_CALLS,
+    }
+    started = time.monotonic()
+    res: dict[str, Any] = {"quick": quick, "params": params, "machine": machine_facts()}
+
+    py_peers, why = (None, "skipped (--no-peers)") if a.no_peers else peers_python(
+        install=not a.no_install, timeout=150 if quick else 900)
+    interpreters, res["frameworks"] = discover(py_peers, why)
 
     precompile(interpreters)
     if "overhead" in only:
@@ -553,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)
         Path(a.json).write_text(json.dumps(res, indent=2, default=str))
         log(f"wrote {a.json}")
+    if a.markdown:
+        Path(a.markdown).write_text(markdown_report(res))
     broken = reactloop_failures(res)
     for b in broken:
         log(f"reactloop failed: {b}")
