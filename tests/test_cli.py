@@ -76,3 +76,19 @@ def test_chat_session_persists_across_processes(tmp_path: Path) -> None:
     shown = reactloop("sessions", "show", "demo", "--store", store)
     assert shown.returncode == 0, shown.stderr
     assert "What is 17 + 25?" in shown.stdout and "And 2 + 2?" in shown.stdout
+
+
+def test_base_url_needs_an_openai_model() -> None:
+    proc = reactloop("run", "--base-url", "http://127.0.0.1:9/v1", "--model", "local", "hi")
+    assert proc.returncode == 1 and "--base-url needs an openai:<name> model" in proc.stderr
+
+
+def test_text_protocol_wrapping_the_embedded_model_ends_with_an_answer() -> None:
+    pytest.importorskip("llama_cpp")
+    proc = reactloop("run", "--text-tools", "--json", "-n", "3", "What is 17 + 25?")
+    import json
+
+    data = json.loads(proc.stdout)
+    assert proc.returncode == (0 if data["state"] == "completed" else 2), proc.stderr
+    assert data["output"].strip()
+    assert data["messages"][0]["content"] == "What is 17 + 25?"

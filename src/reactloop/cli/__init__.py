@@ -29,6 +29,12 @@ def _agent_options(f: Any) -> Any:
         click.option("--model", "-m", default="local", show_default=True,
                      help="'local', 'local:/path.gguf', 'openai:<name>', 'anthropic:<name>', "
                           "'gemini:<name>' or 'ollama:<name>'."),
+        click.option("--base-url", metavar="URL",
+                     help="An OpenAI-compatible server for an openai:<name> model "
+                          "(vLLM, llama.cpp server, LM Studio, Ollama)."),
+        click.option("--text-tools", is_flag=True,
+                     help="Use the text tool protocol (<tool>{...}</tool>) instead of native "
+                          "function calling, for models without it."),
         click.option("--max-iterations", "-n", type=click.IntRange(min=1), default=10,
                      show_default=True, help="Model calls per run; the last one must answer."),
         click.option("--tools", "-t", "tool_specs", multiple=True, metavar="MODULE:ATTR",
@@ -74,13 +80,38 @@ def _build_agent(opts: dict[str, Any]) -> Any:
 
         tools = [*DEMO_TOOLS, *tools]
     return Agent(
-        model=opts["model"], instructions=opts["instructions"], tools=tools,
+        model=_build_model(opts), instructions=opts["instructions"], tools=tools,
         skills=opts["skill_dirs"], mcp_servers=mcp_servers,
         max_iterations=opts["max_iterations"],
         max_execution_time=opts.get("max_execution_time"),
         tool_timeout=opts.get("tool_timeout"), loop_control=opts["loop_control"],
         workspace=opts.get("workspace"),
     )
+
+
+def _build_model(opts: dict[str, Any]) -> Any:
+    from reactloop.errors import UserError
+    from reactloop.models._resolve import resolve_model
+
+    spec: str = opts["model"]
+    base_url = opts.get("base_url")
+    if base_url:
+        prefix, _, name = spec.partition(":")
+        if prefix not in ("openai", "ollama") or not name:
+            raise UserError(f"--base-url needs an openai:<name> model, got {spec!r}")
+        from reactloop.models._resolve import require_extra
+
+        require_extra("openai", "openai", f"model {spec!r}")
+        from reactloop.models.openai import OpenAIModel
+
+        model: Any = OpenAIModel(name, base_url=base_url)
+    else:
+        model = resolve_model(spec)
+    if opts.get("text_tools"):
+        from reactloop.models.text_protocol import TextToolProtocol
+
+        model = TextToolProtocol(model)
+    return model
 
 
 def _fail(message: str, code: int = 1) -> None:
