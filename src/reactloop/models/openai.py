@@ -166,8 +166,9 @@ def _wire_message(m: Message) -> dict[str, Any]:
     if m.role == "assistant" and m.tool_calls:
         return {
             "role": "assistant",
-            # OpenAI accepts null content next to tool calls; an empty string reads as a turn
-            "content": m.content or None,
+            # a string, even when empty: llama.cpp's server rejects null and its chat templates
+            # read the key
+            "content": m.content,
             "tool_calls": [
                 {
                     "id": c.id or f"call_{i}",
@@ -342,8 +343,10 @@ class StreamAssembler:
         if fragment.get("id"):
             call["id"] = fragment["id"]
         function = fragment.get("function") or {}
-        if function.get("name"):
-            call["name"] += function["name"]
+        name = function.get("name")
+        # OpenAI sends the name once; llama.cpp's server repeats it in every fragment
+        if name and name != call["name"]:
+            call["name"] += name
         if function.get("arguments"):
             call["arguments"].append(function["arguments"])
 
