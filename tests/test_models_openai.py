@@ -479,3 +479,25 @@ def test_model_string_constructs_without_network(monkeypatch: pytest.MonkeyPatch
 def test_import_reactloop_does_not_import_openai() -> None:
     code = "import sys, reactloop, reactloop.models; assert 'openai' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- pure translation and capability facts -------------------------------------------------
+def test_unrepairable_arguments_become_empty_and_keep_the_call() -> None:
+    from reactloop.models.openai import parse_completion
+
+    data = {"choices": [{"finish_reason": "tool_calls", "message": {"tool_calls": [
+        {"id": "c1", "function": {"name": "add", "arguments": "not json at all"}},
+        {"id": "c2", "function": {"arguments": "{}"}},  # no name: nothing could run it
+    ]}}]}
+    response = parse_completion(data)
+    assert response.tool_calls == (ToolCall("add", {}, "c1"),)
+    assert response.finish_reason == "tool_calls" and response.usage is None
+
+
+def test_context_windows_by_family() -> None:
+    from reactloop.models._profiles import openai_context_window
+
+    assert openai_context_window("gpt-4o-mini") == 128_000
+    assert openai_context_window("gpt-4-turbo-preview") == 128_000
+    assert openai_context_window("gpt-4-0613") == 8_192
+    assert openai_context_window("smollm2") is None
