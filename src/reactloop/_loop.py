@@ -195,7 +195,7 @@ class _Run:
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, started: float
                          ) -> AsyncIterator[Event]:
-        calls = [c if c.id else ToolCall(c.name, c.arguments, f"call_{k}_{i}")
+        calls = [c if c.id else ToolCall(c.name, c.arguments, f"call_{self.run_id[:8]}_{k}_{i}")
                  for i, c in enumerate(response.tool_calls)]
         self._append(Message.assistant(response.text, calls))
         self.metrics.tool_calls += len(calls)

@@ -69,6 +69,13 @@ class Renderer:
             self.stop()
             c.print(f"[magenta]  • {getattr(event, 'name', '')}: "
                     f"{short(str(getattr(event, 'data', '')))}[/]")
+        elif t == "plan_update":
+            self.stop()
+            c.print(f"[blue]  plan: {short(str(getattr(event, 'plan', '')), 160)}[/]")
+        elif t == "compaction":
+            c.print(f"[dim]  context compacted ({getattr(event, 'tier', '')}): "
+                    f"{getattr(event, 'tokens_before', 0)} → "
+                    f"{getattr(event, 'tokens_after', 0)} tokens[/]")
         elif t == "retry":
             c.print(f"[yellow]  retrying after {getattr(event, 'wait', 0):.1f}s[/]")
 
