@@ -501,3 +501,24 @@ def test_context_windows_by_family() -> None:
     assert openai_context_window("gpt-4-turbo-preview") == 128_000
     assert openai_context_window("gpt-4-0613") == 8_192
     assert openai_context_window("smollm2") is None
+
+
+def test_cli_against_the_real_server(llama_server: str) -> None:
+    """`reactloop run --model openai:<name> --base-url ...` runs a tool through the server."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "reactloop", "run", "--json", "--model", "openai:smollm2",
+         "--base-url", llama_server, "--tool-choice", "required", "-n", "2",
+         "--no-demo-tools", "--tools", "reactloop.demo_tools:add",
+         "What is 17 + 25?"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    data = json.loads(proc.stdout)
+    assert proc.returncode == (0 if data["state"] == "completed" else 2), proc.stderr
+    results = [r for s in data["steps"] for r in s["results"]]
+    assert results and results[0]["name"] == "add"
+    assert results[0]["error"] is None
+    assert data["output"].strip()

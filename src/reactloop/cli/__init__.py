@@ -35,6 +35,10 @@ def _agent_options(f: Any) -> Any:
         click.option("--text-tools", is_flag=True,
                      help="Use the text tool protocol (<tool>{...}</tool>) instead of native "
                           "function calling, for models without it."),
+        click.option("--tool-choice", type=click.Choice(["auto", "required", "none"]),
+                     default="auto", show_default=True,
+                     help="Whether the model may, must or must not call a tool in each step "
+                          "(the last step never calls tools)."),
         click.option("--max-iterations", "-n", type=click.IntRange(min=1), default=10,
                      show_default=True, help="Model calls per run; the last one must answer."),
         click.option("--tools", "-t", "tool_specs", multiple=True, metavar="MODULE:ATTR",
@@ -63,7 +67,7 @@ def _agent_options(f: Any) -> Any:
 
 
 def _build_agent(opts: dict[str, Any]) -> Any:
-    from reactloop import Agent
+    from reactloop import Agent, ModelSettings
     from reactloop.cli._load import load_tools
 
     tools = load_tools(tuple(opts["tool_specs"]))
@@ -86,6 +90,7 @@ def _build_agent(opts: dict[str, Any]) -> Any:
         max_execution_time=opts.get("max_execution_time"),
         tool_timeout=opts.get("tool_timeout"), loop_control=opts["loop_control"],
         workspace=opts.get("workspace"),
+        model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto"),
     )
 
 
