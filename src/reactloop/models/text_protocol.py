@@ -10,19 +10,28 @@ no native tools are sent, and past calls and results are rendered back as that s
 Replies are parsed by :func:`parse_tool_calls`, which tolerates what real models emit (code
 fences, trailing commas, single quotes, a missing ``server_name``, text around the tags,
 several tags). What it cannot repair goes back to the model as a precise error, at most
-``max_reasks`` times; after that the text is returned as the answer.
+``max_reasks`` times; after that the text is returned as the answer. A reply cut off by the
+token limit is not re-asked: it keeps ``finish_reason="length"`` and the loop retries it with
+more room. Streaming shows the answer text only (never thinking or tool tags).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import Model, ModelRequest, ModelResponse, ToolSpec
+from reactloop.models._base import (
+    FinishReason,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolSpec,
+)
 
 __all__ = ["ParsedReply", "TextToolProtocol", "parse_tool_calls", "protocol_prompt",
            "render_messages"]
@@ -30,7 +39,11 @@ __all__ = ["ParsedReply", "TextToolProtocol", "parse_tool_calls", "protocol_prom
 _THINKING = re.compile(r"<thinking>(.*?)(?:</thinking>|\Z)", re.S | re.I)
 _TOOL = re.compile(r"<tool>(.*?)(?:</tool>|\Z)", re.S | re.I)
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?|\n?\s*```\s*$")
-_STRAY_FENCE = re.compile(r"```[\w-]*")
+# fences left empty once the tool tag inside them is gone, and one left open at the end (an
+# unclosed tag took its closing fence); fences around real content (code) stay
+_EMPTY_FENCE = re.compile(r"```[\w-]*\s*```|```[\w-]*\s*\Z")
+# the end of a partial reply that may still become a tag or a fence: held back in streams
+_UNFINISHED = re.compile(r"(</?[A-Za-z_]*|`+[\w-]*\s*)\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +115,39 @@ def parse_tool_calls(text: str, tool_names: Collection[str] | None = None,
             errors.append(found)
         else:
             calls.append(ToolCall(found[0], found[1], f"{id_prefix}{len(calls)}"))
-    answer = _STRAY_FENCE.sub("", _TOOL.sub("", rest)).strip()
+    answer = _answer(rest).strip()
     return ParsedReply(tuple(calls), "\n".join(thinking_parts) or None, answer, tuple(errors))
+
+
+def _answer(text: str) -> str:
+    """``text`` without thinking, tool tags and the fences that only wrapped a tag."""
+    return _EMPTY_FENCE.sub("", _TOOL.sub("", _THINKING.sub("", text)))
+
+
+class _VisibleText:
+    """The answer part of a reply as it streams in: thinking and tool tags never show.
+
+    Each delta extends the text shown so far; a tail that may still turn into a tag or a fence
+    is held back until it is decided. Should an edit ever change what was already shown, the
+    stream shows nothing more (the final response carries the whole answer).
+    """
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.shown = ""
+
+    def feed(self, delta: str) -> str:
+        self.raw += delta
+        return self._advance(_answer(_UNFINISHED.sub("", self.raw)).strip())
+
+    def flush(self) -> str:
+        return self._advance(_answer(self.raw).strip())
+
+    def _advance(self, visible: str) -> str:
+        if not visible.startswith(self.shown):
+            return ""
+        new, self.shown = visible[len(self.shown):], visible
+        return new
 
 
 # -- prompt rendering (pure) -----------------------------------------------------------------
@@ -193,29 +237,72 @@ class TextToolProtocol(Model):
         )
 
     async def request(self, request: ModelRequest) -> ModelResponse:
+        response: ModelResponse | None = None
+        async for item in self._attempts(request, stream=False):
+            if isinstance(item, ModelResponse):
+                response = item
+        assert response is not None
+        return response
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        """Streams the answer text only: thinking and ``<tool>`` tags never show. A re-asked
+        reply streams again, so text before an unusable tag may show twice."""
+        async for item in self._attempts(request, stream=True):
+            yield item
+
+    async def _once(self, inner: ModelRequest, stream: bool
+                    ) -> AsyncIterator[TextDelta | ModelResponse]:
+        if not stream:
+            yield await self.model.request(inner)
+            return
+        visible = _VisibleText()
+        async for item in self.model.stream(inner):
+            if not isinstance(item, TextDelta):
+                if tail := visible.flush():
+                    yield TextDelta(tail)
+                yield item
+            elif shown := visible.feed(item.text):
+                yield TextDelta(shown)
+
+    async def _attempts(self, request: ModelRequest, *, stream: bool
+                        ) -> AsyncIterator[TextDelta | ModelResponse]:
+        """Call the model, re-asking (at most ``max_reasks`` times) while a tag is unusable;
+        the last item is the :class:`ModelResponse`."""
         inner = self._inner(request)
         names = {t.name for t in request.tools}
         usage: Usage | None = None
         prefix = f"text-{len(request.messages)}-"
         for attempt in range(self.max_reasks + 1):
-            response = await self.model.request(inner)
+            response = ModelResponse()
+            async for item in self._once(inner, stream):
+                if isinstance(item, TextDelta):
+                    yield item
+                else:
+                    response = item
             if response.usage is not None:
                 usage = response.usage if usage is None else usage + response.usage
             raw = response.text or ""
             parsed = parse_tool_calls(raw, names, id_prefix=prefix)
             if not names:  # no tools allowed this time (forced last iteration): all is answer
-                return ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
-                                     response.model_name)
-            if not parsed.errors or attempt == self.max_reasks:
+                yield ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
+                                    response.model_name)
+                return
+            # a reply cut off by the token limit is not re-asked: the loop retries it with
+            # more room when it sees finish_reason "length"
+            if (not parsed.errors or attempt == self.max_reasks
+                    or response.finish_reason == "length"):
                 break
             inner = ModelRequest(inner.system, (*inner.messages, Message.assistant(raw),
                                  Message.user(_reask(parsed.errors), kind="reminder")),
                                  (), inner.notes, inner.settings)
-        if parsed.calls:
-            return ModelResponse(parsed.text or None, parsed.calls, usage, "tool_calls",
-                                 response.model_name)
-        return ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
-                             response.model_name)
+        if parsed.calls:  # repaired from a cut-off reply, the calls still say "length"
+            finish: FinishReason = ("length" if response.finish_reason == "length"
+                                    else "tool_calls")
+            yield ModelResponse(parsed.text or None, parsed.calls, usage, finish,
+                                response.model_name)
+            return
+        yield ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
+                            response.model_name)
 
     def count_tokens(self, text: str) -> int:
         return self.model.count_tokens(text)
