@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from reactloop import _notes as notes
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
+_NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
 
 
 class _End(Exception):
@@ -172,7 +173,7 @@ class _Run:
         model = self.agent.model
         token = retry_listener.set(self._on_retry)
         try:
-            async with asyncio.timeout(self._remaining()):
+            async with self._deadline_scope():
                 if not self.stream:
                     response = await model.request(request)
                     for ev in self._flush():  # retry events
@@ -214,21 +215,23 @@ class _Run:
         self._check_control(results)
 
     async def _execute(self, calls: list[ToolCall]) -> list[ToolResult]:
-        fresh = [c for c in calls if self._seen_key(c) not in self.seen]
+        keys = [None if self._repeatable(c) else self._seen_key(c) for c in calls]
+        fresh = [c for c, key in zip(calls, keys, strict=True) if key not in self.seen]
         agent = self.agent
-        async with asyncio.timeout(self._remaining()):
+        async with self._deadline_scope():
             done = await self.registry.execute(
                 fresh, run_id=self.run_id, default_timeout=agent.tool_timeout,
                 max_parallel=agent.max_parallel_tools, deps=agent.deps,
                 emit=self._emit, add_tools=self._add_tools)
         by_id = {r.call_id: r for r in done}
         results = []
-        for c in calls:
+        for c, key in zip(calls, keys, strict=True):
             r = by_id.get(c.id or "")
-            if r is None:  # identical to an earlier call: answer from its result
-                r = notes.repeated(self.seen[self._seen_key(c)], c.id or "")
-            elif r.error is None and self._repeatable(c) is False:
-                self.seen[self._seen_key(c)] = r
+            if r is None and key is not None:  # identical to an earlier call: reuse its result
+                r = notes.repeated(self.seen[key], c.id or "")
+            elif r is not None and r.error is None and key is not None:
+                self.seen[key] = r
+            assert r is not None
             results.append(r)
         return results
 
@@ -306,6 +309,12 @@ class _Run:
             return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
         except (TypeError, ValueError):
             return call.name + "\0" + repr(call.arguments)
+
+    def _deadline_scope(self) -> AbstractAsyncContextManager[object]:
+        # no deadline: skip asyncio.timeout's bookkeeping (it runs twice per iteration)
+        if self.deadline is None:
+            return _NO_DEADLINE
+        return asyncio.timeout(self._remaining())
 
     def _remaining(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
