@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reactloop import Agent, ModelResponse, RunState, ToolCall, tool
+from reactloop import Agent, ModelResponse, RunState, ToolCall
 from reactloop.events import CustomEvent
 from reactloop.testing import ScriptedModel
 
@@ -112,20 +108,11 @@ def test_airport_walkthrough_emits_ui_events() -> None:
     assert events[-1].type == "run_end"
 
 
-@tool
-def run_command(command: str) -> str:
-    """Run a command (a stand-in for the workspace tool in these tests).
-
-    Args:
-        command: the command line.
-    """
-    env = {**os.environ, "BOOK_FLIGHT_NOW": "2026-11-30T09:00:00"}
-    argv = shlex.split(command)
-    if argv[0] == "python":
-        argv[0] = sys.executable
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60,
-                          check=False)
-    return done.stdout + done.stderr
+def _stdout(content: str) -> object:
+    """The JSON a script printed, from the workspace's run_command result."""
+    result = json.loads(content)
+    assert result["exit_code"] == 0, result
+    return json.loads(result["stdout"])
 
 
 def test_book_flight_multi_turn_walkthrough() -> None:
@@ -146,7 +133,11 @@ def test_book_flight_multi_turn_walkthrough() -> None:
                                           "CA925-20261201 --passenger 'Li Wei'"),
         "Booked.",
     ])
-    agent = Agent(model=model, skills=[EXAMPLES], tools=[run_command])
+    from reactloop.tools.workspace import Workspace
+
+    # the real workspace tool, confined to the skill's folder, runs the skill's scripts
+    workspace = Workspace(BOOK_FLIGHT, env={"BOOK_FLIGHT_NOW": "2026-11-30T09:00:00"})
+    agent = Agent(model=model, skills=[EXAMPLES], workspace=workspace)
     chat = agent.conversation()
     first = chat.send_sync("I want to book a flight to Tokyo")
     assert first.output.startswith("Where are you flying from")
@@ -155,9 +146,11 @@ def test_book_flight_multi_turn_walkthrough() -> None:
     assert f"Folder: {BOOK_FLIGHT.resolve()}" in loaded
 
     chat.send_sync("From Beijing, tomorrow, economy, 1 person")
-    now = json.loads(model.requests[3].messages[-1].content)
+    now = _stdout(model.requests[3].messages[-1].content)
+    assert isinstance(now, dict)
     assert now["date"] == "2026-11-30"
-    flights = json.loads(model.requests[4].messages[-1].content)
+    flights = _stdout(model.requests[4].messages[-1].content)
+    assert isinstance(flights, dict)
     assert flights["count"] == 5 and flights["flights"][0]["flight_id"] == "CA925-20261201"
     # the instructions loaded in turn 1 are still in the conversation in turn 2
     assert any(m.content.startswith("# Skill: book-flight") for m in model.requests[4].messages)
@@ -165,7 +158,8 @@ def test_book_flight_multi_turn_walkthrough() -> None:
 
     result = chat.send_sync("Yes, book CA925 for Li Wei")
     assert "checked bags" in model.requests[6].messages[-1].content
-    booking = json.loads(model.requests[7].messages[-1].content)
+    booking = _stdout(model.requests[7].messages[-1].content)
+    assert isinstance(booking, dict)
     assert booking["status"] == "confirmed" and booking["passengers"] == ["Li Wei"]
     assert result.output == "Booked." and model.remaining == 0
 
