@@ -332,7 +332,7 @@ class _Run:
         self.metrics.execution_time = time.perf_counter() - self.started
         self.metrics.success = state is RunState.COMPLETED
         return RunResult(output, state, list(self.steps), self.metrics, list(self.messages),
-                         error, self.agent._plan_of(self))
+                         error, self.agent._plan_of(self), self.run_id)
 
 
 def _uncancel() -> None:

@@ -141,14 +141,21 @@ class Agent:
         self._system: str | None = None
 
     # -- public entry points -----------------------------------------------------------------
-    async def run(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
+    async def run(self, prompt: str, *, history: Sequence[Message] = (),
+                  on_message: Callable[[Message], None] | None = None) -> RunResult:
         """Run the agent on ``prompt`` (after ``history``, if any) and return the result.
 
         Never raises for run failures: limits, cancellation and model errors end the run with
         the matching ``RunState`` (the error is kept on ``result.error``).
+
+        Args:
+            prompt: the user's message.
+            history: earlier messages of the conversation.
+            on_message: called with every message the run adds to the history (the prompt
+                first), before the run goes on: a write-ahead hook for stores.
         """
         result: RunResult | None = None
-        async for event in self._events(prompt, history, stream=False):
+        async for event in self._events(prompt, history, stream=False, on_message=on_message):
             if isinstance(event, RunEndEvent):
                 result = event.result
         assert result is not None
@@ -158,11 +165,13 @@ class Agent:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
         return asyncio.run(self.run(prompt, history=history))
 
-    async def stream(self, prompt: str, *, history: Sequence[Message] = ()
+    async def stream(self, prompt: str, *, history: Sequence[Message] = (),
+                     on_message: Callable[[Message], None] | None = None
                      ) -> AsyncIterator[Event]:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
-        writes. The last event is ``run_end`` holding the :class:`RunResult`."""
-        async for event in self._events(prompt, history, stream=True):
+        writes. The last event is ``run_end`` holding the :class:`RunResult`. ``history`` and
+        ``on_message`` as for :meth:`run`."""
+        async for event in self._events(prompt, history, stream=True, on_message=on_message):
             yield event
 
     def conversation(self, history: Sequence[Message] = ()) -> Conversation:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from reactloop.messages import ToolCall
-from reactloop.models._base import ModelResponse
+from reactloop.messages import ModelResponse, ToolCall
 from reactloop.result import ToolResult
 
 if TYPE_CHECKING:
@@ -45,6 +44,14 @@ log = logging.getLogger("reactloop")
 class Event:
     type: ClassVar[str] = "event"
     run_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as JSON-ready data: ``{"type": ..., "run_id": ..., <fields>}`` (the one
+        serialiser that the CLI's ``--json``, the server's SSE and the logs all use)."""
+        d: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            d[f.name] = _plain(getattr(self, f.name))
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +178,32 @@ class StepEvent(Event):
 
     type: ClassVar[str] = "step"
     step: Step = field(repr=False)
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, ToolResult):
+        return {"name": value.name, "call_id": value.call_id,
+                "arguments": _plain(dict(value.arguments)), "result": _plain(value.result),
+                "error": value.error, "content": value.content, "traceback": value.traceback,
+                "duration": value.duration, "cached": value.cached}
+    if isinstance(value, ModelResponse):
+        return {"text": value.text, "tool_calls": [c.to_dict() for c in value.tool_calls],
+                "usage": None if value.usage is None else {
+                    "input_tokens": value.usage.input_tokens,
+                    "output_tokens": value.usage.output_tokens},
+                "finish_reason": value.finish_reason, "model_name": value.model_name}
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value, fallback=str)
 
 
 class Callbacks(Protocol):

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = [
+    "FinishReason",
     "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
     "Role",
+    "TextDelta",
     "ToolCall",
+    "ToolChoice",
+    "ToolSpec",
     "Usage",
     "message_from_dict",
     "messages_from_json",
@@ -34,9 +41,15 @@ class ToolCall:
     """Arguments as parsed JSON (not yet validated)."""
     id: str | None = None
     """Provider call id; the loop fills one in when the provider gives none."""
+    provider_details: Mapping[str, Any] | None = None
+    """What a provider needs back on the next turn for this call (e.g. Gemini's thought
+    signature), keyed by provider; JSON values only. Other adapters ignore it."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "arguments": dict(self.arguments), "id": self.id}
+        d: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments), "id": self.id}
+        if self.provider_details:
+            d["provider_details"] = dict(self.provider_details)
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +86,9 @@ class Message:
     """Tool messages: whether the tool failed."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts that are not sent to the model (e.g. ``{"kind": "reminder"}``)."""
+    provider_details: Mapping[str, Any] | None = None
+    """What a provider needs back on the next turn (thought signatures, reasoning ids),
+    keyed by provider; JSON values only. Stored and serialised with the message."""
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -83,8 +99,10 @@ class Message:
         return cls("user", content, metadata=metadata)
 
     @classmethod
-    def assistant(cls, content: str | None = None, tool_calls: Iterable[ToolCall] = ()) -> Message:
-        return cls("assistant", content or "", tuple(tool_calls))
+    def assistant(cls, content: str | None = None, tool_calls: Iterable[ToolCall] = (),
+                  provider_details: Mapping[str, Any] | None = None) -> Message:
+        return cls("assistant", content or "", tuple(tool_calls),
+                   provider_details=provider_details or None)
 
     @classmethod
     def tool(cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False) -> Message:
@@ -103,6 +121,8 @@ class Message:
             d["is_error"] = True
         if self.metadata:
             d["metadata"] = dict(self.metadata)
+        if self.provider_details:
+            d["provider_details"] = dict(self.provider_details)
         return d
 
 
@@ -115,13 +135,15 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
         role=role,
         content=d.get("content") or "",
         tool_calls=tuple(
-            ToolCall(c["name"], c.get("arguments") or {}, c.get("id"))
+            ToolCall(c["name"], c.get("arguments") or {}, c.get("id"),
+                     c.get("provider_details") or None)
             for c in d.get("tool_calls") or ()
         ),
         tool_call_id=d.get("tool_call_id"),
         name=d.get("name"),
         is_error=bool(d.get("is_error", False)),
         metadata=d.get("metadata") or {},
+        provider_details=d.get("provider_details") or None,
     )
 
 
@@ -131,3 +153,93 @@ def messages_to_json(messages: Sequence[Message]) -> str:
 
 def messages_from_json(text: str) -> list[Message]:
     return [message_from_dict(d) for d in json.loads(text)]
+
+
+# -- what goes to a model and comes back: values too, so events and results can hold them --
+
+FinishReason = Literal["stop", "length", "tool_calls", "error"]
+ToolChoice = Literal["auto", "required", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model is told about one tool. Derived from the tool that executes."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    """JSON schema of the arguments object."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    max_tokens: int | None = None
+    """Upper bound on generated tokens (None: the adapter's default)."""
+    temperature: float | None = None
+    tool_choice: ToolChoice = "auto"
+    """``"required"`` forces a tool call, ``"none"`` forbids one."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Provider-specific request fields, passed through unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """An immutable snapshot of everything sent to the model for one call.
+
+    The request is assembled so that its prefix (``system``, ``tools``, ``messages``) only ever
+    grows between iterations; everything that changes per iteration lives in ``notes``, which
+    adapters place at the very end.
+    """
+
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    """The tools the model may call in this request."""
+    notes: tuple[str, ...] = ()
+    """Volatile text for this call only (budget notes, plan, retrieved context)."""
+    settings: ModelSettings = ModelSettings()
+    declared_tools: tuple[ToolSpec, ...] = ()
+    """All tools of the run. On the forced last iteration ``tools`` shrinks (to nothing, or
+    ``task_completion``); adapters that can keep the tool list and restrict the choice instead
+    (``tool_choice``) send these, so the request prefix — and the provider's prompt cache —
+    survives. Empty means "same as ``tools``"."""
+
+    @property
+    def all_tools(self) -> tuple[ToolSpec, ...]:
+        """The run's full, stable tool list (``declared_tools`` or ``tools``)."""
+        return self.declared_tools or self.tools
+
+    def messages_with_notes(self) -> tuple[Message, ...]:
+        """History plus the notes as one trailing user message (what most adapters send)."""
+        if not self.notes:
+            return self.messages
+        note = Message.user("\n\n".join(self.notes), kind="note")
+        return (*self.messages, note)
+
+    def with_settings(self, **changes: Any) -> ModelRequest:
+        return replace(self, settings=replace(self.settings, **changes))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """What the model answered: text, tool calls, or both."""
+
+    text: str | None = None
+    tool_calls: Sequence[ToolCall] = ()
+    usage: Usage | None = None
+    finish_reason: FinishReason | None = None
+    """``"length"`` when the output-token limit cut the response off."""
+    model_name: str | None = None
+    provider_details: Mapping[str, Any] | None = None
+    """Provider facts to keep with the assistant message (see :attr:`Message.provider_details`)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of streamed text."""
+
+    text: str

@@ -111,6 +111,8 @@ class RunResult:
     """Set when ``state`` is ``ERROR``."""
     plan: Any = None
     """The plan, when planning was used."""
+    run_id: str = ""
+    """The run's id (as on its events)."""
 
     @property
     def finished(self) -> bool:
@@ -127,6 +129,7 @@ class RunResult:
             "messages": [m.to_dict() for m in self.messages],
             "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
             "plan": _jsonable(self.plan),
+            "run_id": self.run_id,
         }
 
     def to_json(self, **kwargs: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reactloop.context._units import repair
@@ -103,8 +103,9 @@ class Session:
             written.append(message)
 
         try:
-            async for event in self.agent._events(text, history, stream=stream,
-                                                  on_message=write):
+            events = (self.agent.stream(text, history=history, on_message=write) if stream
+                      else self._run_events(text, history, write))
+            async for event in events:
                 if isinstance(event, RunEndEvent):
                     self._settle(event.result, [*history, *written])
                     ended = True
@@ -113,6 +114,11 @@ class Session:
             self._busy = False
             if not ended:  # abandoned or failed: the store holds whatever was written
                 self.messages = self._load()
+
+    async def _run_events(self, text: str, history: Sequence[Message],
+                          write: Callable[[Message], None]) -> AsyncIterator[Event]:
+        result = await self.agent.run(text, history=history, on_message=write)
+        yield RunEndEvent(result.run_id, result)
 
     def _settle(self, result: RunResult, stored: Sequence[Message]) -> None:
         messages = list(result.messages)
