@@ -103,7 +103,7 @@ def test_tier2_stub_tells_how_to_reload_and_that_works() -> None:
 
     skills = SkillSet.discover([EXAMPLES])
     name = skills.names[0]
-    text, _ = skills.load(name, run_id="t2")
+    text, _ = skills.load(name, {})
     msgs = [Message.user("go"), Message.assistant("", [ToolCall("load_skill", {"name": name},
                                                                 "s")]),
             Message.tool("s", "load_skill", text), *history(4, size=10)[1:]]

@@ -65,7 +65,7 @@ def test_tool_calls_and_tool_specs_are_counted() -> None:
     with_call = counter.message(Message.assistant("", [ToolCall("search", {"q": "x" * 40})]))
     assert with_call > bare + 10
     agent = Agent(model=FunctionModel(lambda r: "x"), tools=[_search])
-    specs = agent._registry.specs()
+    specs = agent.spec.tools.specs()
     assert counter.tools(specs) > 10 and counter.tools(()) == 0
 
 
@@ -151,7 +151,7 @@ def test_a_request_event_before_every_model_call_with_tokens_per_section() -> No
         assert types[types.index("request", events.index(e)) + 1] in ("model_response",
                                                                       "text_delta")
     first, second = requests
-    counter = agent._context.counter
+    counter = agent.spec.context.counter
     assert first.tokens["system"] == counter.text(model.requests[0].system) > 0
     assert first.tokens["tools"] > 0 and first.tokens["notes"] > 0
     assert first.tokens["total"] == sum(first.tokens[k] for k in

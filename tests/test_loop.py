@@ -297,21 +297,30 @@ def test_max_execution_time_times_out_with_fallback() -> None:
     assert "time limit" in result.output
 
 
-def test_cancelling_the_task_gives_cancelled() -> None:
+def test_cancelling_the_task_records_cancelled_then_propagates() -> None:
     started = asyncio.Event()
+    finished: list[Any] = []
+
+    class Seen:
+        def on_finish(self, result: Any) -> None:
+            finished.append(result)
 
     async def wait_forever(_req: ModelRequest) -> ModelResponse:
         started.set()
         await asyncio.Event().wait()
         raise AssertionError
 
-    async def main() -> Any:
-        task = asyncio.create_task(Agent(model=FunctionModel(wait_forever)).run("go"))
+    async def main() -> bool:
+        agent = Agent(model=FunctionModel(wait_forever), callbacks=[Seen()])
+        task = asyncio.create_task(agent.run("go"))
         await started.wait()
         task.cancel()
-        return await task
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return task.cancelled()
 
-    result = asyncio.run(main())
+    assert asyncio.run(main()) is True  # asyncio's contract: the caller's task is cancelled
+    [result] = finished  # ...and the run recorded its end first
     assert result.state is RunState.CANCELLED and "cancelled" in result.output
 
 
@@ -471,7 +480,7 @@ def test_waiting_for_user_then_answer_continues_the_conversation() -> None:
         ({"tools": [42]}, "is not a tool"),
         ({"tools": [add, add.fn]}, "two tools are named 'add'"),
         ({"max_iterations": 0}, "max_iterations must be an integer of at least 1"),
-        ({"max_execution_time": -1}, "max_execution_time must be a positive number"),
+        ({"max_execution_time": -1}, "max_execution_time must be a positive, finite number"),
         ({"model": "gpt-4"}, "unknown model 'gpt-4'"),
         ({"model": "openai:"}, "names no model"),
         ({"mcp_servers": ["not a server"]}, "is not a tool source"),

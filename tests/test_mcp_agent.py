@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MCP_DEMO_SERVER, descendant_pids, run
-from reactloop import Agent, ModelResponse, RunState, ToolCall
+from reactloop import Agent, ModelResponse, RunResult, RunState, ToolCall
 from reactloop.mcp import MCPServer, MCPServerError
 from reactloop.testing import ScriptedModel
 
@@ -154,14 +154,23 @@ def test_run_timeout_and_cancellation_stop_the_servers() -> None:
     assert timed_out.state is RunState.TIMED_OUT
     assert descendant_pids() <= before
 
-    async def cancel_mid_call() -> RunState:
-        task = asyncio.create_task(agent().run("go"))
+    ended: list[RunState] = []
+
+    class Ended:
+        def on_finish(self, result: RunResult) -> None:
+            ended.append(result.state)
+
+    async def cancel_mid_call() -> bool:
+        task = asyncio.create_task(agent(callbacks=[Ended()]).run("go"))
         deadline = time.monotonic() + 60
         while not descendant_pids() - before:  # wait for the server to be running
             assert time.monotonic() < deadline, "the server never started"
             await asyncio.sleep(0.01)
         task.cancel()
-        return (await task).state
+        with pytest.raises(asyncio.CancelledError):  # cancellation propagates to the caller
+            await task
+        return task.cancelled()
 
-    assert run(cancel_mid_call()) is RunState.CANCELLED
+    assert run(cancel_mid_call()) is True
+    assert ended == [RunState.CANCELLED]
     assert descendant_pids() <= before

@@ -67,6 +67,7 @@ class Recorder:
         self.registry = ToolRegistry(skills.tools())
         self.events: list[tuple[str, Any]] = []
         self.added: list[str] = []
+        self.states: dict[str, dict[str, Any]] = {}  # each run's extension state
 
     def emit(self, name: str, data: Any = None) -> None:
         self.events.append((name, data))
@@ -80,7 +81,7 @@ class Recorder:
     def call(self, tool_name: str, /, run_id: str = "run-1", **arguments: Any) -> ToolResult:
         results = asyncio.run(self.registry.execute(
             [ToolCall(tool_name, arguments, "c1")], run_id=run_id, emit=self.emit,
-            add_tools=self.add_tools))
+            add_tools=self.add_tools, state=self.states.setdefault(run_id, {})))
         return results[0]
 
 
@@ -193,9 +194,10 @@ def test_broken_tools_py_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"tools.py: importing the skill's tools failed with "
                                         r"ZeroDivisionError.*fix tools.py"):
         skills.skill_tools("broken")
-    r = Recorder(skills).call("load_skill", name="broken")
+    rec = Recorder(skills)
+    r = rec.call("load_skill", name="broken")
     assert r.error is not None and "ZeroDivisionError" in r.error
-    assert skills.loaded("run-1") == []  # a failed load does not count
+    assert skills.loaded(rec.states["run-1"]) == []  # a failed load does not count
 
 
 def test_tool_name_clash_between_skills_is_reported(tmp_path: Path) -> None:
@@ -223,10 +225,11 @@ def test_restore_brings_back_skills_loaded_in_earlier_turns(lib: Path) -> None:
     ]
     assert loaded_in(history) == ["calc"]
     skills = SkillSet.discover([lib])
-    restored = skills.restore("turn-2", history)
+    state: dict[str, Any] = {}
+    restored = skills.restore(state, history)
     assert [t.name for t in restored] == ["triple", "double_it"]
-    assert skills.loaded("turn-2") == ["calc"]
-    text, added = skills.load("calc", "turn-2")
+    assert skills.loaded(state) == ["calc"]
+    text, added = skills.load("calc", state)
     assert "already loaded" in text and added == []
 
 

@@ -142,5 +142,5 @@ def test_agent_accepts_a_configured_workspace(tmp_path: Path) -> None:
 
     ws = Workspace(tmp_path, command_timeout=5)
     agent = Agent(model=ScriptedModel(["ok"]), workspace=ws)
-    assert agent._workspace is ws
+    assert ws.describe() in agent.spec.system
     assert {"read_file", "list_dir", "grep", "run_command"} <= set(agent.tools)

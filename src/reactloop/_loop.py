@@ -1,23 +1,31 @@
-"""The agent loop (features L1-L12). ``_Run.events`` is the loop; everything else is a helper.
+"""The agent loop (features L1-L12). ``_Loop.events`` is the loop; everything else is a helper.
 
 One run: build the request → call the model → run the tools it asked for (concurrently) →
 append the results to the history → repeat, until the model answers, a loop-control tool ends
 the run, or a limit is reached. Every path out of the loop produces a :class:`RunResult` and a
-``run_end`` event.
+``run_end`` event, and leaves no tool call without a result.
+
+The loop reads a :class:`~reactloop._spec.RunSpec` (configuration), keeps everything it
+accumulates in a :class:`~reactloop.RunContext` (data), and reaches the world only through a
+:class:`~reactloop.runtime.Runtime` (model calls, tool batches, MCP, clock, ids), so it is
+deterministic given what the runtime returns and runs unchanged inside a workflow engine.
+
+Cancellation follows asyncio: when the caller's task is cancelled the run records its end
+(``run_end`` with ``CANCELLED``, results for unfinished calls) and then re-raises
+``CancelledError``. Closing the event stream ends the run without raising.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
-from typing import TYPE_CHECKING, Any
 
 from reactloop import _notes as notes
+from reactloop._redact import redact
+from reactloop._spec import RunSpec
 from reactloop.events import (
-    CustomEvent,
     Event,
     IterationStartEvent,
     ModelResponseEvent,
@@ -31,16 +39,13 @@ from reactloop.events import (
     ToolErrorEvent,
     ToolResultEvent,
 )
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import ModelRequest, ModelResponse, ModelSettings, TextDelta
-from reactloop.models._retry import retry_listener
-from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
+from reactloop.messages import Message, ModelRequest, ModelResponse, TextDelta, ToolCall
+from reactloop.models._base import Model
+from reactloop.result import RunResult, RunState, Step, ToolResult
+from reactloop.run_context import RunContext
+from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import CONTROL_TOOL_NAMES
-
-if TYPE_CHECKING:
-    from reactloop.agent import Agent
-    from reactloop.tools._registry import ToolRegistry
-    from reactloop.tools._tool import Tool
+from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
 
@@ -53,42 +58,34 @@ class _End(Exception):
         self.state, self.output = state, output
 
 
-class _Run:
-    """The mutable state of one run. Serializable parts: ``messages``, ``steps``, ``metrics``."""
+class _Loop:
+    """One run: the spec, the runtime and the run's context."""
 
-    def __init__(self, agent: Agent, prompt: str, history: Sequence[Message], stream: bool,
-                 run_id: str, context_notes: Sequence[str],
-                 on_message: Callable[[Message], None] | None = None) -> None:
-        self.agent, self.stream, self.run_id = agent, stream, run_id
-        self.prompt = prompt
-        self.messages: list[Message] = [*history, Message.user(prompt)]
-        self.steps: list[Step] = []
-        self.metrics = Metrics()
-        self.registry: ToolRegistry = agent._registry.copy()
-        if agent._skills is not None and history:  # skills loaded in earlier turns stay loaded
-            self._add_tools(agent._skills.restore(run_id, history))
-        self.system = agent._system_prompt()
-        self.context_notes = tuple(context_notes)
-        self.on_message = on_message
-        self.pending: list[Event] = []  # events emitted by tools, flushed after each batch
-        self.seen: dict[str, ToolResult] = {}
-        self.reminders = 0
-        self.started = time.perf_counter()
-        self.deadline = (None if agent.max_execution_time is None
-                         else self.started + agent.max_execution_time)
+    __slots__ = ("ctx", "deadline", "rt", "spec", "started", "stream")
 
-    async def events(self) -> AsyncIterator[Event]:
+    def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+        self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
+        self.started = rt.monotonic()
+        limit = spec.max_execution_time
+        self.deadline = None if limit is None else self.started + limit
+
+    async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``."""
-        agent, n = self.agent, self.agent.max_iterations
-        yield RunStartEvent(self.run_id, self.prompt, agent.model.name, n)
-        state, output, error = RunState.MAX_ITERATIONS, "", None
+        spec, ctx = self.spec, self.ctx
+        n = spec.max_iterations
+        yield RunStartEvent(ctx.run_id, ctx.prompt, spec.model.name, n)
+        # CANCELLED until we know better: a closed stream ends the run at a yield
+        state, output, error, reraise = RunState.CANCELLED, "", None, None
         try:
             async with AsyncExitStack() as stack:
-                await self._open_sources(stack)
-                for k in range(1, n + 1):
-                    self.metrics.iterations = k
-                    yield IterationStartEvent(self.run_id, k, n)
-                    started = time.time()
+                async with self._deadline_scope():
+                    await self._start(stack)
+                for ev in ctx.flush():
+                    yield ev
+                for k in range(ctx.iteration + 1, n + 1):
+                    ctx.iteration = ctx.metrics.iterations = k
+                    yield IterationStartEvent(ctx.run_id, k, n)
+                    started = self.rt.now()
                     response = None
                     async for item in self._call_model(k):
                         if isinstance(item, ModelResponse):
@@ -96,50 +93,95 @@ class _Run:
                         else:
                             yield item
                     assert response is not None
-                    yield ModelResponseEvent(self.run_id, k, response)
-                    if k == n:  # the forced last iteration: whatever it says is the answer
-                        for ev in self._final(k, response, started):
-                            yield ev
-                    if self._fed_back_truncation(k, response):
-                        continue
-                    if not response.tool_calls:
-                        async for ev in self._no_tool_call(k, response, started):
-                            yield ev
-                        continue
-                    async for ev in self._run_tools(k, response, started):
+                    yield ModelResponseEvent(ctx.run_id, k, response)
+                    async for ev in self._act(k, response, started):
                         yield ev
+            state = RunState.MAX_ITERATIONS  # (not reached: the last iteration always ends)
         except _End as end:
             state, output = end.state, end.output
         except TimeoutError:
-            state, output = RunState.TIMED_OUT, self._fallback(timed_out=True)
-        except asyncio.CancelledError:
-            _uncancel()
-            state, output = RunState.CANCELLED, self._fallback(cancelled=True)
+            state = RunState.TIMED_OUT
+        except asyncio.CancelledError as exc:
+            state, reraise = RunState.CANCELLED, exc
         except Exception as exc:
             state, output, error = RunState.ERROR, f"The run failed: {exc}", exc
-        for ev in self._flush():
+        finally:
+            self._close_open_calls(state)  # also when the stream is closed
+        for ev in self._ending():
             yield ev
-        yield RunEndEvent(self.run_id, self._result(state, output, error))
+        yield RunEndEvent(ctx.run_id, self._result(state, output, error))
+        if reraise is not None:
+            raise reraise
+
+    async def _act(self, k: int, response: ModelResponse, started: float
+                   ) -> AsyncIterator[Event]:
+        """What the loop does with one response: end, feed back, remind, or run tools."""
+        if k == self.spec.max_iterations:  # the forced last iteration: this is the answer
+            self._final(k, response, started)
+        if self._fed_back_truncation(k, response):
+            return
+        if not response.tool_calls:
+            async for ev in self._no_tool_call(k, response, started):
+                yield ev
+            return
+        async for ev in self._run_tools(k, response, started):
+            yield ev
+
+    # -- start and end -----------------------------------------------------------------------
+    async def _start(self, stack: AsyncExitStack) -> None:
+        ctx = self.ctx
+        for ext in self.spec.extensions:
+            await ext.start(ctx)
+        for source in self.spec.sources:
+            tools = await stack.enter_async_context(
+                self.rt.open_source(source, ctx.emit_custom))
+            ctx.tools.extend(tools)
+
+    def _ending(self) -> list[Event]:
+        for ext in self.spec.extensions:
+            ext.finish(self.ctx)
+        return self.ctx.flush()
+
+    def _close_open_calls(self, state: RunState) -> None:
+        """Answer every call still without a result, so the history stays valid for the next
+        turn (providers reject a tool call without its result)."""
+        ctx = self.ctx
+        calls, ctx.open_calls = ctx.open_calls, ()
+        if not calls:
+            return
+        why = {RunState.TIMED_OUT: "the run reached its time limit",
+               RunState.CANCELLED: "the run was cancelled"}.get(state, "the run ended")
+        results = [notes.unfinished(c, why) for c in calls]
+        self._record(ctx.iteration, None, calls, results, self.rt.now())
 
     # -- model -------------------------------------------------------------------------------
-    def _request(self, k: int, settings: ModelSettings | None = None) -> ModelRequest:
-        n, agent = self.agent.max_iterations, self.agent
-        extra: list[str] = agent._volatile_notes(self)  # plan, retrieved context
-        declared = tools = self.registry.specs()
+    def _request(self, k: int, messages: Sequence[Message]) -> ModelRequest:
+        spec, ctx = self.spec, self.ctx
+        n = spec.max_iterations
+        extra = spec.notes(ctx)  # plan, retrieved context
+        declared = tools = ctx.tools.specs()
         if k == n:
-            tools = self.registry.specs(["task_completion"] if agent.loop_control else [])
+            tools = ctx.tools.specs(["task_completion"] if spec.loop_control else [])
             extra.append(notes.final_iteration(bool(tools)))
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
-        return ModelRequest(self.system, tuple(self.messages), tools, tuple(extra),
-                            settings or agent.model_settings,
+        return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
                             declared if tools is not declared else ())
 
     async def _call_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
+        ctx, spec = self.ctx, self.spec
         # memory limits, compaction and the request event (reactloop.context)
-        request, events = await self.agent._context.prepare(self, k)
-        for event in events:
+        async with self._deadline_scope():
+            prepared = await spec.context.prepare(
+                ctx.messages, lambda m: self._request(k, m), run_id=ctx.run_id, iteration=k,
+                tally=ctx.tally, call=self._summarizer_call)
+        ctx.messages, ctx.tally = prepared.messages, prepared.tally
+        self._count_usage(prepared.usage.input_tokens, prepared.usage.output_tokens)
+        for event in prepared.events:
             yield event
+        if prepared.error is not None:
+            raise prepared.error
+        request = prepared.request
         response: ModelResponse | None = None
         for attempt in (1, 2):
             response = None
@@ -149,7 +191,8 @@ class _Run:
                 else:
                     yield item
             assert response is not None
-            self._count_usage(response.usage)
+            if response.usage is not None:
+                self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
             if response.finish_reason != "length" or attempt == 2 or response.tool_calls:
                 break
             # cut off by the output-token limit: retry once with twice the room
@@ -158,197 +201,213 @@ class _Run:
         assert response is not None
         yield response
 
+    async def _summarizer_call(self, model: Model, request: ModelRequest) -> ModelResponse:
+        out: ModelResponse | None = None
+        async for item in self.rt.call_model(model, request, stream=False,
+                                             on_retry=self._on_retry):
+            if isinstance(item, ModelResponse):
+                out = item
+        assert out is not None
+        return out
+
+    async def _model_once(self, k: int, request: ModelRequest
+                          ) -> AsyncIterator[Event | ModelResponse]:
+        ctx = self.ctx
+        async with self._deadline_scope():
+            async for item in self.rt.call_model(self.spec.model, request, stream=self.stream,
+                                                 on_retry=self._on_retry):
+                for ev in ctx.flush():  # retry events
+                    yield ev
+                if isinstance(item, TextDelta):
+                    if self.stream:
+                        yield TextDeltaEvent(ctx.run_id, k, item.text)
+                else:
+                    yield item
+
     def _fed_back_truncation(self, k: int, response: ModelResponse) -> bool:
         """A reply still cut off after the retry goes back to the model with a note."""
         if response.finish_reason != "length" or response.tool_calls:
             return False
-        if k == self.agent.max_iterations:
-            return False
-        self._append(Message.assistant(response.text),
-                     Message.user(notes.TRUNCATED, kind="reminder"))
+        self.ctx.append(Message.assistant(response.text),
+                        Message.user(notes.TRUNCATED, kind="reminder"))
         return True
 
-    async def _model_once(self, k: int, request: ModelRequest
-                          ) -> AsyncIterator[Event | ModelResponse]:
-        model = self.agent.model
-        token = retry_listener.set(self._on_retry)
-        try:
-            async with self._deadline_scope():
-                if not self.stream:
-                    response = await model.request(request)
-                    for ev in self._flush():  # retry events
-                        yield ev
-                    yield response
-                    return
-                async for item in model.stream(request):
-                    for ev in self._flush():
-                        yield ev
-                    if isinstance(item, TextDelta):
-                        yield TextDeltaEvent(self.run_id, k, item.text)
-                    else:
-                        yield item
-        finally:
-            retry_listener.reset(token)
-
     def _on_retry(self, attempt: int, wait: float, error: BaseException) -> None:
-        self.pending.append(RetryEvent(self.run_id, attempt, wait, str(error)))
+        self.ctx.emit(RetryEvent(self.ctx.run_id, attempt, wait, redact(str(error))))
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, started: float
                          ) -> AsyncIterator[Event]:
-        calls = [c if c.id else ToolCall(c.name, c.arguments, f"call_{self.run_id[:8]}_{k}_{i}")
-                 for i, c in enumerate(response.tool_calls)]
-        self._append(Message.assistant(response.text, calls))
-        self.metrics.tool_calls += len(calls)
+        ctx = self.ctx
+        calls = self._with_ids(k, response.tool_calls)
+        ctx.append(Message.assistant(response.text, calls, response.provider_details))
+        ctx.open_calls = calls
+        ctx.metrics.tool_calls += len(calls)
         for c in calls:
-            yield ToolCallEvent(self.run_id, k, c)
+            yield ToolCallEvent(ctx.run_id, k, c)
         results = await self._execute(calls)
-        for ev in self._flush():
+        for ext in self.spec.extensions:
+            ext.after_tools(ctx, results)
+        # the history holds the results before anyone sees them: a consumer that stops
+        # at a tool_result event leaves a complete history behind
+        step = self._record(k, response.text, calls, results, started)
+        for ev in ctx.flush():
             yield ev
         for r in results:
-            yield (ToolErrorEvent if r.error else ToolResultEvent)(self.run_id, k, r)
-        self._append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
-                       for r in results))
-        step = Step(k, response.text, tuple(calls), tuple(results), started, time.time())
-        self.steps.append(step)
-        yield StepEvent(self.run_id, step)
+            yield (ToolErrorEvent if r.error else ToolResultEvent)(ctx.run_id, k, r)
+        yield StepEvent(ctx.run_id, step)
         self._check_control(results)
 
-    async def _execute(self, calls: list[ToolCall]) -> list[ToolResult]:
-        keys = [None if self._repeatable(c) else self._seen_key(c) for c in calls]
-        fresh = [c for c, key in zip(calls, keys, strict=True) if key not in self.seen]
-        agent = self.agent
-        async with self._deadline_scope():
-            done = await self.registry.execute(
-                fresh, run_id=self.run_id, default_timeout=agent.tool_timeout,
-                max_parallel=agent.max_parallel_tools, deps=agent.deps,
-                emit=self._emit, add_tools=self._add_tools)
+    def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
+                results: Sequence[ToolResult], started: float) -> Step:
+        ctx = self.ctx
+        ctx.open_calls = ()
+        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
+                     for r in results))
+        step = Step(k, text, calls, tuple(results), started, self.rt.now())
+        ctx.steps.append(step)
+        return step
+
+    def _with_ids(self, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
+        """Every call gets a string name and an id unique in the response (providers may
+        repeat or omit ids)."""
+        out: list[ToolCall] = []
+        used: set[str] = set()
+        prefix = f"call_{self.ctx.run_id[:8]}_{k}_"
+        for i, c in enumerate(calls):
+            if not isinstance(c.name, str):  # providers can send anything: keep it printable
+                c = ToolCall(str(c.name), c.arguments, c.id, c.provider_details)  # type: ignore[unreachable]
+            if not c.id or c.id in used:
+                c = ToolCall(c.name, c.arguments, f"{prefix}{i}", c.provider_details)
+            used.add(c.id or "")
+            out.append(c)
+        return tuple(out)
+
+    async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
+        ctx, spec = self.ctx, self.spec
+        keys = [None if self._repeatable(c) else _seen_key(c) for c in calls]
+        fresh = [c for c, key in zip(calls, keys, strict=True) if key not in ctx.seen]
+        batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
+                          max_parallel=spec.max_parallel_tools, deps=spec.deps,
+                          state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
+        try:
+            async with self._deadline_scope():
+                done = await self.rt.run_tools(batch) if fresh else []
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            self._keep_finished(calls, batch, exc)
+            raise
         by_id = {r.call_id: r for r in done}
         results = []
         for c, key in zip(calls, keys, strict=True):
             r = by_id.get(c.id or "")
             if r is None and key is not None:  # identical to an earlier call: reuse its result
-                r = notes.repeated(self.seen[key], c.id or "")
+                r = notes.repeated(ctx.seen[key], c.id or "")
             elif r is not None and r.error is None and key is not None:
-                self.seen[key] = r
+                ctx.seen[key] = r
             assert r is not None
             results.append(r)
         return results
 
+    def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch,
+                       exc: BaseException) -> None:
+        """The run ends during a batch: record the calls that did finish with their real
+        results and the rest as unfinished, in call order."""
+        why = ("the run reached its time limit" if isinstance(exc, TimeoutError)
+               else "the run was cancelled")
+        finished = {r.call_id: r for r in batch.done if r is not None}
+        results = [finished.get(c.id or "") or notes.unfinished(c, why) for c in calls]
+        self._record(self.ctx.iteration, None, calls, results, self.rt.now())
+
+    def _add_tools(self, tools: Sequence[Tool]) -> None:
+        self.ctx.add_tools(tools)
+
     def _check_control(self, results: Sequence[ToolResult]) -> None:
+        if not self.spec.loop_control:
+            return
         for r in results:
-            if r.error is None and r.name in CONTROL_TOOL_NAMES and self.agent.loop_control:
+            if r.error is None and r.name in CONTROL_TOOL_NAMES:
                 state = (RunState.WAITING_FOR_USER if r.name == "ask_question"
                          else RunState.COMPLETED)
-                raise _End(state, str(r.result))
+                raise _End(state, notes.strip_notes(str(r.result)) or self._fallback(state))
 
-    def _final(self, k: int, response: ModelResponse, started: float) -> list[Event]:
-        text = (response.text or "").strip()
+    def _final(self, k: int, response: ModelResponse, started: float) -> None:
+        text = notes.strip_notes(response.text or "")
         for c in response.tool_calls:  # e.g. task_completion, the one tool still offered
-            if c.name in CONTROL_TOOL_NAMES and self.agent.loop_control:
-                value = next(iter(c.arguments.values()), "") if c.arguments else ""
-                text = text or str(value).strip()
-        self._append(Message.assistant(text))
-        step = Step(k, response.text, (), (), started, time.time())
-        self.steps.append(step)
-        raise _End(RunState.MAX_ITERATIONS, text or self._fallback())
+            if c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
+                value = next(iter(c.arguments.values()), "")
+                text = text or notes.strip_notes(str(value))
+        self.ctx.append(Message.assistant(text, (), response.provider_details))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        raise _End(RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS))
 
     async def _no_tool_call(self, k: int, response: ModelResponse, started: float
                             ) -> AsyncIterator[Event]:
-        text = response.text or ""
-        must_act = self.agent.loop_control or not text.strip()
-        if must_act and self.reminders < MAX_REMINDERS:
-            self.reminders += 1
-            yield NoToolCallEvent(self.run_id, k, text, reminded=True)
-            reminder = notes.NO_TOOL_CALL if text.strip() else notes.EMPTY_REPLY
-            self._append(Message.assistant(text), Message.user(reminder, kind="reminder"))
-            step = Step(k, text, (), (), started, time.time())
-            self.steps.append(step)
-            yield StepEvent(self.run_id, step)
+        ctx = self.ctx
+        raw = response.text or ""
+        text = notes.strip_notes(raw)
+        must_act = self.spec.loop_control or not text
+        step = Step(k, raw, (), (), started, self.rt.now())
+        if must_act and ctx.reminders < MAX_REMINDERS:
+            ctx.reminders += 1
+            yield NoToolCallEvent(ctx.run_id, k, raw, reminded=True)
+            reminder = notes.NO_TOOL_CALL if text else notes.EMPTY_REPLY
+            ctx.append(Message.assistant(text, (), response.provider_details),
+                       Message.user(reminder, kind="reminder"))
+            ctx.steps.append(step)
+            yield StepEvent(ctx.run_id, step)
             return
-        if self.agent.loop_control:
-            yield NoToolCallEvent(self.run_id, k, text, reminded=False)
-        self._append(Message.assistant(text))
-        step = Step(k, text, (), (), started, time.time())
-        self.steps.append(step)
-        yield StepEvent(self.run_id, step)
-        raise _End(RunState.COMPLETED if text.strip() else RunState.MAX_ITERATIONS,
-                   text if text.strip() else self._fallback())
+        if self.spec.loop_control:
+            yield NoToolCallEvent(ctx.run_id, k, raw, reminded=False)
+        ctx.append(Message.assistant(text, (), response.provider_details))
+        ctx.steps.append(step)
+        yield StepEvent(ctx.run_id, step)
+        if text:
+            raise _End(RunState.COMPLETED, text)
+        raise _End(RunState.MAX_ITERATIONS, self._fallback(RunState.MAX_ITERATIONS))
 
     # -- small helpers -----------------------------------------------------------------------
-    async def _open_sources(self, stack: AsyncExitStack) -> None:
-        for source in self.agent.mcp_servers:
-            tools = await stack.enter_async_context(source.open(self._emit))
-            self.registry.extend(tools)
-
-    def _append(self, *messages: Message) -> None:
-        self.messages.extend(messages)
-        if self.on_message is not None:
-            for m in messages:
-                self.on_message(m)
-
-    def _emit(self, name: str, data: Any = None) -> None:
-        self.pending.append(CustomEvent(self.run_id, name, data))
-
-    def _add_tools(self, tools: Sequence[Tool]) -> None:
-        for t in tools:
-            if t.name not in self.registry:
-                self.registry.add(t)
-
-    def _flush(self) -> list[Event]:
-        out, self.pending = self.pending, []
-        return out
-
     def _repeatable(self, call: ToolCall) -> bool:
-        t = self.registry.get(call.name)
+        t = self.ctx.tools.get(call.name) if isinstance(call.name, str) else None
         return t is None or t.repeatable or call.name in CONTROL_TOOL_NAMES
-
-    @staticmethod
-    def _seen_key(call: ToolCall) -> str:
-        try:
-            return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
-        except (TypeError, ValueError):
-            return call.name + "\0" + repr(call.arguments)
 
     def _deadline_scope(self) -> AbstractAsyncContextManager[object]:
         # no deadline: skip asyncio.timeout's bookkeeping (it runs twice per iteration)
         if self.deadline is None:
             return _NO_DEADLINE
-        return asyncio.timeout(self._remaining())
+        return asyncio.timeout(max(0.0, self.deadline - self.rt.monotonic()))
 
-    def _remaining(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+    def _count_usage(self, input_tokens: int, output_tokens: int) -> None:
+        m = self.ctx.metrics
+        m.input_tokens += input_tokens
+        m.output_tokens += output_tokens
 
-    def _count_usage(self, usage: Usage | None) -> None:
-        if usage is not None:
-            self.metrics.input_tokens += usage.input_tokens
-            self.metrics.output_tokens += usage.output_tokens
-
-    def _fallback(self, *, timed_out: bool = False, cancelled: bool = False) -> str:
-        return notes.fallback(self.steps, self.agent.max_iterations, timed_out=timed_out,
-                              cancelled=cancelled)
+    def _fallback(self, state: RunState) -> str:
+        return notes.fallback(self.ctx.steps, self.spec.max_iterations,
+                              timed_out=state is RunState.TIMED_OUT,
+                              cancelled=state is RunState.CANCELLED)
 
     def _result(self, state: RunState, output: str, error: BaseException | None) -> RunResult:
-        self.metrics.execution_time = time.perf_counter() - self.started
-        self.metrics.success = state is RunState.COMPLETED
-        return RunResult(output, state, list(self.steps), self.metrics, list(self.messages),
-                         error, self.agent._plan_of(self), self.run_id)
+        ctx = self.ctx
+        if not output:
+            output = self._fallback(state)
+        ctx.metrics.execution_time = self.rt.monotonic() - self.started
+        ctx.metrics.success = state is RunState.COMPLETED
+        plan = next((ext.result(ctx) for ext in self.spec.extensions if ext.key == "plan"),
+                    None)
+        return RunResult(redact(output) if error is not None else output, state,
+                         list(ctx.steps), ctx.metrics, list(ctx.messages), error, plan,
+                         ctx.run_id)
 
 
-def _uncancel() -> None:
-    # we turn the cancellation into a CANCELLED result; tell asyncio it was handled so that an
-    # enclosing asyncio.timeout() in the caller's task keeps working
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
+def _seen_key(call: ToolCall) -> str:
+    try:
+        return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return f"{call.name}\0{call.arguments!r}"
 
 
-def run_events(agent: Agent, prompt: str, history: Sequence[Message], *, stream: bool,
-               run_id: str, context_notes: Sequence[str] = (),
-               on_message: Callable[[Message], None] | None = None) -> AsyncIterator[Event]:
-    """The events of one run; the user prompt is appended to ``history`` (and to
-    ``on_message``, called for every message the run adds, e.g. a session's write-ahead)."""
-    run = _Run(agent, prompt, history, stream, run_id, context_notes, on_message)
-    if on_message is not None:
-        on_message(run.messages[-1])
-    return run.events()
+def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool
+               ) -> AsyncGenerator[Event, None]:
+    """The events of one run over ``ctx`` (whose last message is the new prompt, already
+    handed to the write-ahead hook by the caller)."""
+    return _Loop(spec, ctx, runtime, stream).events()

@@ -5,9 +5,11 @@ Kept short and plain on purpose: small local models follow short sentences best.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from reactloop.messages import ToolCall
 from reactloop.result import Step, ToolResult
 
 DEFAULT_MAX_TOKENS = 1024
@@ -44,12 +46,14 @@ def final_iteration(has_tools: bool) -> str:
     )
 
 
+def _repeat_note(name: str) -> str:
+    return (f"(You already called {name} with these arguments; this is the same result. "
+            "Use it instead of calling again.)")
+
+
 def repeated(earlier: ToolResult, call_id: str) -> ToolResult:
     """The answer to a call identical to an earlier one: the earlier result, plus a note."""
-    note = (
-        f"\n(You already called {earlier.name} with these arguments; this is the same result. "
-        "Use it instead of calling again.)"
-    )
+    note = "\n" + _repeat_note(earlier.name)
     return replace(earlier, call_id=call_id, content=earlier.content + note, cached=True,
                    duration=0.0)
 
@@ -58,7 +62,7 @@ def _describe(step: Step) -> list[str]:
     out = []
     for r in step.results:
         args = ", ".join(f"{k}={v!r}" for k, v in r.arguments.items())
-        outcome = f"error: {r.error}" if r.error else _short(r.content)
+        outcome = f"error: {r.error}" if r.error else _short(strip_notes(r.content))
         out.append(f"{r.name}({args}) → {outcome}")
     return out
 
@@ -84,3 +88,31 @@ def fallback(steps: Sequence[Step], max_iterations: int, *, timed_out: bool = Fa
     shown = done[-5:]
     more = f" (and {len(done) - 5} earlier calls)" if len(done) > 5 else ""
     return head + f" What was done{more}: " + "; ".join(shown) + "."
+
+
+def unfinished(call: ToolCall, why: str) -> ToolResult:
+    """The result of a call the run ended before it finished (every call gets one)."""
+    name = call.name if isinstance(call.name, str) else repr(call.name)
+    error = f"not finished: {why}"
+    return ToolResult(name, None, error, call.id or "", dict(call.arguments)
+                      if isinstance(call.arguments, dict) else {}, f"Error: {error}")
+
+
+_REPEAT = re.compile(r"\(?You already called \S+ with these arguments; this is the same "
+                     r"result\. Use it instead of calling again\.\)?")
+_OURS = (NO_TOOL_CALL, EMPTY_REPLY, TRUNCATED, final_iteration(True), final_iteration(False))
+_BUDGET = re.compile(r"Budget: \d+ iterations? left\. Prioritise giving the final answer; "
+                     r"call a tool only if you cannot answer without it\.")
+
+
+def strip_notes(text: str) -> str:
+    """``text`` without any of the loop's own notes to the model: a small model sometimes
+    copies a note into its answer, and notes are never an answer for the user."""
+    if "You already called" in text:
+        text = _REPEAT.sub("", text)
+    if "Budget:" in text:
+        text = _BUDGET.sub("", text)
+    for note in _OURS:
+        if note in text:
+            text = text.replace(note, "")
+    return text.strip()

@@ -1,39 +1,42 @@
 """``Agent``: immutable configuration plus the entry points ``run``, ``run_sync``, ``stream``.
 
-The agent is data; a run is separate state (``_loop._Run``); the loop is behaviour.
+The agent is data (its :class:`~reactloop._spec.RunSpec`); a run is separate state (a
+:class:`~reactloop.RunContext`); the loop is behaviour (``_loop``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
+import json
+import math
 import os
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from reactloop._loop import run_events
+from reactloop._retrieval import ContextProvider, RetrievedContext
+from reactloop._spec import RunSpec, StaticExtension
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
+from reactloop.extensions import Extension
 from reactloop.messages import Message
 from reactloop.models._base import Model, ModelSettings
 from reactloop.models._resolve import resolve_model
 from reactloop.prompt import LOOP_CONTROL_RULES, PromptBuilder
 from reactloop.result import RunResult
+from reactloop.run_context import RunContext
+from reactloop.runtime import LocalRuntime, Runtime
 from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._source import ToolSource
 
 if TYPE_CHECKING:
-    from reactloop._loop import _Run
-    from reactloop.context import Compaction, ContextManager
+    from reactloop.context import Compaction, ContextPolicy
     from reactloop.sessions import Session, SessionStore
     from reactloop.tools.workspace import Workspace
 
-__all__ = ["Agent", "Conversation"]
-
-ContextProvider = Callable[[str], Any]
-"""``fn(prompt) -> str | None`` (sync or async): retrieved context for one turn."""
+__all__ = ["Agent", "ContextProvider", "Conversation"]
 
 
 class Agent:
@@ -69,7 +72,11 @@ class Agent:
             ``model_settings`` for that).
         compaction: a :class:`~reactloop.context.Compaction` policy, ``True`` for the default
             (compact at 80% of the model's context window), ``False`` to never compact.
-        name: a name for logs and events.
+        extensions: more :class:`~reactloop.extensions.Extension` objects (after the
+            built-in ones: skills, workspace, retrieved context, planning).
+        runtime: where model calls, tool batches and MCP calls run (default: in this
+            process; ``reactloop.temporal`` runs the same loop durably).
+        name: a name for logs, events and stable activity names.
     """
 
     def __init__(
@@ -95,13 +102,11 @@ class Agent:
         max_messages: int | None = None,
         max_tokens: int | None = None,
         compaction: Compaction | bool = True,
+        extensions: Iterable[Extension] = (),
+        runtime: Runtime | None = None,
         name: str = "agent",
     ) -> None:
-        _check_positive_int("max_iterations", max_iterations)
-        _check_positive("max_execution_time", max_execution_time)
-        _check_positive("tool_timeout", tool_timeout)
-        if max_parallel_tools is not None:
-            _check_positive_int("max_parallel_tools", max_parallel_tools)
+        _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         self.model: Model = resolve_model(model)
         self.instructions = instructions
         self.max_iterations = max_iterations
@@ -113,32 +118,40 @@ class Agent:
         self.callbacks = tuple(callbacks)
         self.deps = deps
         self.prompt = prompt or PromptBuilder()
-        self.context_providers = tuple(context_providers)
-        for fn in self.context_providers:
-            if not callable(fn):
-                raise UserError(f"context provider {fn!r} is not callable: pass fn(prompt) -> str")
+        self.context_providers = _check_providers(context_providers)
         self.name = name
-        self.mcp_servers = tuple(mcp_servers)
-        for src in self.mcp_servers:
-            if not isinstance(src, ToolSource):
-                raise UserError(
-                    f"{src!r} is not a tool source: pass reactloop.mcp.MCPServer.stdio(...) or "
-                    "MCPServer.http(...)"
-                )
-        self._registry = ToolRegistry()
-        for t in tools:
-            self._registry.add(as_tool(t))
-        self._extensions: dict[str, Any] = {}
-        self._skills = self._load_skills(skills)
-        self._workspace = self._load_workspace(workspace)
-        if loop_control:
-            self._registry.extend(control_tools())
-        self._context = _context_manager(self.model, max_messages, max_tokens, compaction)
-        if planning:
-            from reactloop.planning import Planner
+        self.mcp_servers = _check_sources(mcp_servers)
+        self.runtime: Runtime = runtime if runtime is not None else LocalRuntime()
+        """Where model calls, tool batches and MCP calls run (default: this process)."""
+        exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
+        self.extensions: tuple[Extension, ...] = (*exts, *extensions)
+        self.spec = self._build_spec(tools, max_messages, max_tokens, compaction)
+        """The frozen configuration every run reads."""
 
-            Planner().install(self)
-        self._system: str | None = None
+    def _build_spec(self, tools: Iterable[Any], max_messages: int | None,
+                    max_tokens: int | None, compaction: Compaction | bool) -> RunSpec:
+        registry = ToolRegistry()
+        for t in tools:
+            registry.add(as_tool(t))
+        sections: dict[str, str] = {}
+        for ext in self.extensions:
+            registry.extend(ext.tools())
+            sections.update(ext.system_sections())
+        if self.loop_control:
+            registry.extend(control_tools())
+        has_tools = len(registry) > 0 or bool(self.mcp_servers)
+        computed: dict[str, str | None] = {"instructions": self.instructions or None, **sections}
+        if self.loop_control:
+            computed["loop_rules"] = LOOP_CONTROL_RULES
+        elif not has_tools:
+            computed["loop_rules"] = ""
+            computed["tool_rules"] = ""
+        return RunSpec(
+            self.name, self.model, self.prompt.system(computed), registry, self.extensions,
+            self.mcp_servers, self.model_settings, self.prompt,
+            _context_policy(self.model, max_messages, max_tokens, compaction),
+            self.max_iterations, self.max_execution_time, self.tool_timeout,
+            self.max_parallel_tools, self.loop_control, self.deps, self.callbacks)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),
@@ -167,12 +180,14 @@ class Agent:
 
     async def stream(self, prompt: str, *, history: Sequence[Message] = (),
                      on_message: Callable[[Message], None] | None = None
-                     ) -> AsyncIterator[Event]:
+                     ) -> AsyncGenerator[Event, None]:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
         writes. The last event is ``run_end`` holding the :class:`RunResult`. ``history`` and
         ``on_message`` as for :meth:`run`."""
-        async for event in self._events(prompt, history, stream=True, on_message=on_message):
-            yield event
+        async with aclosing(self._events(prompt, history, stream=True,
+                                         on_message=on_message)) as events:
+            async for event in events:
+                yield event
 
     def conversation(self, history: Sequence[Message] = ()) -> Conversation:
         """An in-memory multi-turn conversation (see :meth:`session` for a persistent one)."""
@@ -192,83 +207,50 @@ class Agent:
 
         return Session(self, session_id, store)
 
-    # -- internals used by the loop ----------------------------------------------------------
+    async def resume(self, saved: str | Mapping[str, Any] | RunContext, prompt: str, *,
+                     on_message: Callable[[Message], None] | None = None) -> RunResult:
+        """Continue a saved run (:meth:`RunResult.save`) with the user's next message — e.g.
+        the answer to the question a ``WAITING_FOR_USER`` run asked — in any process.
+
+        The history, the plan, the loaded skills and every other extension's state carry
+        over; the new message starts a new turn with a fresh iteration budget."""
+        ctx = saved if isinstance(saved, RunContext) else RunContext.from_dict(
+            json.loads(saved) if isinstance(saved, str) else saved, deps=self.deps)
+        result: RunResult | None = None
+        async for event in self._events(prompt, ctx.messages, stream=False,
+                                        on_message=on_message, state=ctx.state):
+            if isinstance(event, RunEndEvent):
+                result = event.result
+        assert result is not None
+        return result
+
+    def resume_sync(self, saved: str | Mapping[str, Any] | RunContext, prompt: str) -> RunResult:
+        """Blocking :meth:`resume`."""
+        return asyncio.run(self.resume(saved, prompt))
+
     async def _events(self, prompt: str, history: Sequence[Message], *, stream: bool,
                       on_message: Callable[[Message], None] | None = None,
-                      ) -> AsyncIterator[Event]:
+                      state: Mapping[str, Any] | None = None) -> AsyncGenerator[Event, None]:
         if not isinstance(prompt, str):
             raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
-        run_id = uuid.uuid4().hex[:12]
-        context = await self._context_notes(prompt) if self.context_providers else ()
-        events = run_events(self, prompt, history, stream=stream, run_id=run_id,
-                            context_notes=context, on_message=on_message)
-        callbacks = self.callbacks
-        async for event in events:
-            if callbacks:
-                await dispatch(callbacks, event)
-            if event.type != "step":
-                yield event
-
-    async def _context_notes(self, prompt: str) -> list[str]:
-        out = []
-        for fn in self.context_providers:
-            text = fn(prompt)
-            if inspect.isawaitable(text):
-                text = await text
-            if text:
-                out.append(str(text))
-        return out
-
-    def _system_prompt(self) -> str:
-        if self._system is None:
-            has_tools = len(self._registry) > 0 or bool(self.mcp_servers) or self._skills is not None
-            computed: dict[str, str | None] = {"instructions": self.instructions or None}
-            if self.loop_control:
-                computed["loop_rules"] = LOOP_CONTROL_RULES
-            elif not has_tools:
-                computed["loop_rules"] = ""
-                computed["tool_rules"] = ""
-            if self._workspace is not None:
-                computed["workspace"] = self._workspace.describe()
-            if self._skills is not None:
-                computed["skills"] = self._skills.catalog_text()
-            self._system = self.prompt.system(computed)
-        return self._system
-
-    def _volatile_notes(self, run: _Run) -> list[str]:
-        hook = self._extensions.get("volatile_notes")
-        computed: dict[str, str | None] = dict(hook(run)) if hook is not None else {}
-        if run.context_notes:
-            computed["retrieved"] = "\n\n".join(run.context_notes)
-        return self.prompt.volatile(computed)
-
-    def _plan_of(self, run: _Run) -> Any:
-        hook = self._extensions.get("plan_of")
-        return hook(run) if hook is not None else None
-
-    def _load_skills(self, skills: Iterable[str | os.PathLike[str]]) -> Any:
-        dirs = list(skills)
-        if not dirs:
-            return None
-        from reactloop.skills import SkillSet
-
-        skill_set = SkillSet.discover(dirs)
-        self._registry.extend(skill_set.tools())
-        return skill_set
-
-    def _load_workspace(self, workspace: Any) -> Any:
-        if workspace is None:
-            return None
-        from reactloop.tools.workspace import Workspace
-
-        ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-        self._registry.extend(ws.tools())
-        return ws
+        spec, rt = self.spec, self.runtime
+        ctx = RunContext(rt.new_id(), prompt, history, tools=spec.tools.copy(), deps=spec.deps,
+                         state=state, on_message=on_message)
+        ctx.append(Message.user(prompt))
+        callbacks = spec.callbacks
+        # aclosing: closing this stream closes the loop now (it records the ending), not
+        # whenever the garbage collector gets to it
+        async with aclosing(run_events(spec, ctx, rt, stream=stream)) as events:
+            async for event in events:
+                if callbacks:
+                    await dispatch(callbacks, event)
+                if event.type != "step":
+                    yield event
 
     @property
     def tools(self) -> list[str]:
         """Names of the tools the model is offered at the start of a run."""
-        return self._registry.names
+        return self.spec.tools.names
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
@@ -299,9 +281,32 @@ class Conversation:
             yield event
 
 
-def _context_manager(model: Model, max_messages: int | None, max_tokens: int | None,
-                     compaction: Compaction | bool) -> ContextManager:
-    from reactloop.context import Compaction, ContextManager  # lazy: keeps the import fast
+def _builtin_extensions(skills: Iterable[str | os.PathLike[str]], workspace: Any,
+                        planning: bool, providers: Sequence[ContextProvider]
+                        ) -> list[Extension]:
+    out: list[Extension] = []
+    dirs = list(skills)
+    if dirs:
+        from reactloop.skills import SkillSet
+
+        out.append(SkillSet.discover(dirs))
+    if workspace is not None:
+        from reactloop.tools.workspace import Workspace
+
+        ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        out.append(StaticExtension("workspace", ws.tools(), {"workspace": ws.describe()}))
+    if providers:
+        out.append(RetrievedContext(providers))
+    if planning:
+        from reactloop.planning import Planning
+
+        out.append(Planning())
+    return out
+
+
+def _context_policy(model: Model, max_messages: int | None, max_tokens: int | None,
+                    compaction: Compaction | bool) -> ContextPolicy:
+    from reactloop.context import Compaction, ContextPolicy  # lazy: keeps the import fast
 
     for name, value in (("max_messages", max_messages), ("max_tokens", max_tokens)):
         if value is not None:
@@ -310,8 +315,36 @@ def _context_manager(model: Model, max_messages: int | None, max_tokens: int | N
         raise UserError(f"compaction must be a reactloop.context.Compaction, True or False, "
                         f"got {compaction!r}")
     policy = Compaction() if compaction is True else compaction or None
-    return ContextManager(model, max_messages=max_messages, max_tokens=max_tokens,
-                          compaction=policy)
+    return ContextPolicy(model, max_messages=max_messages, max_tokens=max_tokens,
+                         compaction=policy)
+
+
+def _check_limits(max_iterations: Any, max_execution_time: Any, tool_timeout: Any,
+                  max_parallel_tools: Any) -> None:
+    _check_positive_int("max_iterations", max_iterations)
+    _check_positive("max_execution_time", max_execution_time)
+    _check_positive("tool_timeout", tool_timeout)
+    if max_parallel_tools is not None:
+        _check_positive_int("max_parallel_tools", max_parallel_tools)
+
+
+def _check_providers(providers: Iterable[ContextProvider]) -> tuple[ContextProvider, ...]:
+    out = tuple(providers)
+    for fn in out:
+        if not callable(fn):
+            raise UserError(f"context provider {fn!r} is not callable: pass fn(prompt) -> str")
+    return out
+
+
+def _check_sources(sources: Iterable[ToolSource]) -> tuple[ToolSource, ...]:
+    out = tuple(sources)
+    for src in out:
+        if not isinstance(src, ToolSource):
+            raise UserError(
+                f"{src!r} is not a tool source: pass reactloop.mcp.MCPServer.stdio(...) or "
+                "MCPServer.http(...)"
+            )
+    return out
 
 
 def _check_positive_int(name: str, value: Any) -> None:
@@ -322,5 +355,7 @@ def _check_positive_int(name: str, value: Any) -> None:
 def _check_positive(name: str, value: Any) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise UserError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0
+            or not math.isfinite(value)):
+        raise UserError(f"{name} must be a positive, finite number of seconds or None, "
+                        f"got {value!r}")

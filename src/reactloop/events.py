@@ -35,6 +35,7 @@ __all__ = [
     "ToolCallEvent",
     "ToolErrorEvent",
     "ToolResultEvent",
+    "WarningEvent",
 ]
 
 log = logging.getLogger("reactloop")
@@ -164,6 +165,16 @@ class CustomEvent(Event):
     type: ClassVar[str] = "custom"
     name: str
     data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class WarningEvent(Event):
+    """Something went wrong that does not end the run (a context provider failed, a skill
+    deviates from the spec…)."""
+
+    type: ClassVar[str] = "warning"
+    source: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

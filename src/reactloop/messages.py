@@ -46,7 +46,9 @@ class ToolCall:
     signature), keyed by provider; JSON values only. Other adapters ignore it."""
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments), "id": self.id}
+        args = self.arguments
+        d: dict[str, Any] = {"name": self.name, "id": self.id,
+                             "arguments": dict(args) if isinstance(args, Mapping) else args}
         if self.provider_details:
             d["provider_details"] = dict(self.provider_details)
         return d

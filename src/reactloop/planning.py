@@ -12,30 +12,25 @@ later turn of a conversation or a resumed session picks it up from the latest on
 from __future__ import annotations
 
 import json
-import threading
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from reactloop.errors import ToolRetry
-from reactloop.events import Event, PlanUpdateEvent
+from reactloop.events import PlanUpdateEvent
+from reactloop.extensions import Extension
 from reactloop.messages import Message
+from reactloop.result import ToolResult
+from reactloop.run_context import RunContext
 from reactloop.tools._tool import Tool, ToolContext
 
-if TYPE_CHECKING:
-    from reactloop._loop import _Run
-    from reactloop.agent import Agent
-
-__all__ = ["UPDATE_PLAN", "Plan", "PlanStep", "Planner", "StepStatus", "plan_from_history"]
+__all__ = ["UPDATE_PLAN", "Plan", "PlanStep", "Planning", "StepStatus", "plan_from_history"]
 
 UPDATE_PLAN = "update_plan"
 StepStatus = Literal["pending", "in_progress", "completed", "failed", "skipped"]
 _STATUSES: tuple[str, ...] = get_args(StepStatus)
 _MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "failed": "[!]",
           "skipped": "[-]"}
-_MAX_RUNS = 256  # per-run plans kept for this many recent runs
 NO_PLAN = ("Plan: none yet. If the task needs several steps, call update_plan with the goal "
            "and the steps first, then keep it up to date as you work.")
 
@@ -153,87 +148,61 @@ def plan_from_history(messages: Sequence[Message]) -> Plan | None:
     return None
 
 
-@dataclass
-class _RunPlan:
-    plan: Plan | None
-    post: Callable[[Event], None] | None = None
+class Planning(Extension):
+    """The ``update_plan`` tool and the ``plan`` note; the plan lives in ``ctx.state["plan"]``
+    (restored from the history when a conversation goes on)."""
 
-
-def _poster(run: _Run) -> Callable[[Event], None]:
-    """Queue an event on the run (looked up on each call: the loop swaps its list when it
-    flushes; a weak reference, so a finished run is not kept alive)."""
-    ref = weakref.ref(run)
-
-    def post(event: Event) -> None:
-        live = ref()
-        if live is not None:
-            live.pending.append(event)
-
-    return post
-
-
-class Planner:
-    """The ``update_plan`` tool and the agent hooks that show the plan and return it."""
+    key = "plan"
 
     def __init__(self) -> None:
-        self._runs: OrderedDict[str, _RunPlan] = OrderedDict()
-        self._lock = threading.Lock()
+        self._tool = Tool(_update_plan, name=UPDATE_PLAN, repeatable=True,
+                          origin="reactloop.planning")
 
-    def install(self, agent: Agent) -> None:
-        """Add the tool to ``agent`` and register the ``volatile_notes``/``plan_of`` hooks."""
-        agent._registry.add(self.tool())
-        agent._extensions["volatile_notes"] = self.volatile_notes
-        agent._extensions["plan_of"] = self.plan_of
+    def tools(self) -> Sequence[Tool]:
+        return (self._tool,)
 
-    def _state(self, run_id: str, messages: Sequence[Message] = ()) -> _RunPlan:
-        with self._lock:
-            state = self._runs.get(run_id)
-            if state is None:
-                state = self._runs[run_id] = _RunPlan(plan_from_history(messages))
-                while len(self._runs) > _MAX_RUNS:
-                    self._runs.popitem(last=False)
-            return state
+    async def start(self, ctx: RunContext) -> None:
+        saved = ctx.state.get(self.key)
+        if isinstance(saved, Mapping):  # a saved run: JSON data
+            ctx.state[self.key] = Plan.from_dict(saved)
+        elif saved is None:
+            ctx.state[self.key] = plan_from_history(ctx.messages)
 
-    def volatile_notes(self, run: _Run) -> dict[str, str | None]:
-        """The ``plan`` section for the run's next request."""
-        state = self._state(run.run_id, run.messages)
-        if state.post is None:
-            state.post = _poster(run)
-        return {"plan": state.plan.render() if state.plan is not None else NO_PLAN}
+    def notes(self, ctx: RunContext) -> Mapping[str, str | None]:
+        plan = ctx.state.get(self.key)
+        return {"plan": plan.render() if isinstance(plan, Plan) else NO_PLAN}
 
-    def plan_of(self, run: _Run) -> Plan | None:
-        """The run's plan, for ``result.plan`` (the run's bookkeeping is released)."""
-        with self._lock:
-            state = self._runs.pop(run.run_id, None)
-        return state.plan if state is not None else plan_from_history(run.messages)
+    def after_tools(self, ctx: RunContext, results: Sequence[ToolResult]) -> None:
+        for r in results:
+            if r.name == UPDATE_PLAN and r.error is None and not r.cached:
+                try:
+                    plan = Plan.from_dict(json.loads(r.content))
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    continue
+                ctx.state[self.key] = plan
+                ctx.emit(PlanUpdateEvent(ctx.run_id, plan))
 
-    def tool(self) -> Tool:
-        planner = self
 
-        async def update_plan(ctx: ToolContext, goal: str | None = None,
-                              steps: list[str] | None = None, step: int | None = None,
-                              status: StepStatus | None = None, result: str | None = None
-                              ) -> str:
-            """Make or update your plan for a task that needs several steps. The current plan
-            is shown to you at the end of every request.
+async def _update_plan(ctx: ToolContext, goal: str | None = None, steps: list[str] | None = None,
+                       step: int | None = None, status: StepStatus | None = None,
+                       result: str | None = None) -> str:
+    """Make or update your plan for a task that needs several steps. The current plan
+    is shown to you at the end of every request.
 
-            To make a plan, pass goal and steps. As you work, pass step (its number) with
-            status and result. Passing steps again replaces the list; steps with the same
-            text keep their status and result.
+    To make a plan, pass goal and steps. As you work, pass step (its number) with
+    status and result. Passing steps again replaces the list; steps with the same
+    text keep their status and result.
 
-            Args:
-                goal: what the whole task should achieve.
-                steps: the steps in order, each a short description.
-                step: the number of the step to update (1 is the first).
-                status: the step's new status: pending, in_progress, completed, failed or
-                    skipped (default with a result: completed).
-                result: what the step produced, or why it failed.
-            """
-            state = planner._state(ctx.run_id)
-            state.plan = update(state.plan, goal=goal, steps=steps, step=step, status=status,
-                                result=result)
-            if state.post is not None:
-                state.post(PlanUpdateEvent(ctx.run_id, state.plan))
-            return json.dumps(state.plan.to_dict(), ensure_ascii=False)
-
-        return Tool(update_plan, name=UPDATE_PLAN, repeatable=True, origin="reactloop.planning")
+    Args:
+        goal: what the whole task should achieve.
+        steps: the steps in order, each a short description.
+        step: the number of the step to update (1 is the first).
+        status: the step's new status: pending, in_progress, completed, failed or
+            skipped (default with a result: completed).
+        result: what the step produced, or why it failed.
+    """
+    current = ctx.state.get(Planning.key)
+    plan = update(current if isinstance(current, Plan) else None, goal=goal, steps=steps,
+                  step=step, status=status, result=result)
+    ctx.state[Planning.key] = plan  # calls later in this batch see it (in this process)
+    return json.dumps(plan.to_dict(), ensure_ascii=False)

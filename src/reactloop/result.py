@@ -10,7 +10,7 @@ from typing import Any
 
 from reactloop.messages import Message, ToolCall
 
-__all__ = ["Metrics", "RunResult", "RunState", "Step", "ToolResult"]
+__all__ = ["Metrics", "RunResult", "RunState", "Step", "ToolResult", "jsonable"]
 
 
 class RunState(enum.StrEnum):
@@ -49,8 +49,20 @@ class ToolResult:
     def ok(self) -> bool:
         return self.error is None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "result": _jsonable(self.result), "error": self.error}
+    def to_dict(self, *, full: bool = False) -> dict[str, Any]:
+        """``{name, result, error}``; with ``full``, every field (for saved runs)."""
+        d = {"name": self.name, "result": jsonable(self.result), "error": self.error}
+        if full:
+            d.update(call_id=self.call_id, arguments=jsonable(dict(self.arguments)),
+                     content=self.content, duration=self.duration, cached=self.cached)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolResult:
+        """Inverse of :meth:`to_dict` (``full`` gives back every field)."""
+        return cls(str(d["name"]), d.get("result"), d.get("error"), str(d.get("call_id", "")),
+                   dict(d.get("arguments") or {}), str(d.get("content", "")), None,
+                   float(d.get("duration", 0.0)), bool(d.get("cached", False)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +87,14 @@ class Step:
             "ended_at": self.ended_at,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Step:
+        return cls(int(d["iteration"]), d.get("text"),
+                   tuple(ToolCall(c["name"], c.get("arguments") or {}, c.get("id"))
+                         for c in d.get("tool_calls", ())),
+                   tuple(ToolResult.from_dict(r) for r in d.get("results", ())),
+                   float(d.get("started_at", 0.0)), float(d.get("ended_at", 0.0)))
+
 
 @dataclass(slots=True)
 class Metrics:
@@ -95,6 +115,12 @@ class Metrics:
             "output_tokens": self.output_tokens,
             "success": self.success,
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Metrics:
+        return cls(int(d.get("iterations", 0)), int(d.get("tool_calls", 0)),
+                   float(d.get("execution_time", 0.0)), int(d.get("input_tokens", 0)),
+                   int(d.get("output_tokens", 0)), bool(d.get("success", False)))
 
 
 @dataclass(slots=True)
@@ -128,7 +154,7 @@ class RunResult:
             "metrics": self.metrics.to_dict(),
             "messages": [m.to_dict() for m in self.messages],
             "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
-            "plan": _jsonable(self.plan),
+            "plan": jsonable(self.plan),
             "run_id": self.run_id,
         }
 
@@ -136,9 +162,13 @@ class RunResult:
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON data (objects with ``to_dict``, dataclasses, pydantic models…)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, type):
+        return to_dict()
     from pydantic_core import to_jsonable_python
 
     return to_jsonable_python(value, fallback=str)

@@ -1,6 +1,6 @@
 """What the loop calls before each model call: memory limits, compaction, the request event.
 
-:meth:`ContextManager.prepare` builds the request, prunes the history to the memory limits,
+:meth:`ContextPolicy.prepare` builds the request, prunes the history to the memory limits,
 compacts it when the request passes ``threshold`` of the context window, and reports the
 token count per section. The history is rewritten only when pruning or a compaction tier
 actually changes something, so in between the request prefix stays byte-stable.
@@ -15,13 +15,12 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reactloop.context._prune import prune
-from reactloop.context._summary import Summarize
+from reactloop.context._summary import ModelCall, Summarize
 from reactloop.context._tiers import shorten_tool_results, unload_skills
 from reactloop.context._tokens import PER_MESSAGE, TokenCounter
 from reactloop.context._units import check_pairs, latest_prompt
@@ -30,10 +29,7 @@ from reactloop.events import CompactionEvent, Event, RequestEvent
 from reactloop.messages import Message, Usage
 from reactloop.models._base import Model, ModelRequest
 
-if TYPE_CHECKING:
-    from reactloop._loop import _Run
-
-__all__ = ["Compaction", "ContextManager", "Tier"]
+__all__ = ["Compaction", "ContextPolicy", "Prepared", "Tally", "Tier"]
 
 Tier = Callable[[list[Message]], list[Message] | Awaitable[list[Message]]]
 """A compaction step: ``fn(messages) -> messages`` (sync or async). Return the input list
@@ -85,8 +81,35 @@ class Compaction:
             raise UserError("Compaction: keep_last and skill_recency must be >= 0")
 
 
-class ContextManager:
-    """Per-agent context policy; stateless between runs apart from the token-count cache."""
+class Tally:
+    """One run's history token count: its message list, how many are counted, their tokens.
+    Lives on the run (``RunContext.tally``); only appended messages are counted again."""
+
+    __slots__ = ("counted", "messages", "tokens")
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages, self.counted, self.tokens = messages, 0, 0
+
+
+@dataclass(slots=True)
+class Prepared:
+    """What :meth:`ContextPolicy.prepare` decided for one model call."""
+
+    messages: list[Message]
+    """The history to keep (the same list object when nothing was pruned or compacted)."""
+    request: ModelRequest
+    events: list[Event]
+    """``compaction`` events and the ``request`` event, in order."""
+    usage: Usage
+    """Tokens a summarizer spent."""
+    tally: Tally
+    error: ContextTooSmall | None = None
+    """Set when even compaction could not make the request fit; the run must end."""
+
+
+class ContextPolicy:
+    """An agent's context policy: memory limits and compaction. Holds no per-run state (the
+    token-count cache is per model and shared by every run)."""
 
     def __init__(self, model: Model, *, max_messages: int | None = None,
                  max_tokens: int | None = None, compaction: Compaction | None = None) -> None:
@@ -95,7 +118,6 @@ class ContextManager:
         self.max_tokens = max_tokens
         self.compaction = compaction
         self._counter: TokenCounter | None = None
-        self._tallies: weakref.WeakKeyDictionary[_Run, _Tally] = weakref.WeakKeyDictionary()
 
     @property
     def counter(self) -> TokenCounter:
@@ -107,65 +129,63 @@ class ContextManager:
         c = self.compaction
         return (c.context_window if c and c.context_window else None) or self.model.context_window
 
-    async def prepare(self, run: _Run, k: int) -> tuple[ModelRequest, list[Event]]:
-        """The request for iteration ``k`` and the events to emit before sending it."""
+    async def prepare(self, messages: list[Message], build: Callable[[list[Message]], ModelRequest],
+                      *, run_id: str, iteration: int, tally: Tally | None = None,
+                      call: ModelCall | None = None) -> Prepared:
+        """Prune, compact if needed, and size the request that ``build(messages)`` makes.
+
+        A pure function of its inputs apart from the summarizer's model calls (sent through
+        ``call``): it returns the new history and the events instead of touching a run."""
         events: list[Event] = []
         if self.max_messages is not None or self.max_tokens is not None:
-            events.extend(self._prune(run))
-        request = run._request(k)
-        sizes = self.counter.request(request, self._history(run))
+            messages, pruned = self._prune(messages, run_id)
+            events.extend(pruned)
+        request = build(messages)
+        tally = _tally(tally, messages, self.counter)
+        sizes = self.counter.request(request, tally.tokens)
         window, c = self.window(), self.compaction
-        if window is not None and c is not None and sizes["total"] > window * c.threshold:
-            events.extend(await self._compact(run, c, sizes, window))
-            request = run._request(k)
-            sizes = self.counter.request(request, self._history(run))
-            reserve = c.reserve if c.reserve is not None else (
-                request.settings.max_tokens or window // 16)
-            if sizes["total"] > window - reserve:
-                run.pending.extend(events)  # still reported: the loop flushes them at the end
-                raise self._too_small(run, sizes, window, reserve, events)
-        events.append(RequestEvent(run.run_id, k, sizes))
-        return request, events
+        usage = Usage()
+        if window is None or c is None or sizes["total"] <= window * c.threshold:
+            events.append(RequestEvent(run_id, iteration, sizes))
+            return Prepared(messages, request, events, usage, tally)
+        progress = await self._compact(messages, c, sizes, window, run_id, call)
+        events.extend(progress.events)
+        messages, usage = progress.messages, progress.usage
+        request = build(messages)
+        tally = _tally(None, messages, self.counter)
+        sizes = self.counter.request(request, tally.tokens)
+        reserve = c.reserve if c.reserve is not None else (
+            request.settings.max_tokens or window // 16)
+        error = None
+        if sizes["total"] > window - reserve:
+            error = self._too_small(messages, sizes, window, reserve, events)
+        else:
+            events.append(RequestEvent(run_id, iteration, sizes))
+        return Prepared(messages, request, events, usage, tally, error)
 
-    def _history(self, run: _Run) -> int:
-        """Tokens of ``run.messages``, counting only what was appended since the last call
-        (the loop only appends; pruning and compaction assign a new list)."""
-        messages = run.messages
-        tally = self._tallies.get(run)
-        if tally is None or tally.messages is not messages or len(messages) < tally.counted:
-            tally = self._tallies[run] = _Tally(messages)
-        if tally.counted < len(messages):
-            message = self.counter.message
-            tally.tokens += sum(message(m) for m in messages[tally.counted:])
-            tally.counted = len(messages)
-        return tally.tokens
-
-    def _prune(self, run: _Run) -> list[Event]:
-        before = run.messages
+    def _prune(self, before: list[Message], run_id: str) -> tuple[list[Message], list[Event]]:
         after = prune(before, max_messages=self.max_messages, max_tokens=self.max_tokens,
                       count=self.counter.message)
         if after is before:
-            return []
-        run.messages = after
+            return before, []
         n_before, n_after = self.counter.messages(before), self.counter.messages(after)
-        return [CompactionEvent(run.run_id, "prune", n_before, n_after, 0.0, len(before),
-                                len(after))]
+        return after, [CompactionEvent(run_id, "prune", n_before, n_after, 0.0, len(before),
+                                       len(after))]
 
-    async def _compact(self, run: _Run, c: Compaction, sizes: dict[str, int], window: int
-                       ) -> list[Event]:
-        progress = _Progress(run, self.counter, sizes)
+    async def _compact(self, messages: list[Message], c: Compaction, sizes: dict[str, int],
+                       window: int, run_id: str, call: ModelCall | None) -> _Progress:
+        progress = _Progress(messages, run_id, self.counter, sizes)
         target = window * c.target
         if c.tiers is not None:
             for tier in c.tiers:
                 if await progress.apply(tier) <= target:
                     break
         else:
-            await self._default_tiers(progress, c, window, target)
-        run.messages = progress.messages
-        return progress.events
+            await self._default_tiers(progress, c, window, target, call)
+        return progress
 
     async def _default_tiers(self, progress: _Progress, c: Compaction, window: int,
-                             target: float) -> None:
+                             target: float, call: ModelCall | None) -> None:
         """Tier 1, tier 2, then tier 3 — each only if the ones before were not enough.
 
         Tiers 1 and 3 keep the last ``keep_last`` steps whole; if even a summary could not
@@ -184,7 +204,7 @@ class ContextManager:
         model = c.summarizer or self.model
         summarize = Summarize(model, counter=self.counter if model is self.model else None,
                               summary_tokens=c.summary_tokens,
-                              chunk_tokens=(model.context_window or window) // 2)
+                              chunk_tokens=(model.context_window or window) // 2, call=call)
         keep = c.keep_last
         for keep in _halvings(c.keep_last):
             summarize.keep_last = max(keep, 1)
@@ -197,10 +217,10 @@ class ContextManager:
             await progress.apply(shorten(keep))
         await progress.apply(summarize)
 
-    def _too_small(self, run: _Run, sizes: dict[str, int], window: int, reserve: int,
-                   events: Sequence[Event]) -> ContextTooSmall:
-        latest = latest_prompt(run.messages)
-        own = self.counter.message(run.messages[latest]) if latest is not None else 0
+    def _too_small(self, messages: list[Message], sizes: dict[str, int], window: int,
+                   reserve: int, events: Sequence[Event]) -> ContextTooSmall:
+        latest = latest_prompt(messages)
+        own = self.counter.message(messages[latest]) if latest is not None else 0
         tried = ", ".join(e.tier for e in events if isinstance(e, CompactionEvent)) or "none"
         return ContextTooSmall(
             f"the request needs {sizes['total']} tokens but the context window is {window} "
@@ -211,24 +231,29 @@ class ContextManager:
         )
 
 
-class _Tally:
-    """One run's history count: its message list, how many are counted, their tokens."""
-
-    __slots__ = ("counted", "messages", "tokens")
-
-    def __init__(self, messages: list[Message]) -> None:
-        self.messages, self.counted, self.tokens = messages, 0, 0
+def _tally(tally: Tally | None, messages: list[Message], counter: TokenCounter) -> Tally:
+    """``tally`` brought up to date with ``messages`` (the loop only appends; pruning and
+    compaction make a new list, which starts a new tally)."""
+    if tally is None or tally.messages is not messages or len(messages) < tally.counted:
+        tally = Tally(messages)
+    if tally.counted < len(messages):
+        message = counter.message
+        tally.tokens += sum(message(m) for m in messages[tally.counted:])
+        tally.counted = len(messages)
+    return tally
 
 
 class _Progress:
     """The history while tiers run, its request size, and one event per tier that helped."""
 
-    def __init__(self, run: _Run, counter: TokenCounter, sizes: dict[str, int]) -> None:
-        self.run, self.counter = run, counter
-        self.messages: list[Message] = run.messages
+    def __init__(self, messages: list[Message], run_id: str, counter: TokenCounter,
+                 sizes: dict[str, int]) -> None:
+        self.run_id, self.counter = run_id, counter
+        self.messages: list[Message] = messages
         self.total = sizes["total"]
         self.fixed = sizes["total"] - sizes["history"]  # system, tools and notes
         self.events: list[Event] = []
+        self.usage = Usage()
 
     async def apply(self, tier: Tier) -> int:
         """Run ``tier``; returns the request size afterwards."""
@@ -240,14 +265,14 @@ class _Progress:
         now = getattr(tier, "usage", None)
         if isinstance(now, Usage):
             before = used if isinstance(used, Usage) else Usage()
-            self.run._count_usage(Usage(now.input_tokens - before.input_tokens,
-                                        now.output_tokens - before.output_tokens))
+            self.usage = self.usage + Usage(now.input_tokens - before.input_tokens,
+                                            now.output_tokens - before.output_tokens)
         name = getattr(tier, "__name__", type(tier).__name__)
         if out is self.messages or _same(out, self.messages):
             return self.total
         _check_tier(name, self.messages, out)
         after = self.fixed + self.counter.messages(out)
-        self.events.append(CompactionEvent(self.run.run_id, name, self.total, after,
+        self.events.append(CompactionEvent(self.run_id, name, self.total, after,
                                            time.perf_counter() - started, len(self.messages),
                                            len(out)))
         self.messages, self.total = list(out), after

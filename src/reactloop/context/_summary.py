@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from reactloop.context._tiers import excerpt
 from reactloop.context._tokens import TokenCounter
 from reactloop.context._units import Unit, latest_prompt, units
 from reactloop.messages import Message, Usage
-from reactloop.models._base import Model, ModelRequest, ModelSettings
+from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSettings
 
-__all__ = ["SUMMARY_HEADER", "SUMMARY_SYSTEM", "Summarize"]
+__all__ = ["SUMMARY_HEADER", "SUMMARY_SYSTEM", "ModelCall", "Summarize"]
+
+ModelCall = Callable[[Model, ModelRequest], Awaitable[ModelResponse]]
+"""How a summarizer request is sent (the run's runtime seam; default ``model.request``)."""
 
 SUMMARY_SYSTEM = (
     "You compress the history of an AI agent's work so that it can continue with less "
@@ -52,12 +55,15 @@ class Summarize:
         keep_last: recent steps kept whole.
         summary_tokens: the longest summary asked for.
         chunk_tokens: the most transcript tokens sent in one summarizer request.
+        call: sends a request (default: ``model.request``); the loop passes its runtime's.
     """
 
     def __init__(self, model: Model, *, counter: TokenCounter | None = None, keep_last: int = 4,
                  summary_tokens: int = 512, chunk_tokens: int = 3000,
-                 pinned_tools: Sequence[str] = ("update_plan",)) -> None:
+                 pinned_tools: Sequence[str] = ("update_plan",),
+                 call: ModelCall | None = None) -> None:
         self.model = model
+        self.call = call
         self.counter = counter or TokenCounter.for_model(model)
         self.keep_last = keep_last
         self.summary_tokens = summary_tokens
@@ -138,7 +144,8 @@ class Summarize:
             before = f"Summary so far:\n{summary}\n\n" if summary else ""
             prompt = f"{before}Messages to summarize:\n{chunk}\n\nWrite the updated summary."
             request = ModelRequest(SUMMARY_SYSTEM, (Message.user(prompt),), settings=settings)
-            response = await self.model.request(request)
+            response = await (self.call(self.model, request) if self.call is not None
+                              else self.model.request(request))
             if response.usage is not None:
                 self.usage = self.usage + response.usage
             summary = (response.text or "").strip() or summary

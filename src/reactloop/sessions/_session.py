@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from reactloop.context._units import repair
@@ -103,20 +104,22 @@ class Session:
             written.append(message)
 
         try:
-            events = (self.agent.stream(text, history=history, on_message=write) if stream
-                      else self._run_events(text, history, write))
-            async for event in events:
-                if isinstance(event, RunEndEvent):
-                    self._settle(event.result, [*history, *written])
-                    ended = True
-                yield event
+            events: AsyncGenerator[Event, None] = (
+                self.agent.stream(text, history=history, on_message=write) if stream
+                else self._run_events(text, history, write))
+            async with aclosing(events) as running:
+                async for event in running:
+                    if isinstance(event, RunEndEvent):
+                        self._settle(event.result, [*history, *written])
+                        ended = True
+                    yield event
         finally:
             self._busy = False
             if not ended:  # abandoned or failed: the store holds whatever was written
                 self.messages = self._load()
 
     async def _run_events(self, text: str, history: Sequence[Message],
-                          write: Callable[[Message], None]) -> AsyncIterator[Event]:
+                          write: Callable[[Message], None]) -> AsyncGenerator[Event, None]:
         result = await self.agent.run(text, history=history, on_message=write)
         yield RunEndEvent(result.run_id, result)
 

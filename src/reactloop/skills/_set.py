@@ -21,13 +21,14 @@ import sys
 import threading
 import traceback
 import types
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from reactloop.errors import ToolRetry, UserError
+from reactloop.extensions import Extension
 from reactloop.messages import Message
+from reactloop.result import ToolResult
+from reactloop.run_context import RunContext
 from reactloop.skills._skill import MAX_FILES_LISTED, Skill, discover_skills
 from reactloop.tools._tool import Tool, ToolContext
 
@@ -37,7 +38,6 @@ LOAD_SKILL = "load_skill"
 LOAD_SKILL_REFERENCE = "load_skill_reference"
 MAX_REFERENCE_CHARS = 100_000
 """A file longer than this is cut (with a note saying so) when read with level 3."""
-_MAX_RUNS = 256  # per-run bookkeeping kept for this many recent runs
 
 CATALOG_INTRO = (
     "## Skills\n"
@@ -47,21 +47,27 @@ CATALOG_INTRO = (
 )
 
 
-@dataclass
-class _RunSkills:
-    """What one run has loaded: skill names in load order and which skill owns each tool."""
+def _run_state(state: dict[str, Any]) -> dict[str, Any]:
+    """This run's skills state in ``state`` (the run's extension state): ``{"loaded": [skill
+    names in load order], "owners": {tool name: skill}}``, JSON data so it saves with the run."""
+    st = state.get(SkillSet.key)
+    if not isinstance(st, dict):
+        st = state[SkillSet.key] = {"loaded": [], "owners": {}}
+    st.setdefault("loaded", [])
+    st.setdefault("owners", {})
+    return st
 
-    loaded: list[str] = field(default_factory=list)
-    owners: dict[str, str] = field(default_factory=dict)
 
-
-class SkillSet:
+class SkillSet(Extension):
     """Skills an agent can use, and the two tools that disclose them.
 
     ``Agent(skills=[dir, ...])`` builds one with :meth:`discover`, puts :meth:`catalog_text` in
-    the system prompt and registers :meth:`tools`. Skills are trusted code (see the module
+    the system prompt and registers :meth:`tools`. What a run has loaded is kept in the run's
+    state (``ctx.state["skills"]``), never here. Skills are trusted code (see the module
     docstring).
     """
+
+    key = "skills"
 
     def __init__(self, skills: Iterable[Skill]) -> None:
         self._skills: dict[str, Skill] = {}
@@ -71,9 +77,8 @@ class SkillSet:
                 raise UserError(f"two skills are named {s.name!r}: {other.path} and {s.path}; "
                                 "remove one of them or give it another name (and folder name)")
             self._skills[s.name] = s
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the import cache only
         self._skill_tools: dict[str, list[Tool]] = {}
-        self._runs: OrderedDict[str, _RunSkills] = OrderedDict()
         self._tools = [
             Tool(self._load_skill_tool(), name=LOAD_SKILL, repeatable=True,
                  origin="reactloop.skills"),
@@ -121,6 +126,30 @@ class SkillSet:
         """``load_skill`` and ``load_skill_reference``, bound to this set."""
         return list(self._tools)
 
+    def system_sections(self) -> Mapping[str, str]:
+        return {"skills": self.catalog_text()}
+
+    # -- the extension hooks -----------------------------------------------------------------
+    async def start(self, ctx: RunContext) -> None:
+        """Skills loaded earlier (in the history, or in a saved run's state) stay loaded:
+        their tools are callable again without reloading."""
+        st = _run_state(ctx.state)
+        ctx.add_tools(self.restore(ctx.state, ctx.messages))
+        for name in st["loaded"]:
+            if name in self._skills:
+                ctx.add_tools([t for t in self.skill_tools(name)
+                               if st["owners"].get(t.name) == name])
+
+    def after_tools(self, ctx: RunContext, results: Sequence[ToolResult]) -> None:
+        """A ``load_skill`` that ran elsewhere (a workflow activity) is recorded here too."""
+        for r in results:
+            if r.name != LOAD_SKILL or r.error is not None or r.cached:
+                continue
+            name = r.arguments.get("name")
+            if isinstance(name, str) and name in self._skills:
+                _, added = self.load(name, ctx.state)
+                ctx.add_tools(added)
+
     # -- level 2 -----------------------------------------------------------------------------
     def skill_tools(self, name: str) -> list[Tool]:
         """The ``@tool`` objects of the skill's ``tools.py`` (imported once, on first use).
@@ -133,44 +162,44 @@ class SkillSet:
                 cached = self._skill_tools[name] = _import_tools(skill)
             return list(cached)
 
-    def load(self, name: str, run_id: str = "") -> tuple[str, list[Tool]]:
+    def load(self, name: str, state: dict[str, Any]) -> tuple[str, list[Tool]]:
         """Level 2 for one run: the text ``load_skill`` answers and the tools to add.
 
-        A skill already loaded in ``run_id`` answers with a short note and no tools."""
+        ``state`` is the run's extension state (``ctx.state``); a skill already loaded there
+        answers with a short note and no tools."""
         skill = self.get(name)
-        state = self._run(run_id)
-        if name in state.loaded:
-            made = [t for t, owner in state.owners.items() if owner == name]
+        st = _run_state(state)
+        if name in st["loaded"]:
+            made = [t for t, owner in st["owners"].items() if owner == name]
             tools_note = f" Its tools are callable: {', '.join(made)}." if made else ""
             return (f"Skill '{name}' is already loaded; its instructions are earlier in this "
                     f"conversation.{tools_note}"), []
         tools = self.skill_tools(name)
-        added, clashes = self._claim(state, name, tools)
-        state.loaded.append(name)
+        added, clashes = self._claim(st, name, tools)
+        st["loaded"].append(name)
         return _describe_load(skill, added, clashes), added
 
-    def restore(self, run_id: str, messages: Sequence[Message]) -> list[Tool]:
-        """Mark the skills loaded earlier in ``messages`` as loaded in ``run_id`` and return
-        their tools, so a later turn of a conversation can call them without reloading.
+    def restore(self, state: dict[str, Any], messages: Sequence[Message]) -> list[Tool]:
+        """Mark the skills loaded earlier in ``messages`` as loaded in ``state`` (a run's
+        extension state) and return their tools, so a later turn of a conversation can call
+        them without reloading.
 
         A load counts when an assistant called ``load_skill`` and its tool result is no error.
         """
-        names = loaded_in(messages, self._skills)
-        state = self._run(run_id)
+        st = _run_state(state)
         out: list[Tool] = []
-        for name in names:
-            if name in state.loaded:
+        for name in loaded_in(messages, self._skills):
+            if name in st["loaded"]:
                 continue
-            added, _ = self._claim(state, name, self.skill_tools(name))
-            state.loaded.append(name)
+            added, _ = self._claim(st, name, self.skill_tools(name))
+            st["loaded"].append(name)
             out.extend(added)
         return out
 
-    def loaded(self, run_id: str = "") -> list[str]:
-        """Names of the skills loaded in ``run_id``, in load order."""
-        with self._lock:
-            state = self._runs.get(run_id)
-            return list(state.loaded) if state else []
+    def loaded(self, state: Mapping[str, Any]) -> list[str]:
+        """Names of the skills loaded in a run (``state``: its ``ctx.state``), in load order."""
+        st = state.get(self.key)
+        return list(st.get("loaded", ())) if isinstance(st, Mapping) else []
 
     # -- level 3 -----------------------------------------------------------------------------
     def read_reference(self, skill_name: str, path: str) -> str:
@@ -196,31 +225,20 @@ class SkillSet:
         return text
 
     # -- internals ---------------------------------------------------------------------------
-    def _run(self, run_id: str) -> _RunSkills:
-        with self._lock:
-            state = self._runs.get(run_id)
-            if state is None:
-                state = self._runs[run_id] = _RunSkills()
-                while len(self._runs) > _MAX_RUNS:
-                    self._runs.popitem(last=False)
-            else:
-                self._runs.move_to_end(run_id)
-            return state
-
-    def _claim(self, state: _RunSkills, name: str, tools: Sequence[Tool]
+    def _claim(self, st: dict[str, Any], name: str, tools: Sequence[Tool]
                ) -> tuple[list[Tool], list[str]]:
         """Give ``name`` the tools whose names are free in this run; report the rest."""
         added: list[Tool] = []
         clashes: list[str] = []
         reserved = {t.name for t in self._tools}
-        with self._lock:
-            for t in tools:
-                owner = state.owners.get(t.name)
-                if t.name in reserved or (owner is not None and owner != name):
-                    clashes.append(f"{t.name} (name taken by {owner or 'reactloop'})")
-                    continue
-                state.owners[t.name] = name
-                added.append(t)
+        owners: dict[str, str] = st["owners"]
+        for t in tools:
+            owner = owners.get(t.name)
+            if t.name in reserved or (owner is not None and owner != name):
+                clashes.append(f"{t.name} (name taken by {owner or 'reactloop'})")
+                continue
+            owners[t.name] = name
+            added.append(t)
         return added, clashes
 
     def _load_skill_tool(self) -> Callable[..., Any]:
@@ -232,9 +250,9 @@ class SkillSet:
             Args:
                 name: the skill's name, exactly as in the skills catalog.
             """
-            run_id = ctx.run_id if ctx is not None else ""
+            state = ctx.state if ctx is not None else {}
             # importing a skill's tools.py may block; keep the event loop free meanwhile
-            text, added = await asyncio.to_thread(self.load, name, run_id)
+            text, added = await asyncio.to_thread(self.load, name, state)
             if added and ctx is not None:
                 ctx.add_tools(added)
             if ctx is not None:

@@ -41,7 +41,12 @@ def serialize_result(value: Any) -> str:
         return json.dumps(value)
     from pydantic_core import to_json
 
-    return to_json(value, fallback=str).decode()
+    try:
+        return to_json(value, fallback=str).decode()
+    except (ValueError, TypeError, UnicodeError, RecursionError) as exc:
+        raise _Unserialisable(
+            f"the tool returned a {type(value).__name__} that cannot be shown as text or JSON "
+            f"({exc}); return a str, numbers, or JSON-compatible lists and dicts") from None
 
 
 class ToolRegistry:
@@ -103,20 +108,32 @@ class ToolRegistry:
         deps: Any = None,
         emit: Callable[[str, Any], None] | None = None,
         add_tools: Callable[[Sequence[Tool]], None] | None = None,
+        state: dict[str, Any] | None = None,
+        done: list[ToolResult | None] | None = None,
     ) -> list[ToolResult]:
         """Run ``calls`` concurrently; results come back in call order. Never raises for
-        tool failures: every failure becomes an error result the model can recover from."""
-        if len(calls) == 1:
-            return [await self.execute_one(calls[0], run_id, default_timeout, deps, emit, add_tools)]
-        sem = asyncio.Semaphore(max_parallel) if max_parallel else None
+        tool failures: every failure becomes an error result the model can recover from.
 
-        async def one(call: ToolCall) -> ToolResult:
+        ``done`` (one slot per call) is filled as calls finish, so a caller that is cancelled
+        midway still knows which calls completed."""
+        st = state if state is not None else {}
+        slots: list[ToolResult | None] = done if done is not None else [None] * len(calls)
+        sem = asyncio.Semaphore(max_parallel) if max_parallel and len(calls) > 1 else None
+
+        async def one(i: int, call: ToolCall) -> ToolResult:
             if sem is None:
-                return await self.execute_one(call, run_id, default_timeout, deps, emit, add_tools)
-            async with sem:
-                return await self.execute_one(call, run_id, default_timeout, deps, emit, add_tools)
+                r = await self.execute_one(call, run_id, default_timeout, deps, emit,
+                                           add_tools, st)
+            else:
+                async with sem:
+                    r = await self.execute_one(call, run_id, default_timeout, deps, emit,
+                                               add_tools, st)
+            slots[i] = r
+            return r
 
-        return list(await asyncio.gather(*(one(c) for c in calls)))
+        if len(calls) == 1:
+            return [await one(0, calls[0])]
+        return list(await asyncio.gather(*(one(i, c) for i, c in enumerate(calls))))
 
     async def execute_one(
         self,
@@ -126,17 +143,22 @@ class ToolRegistry:
         deps: Any = None,
         emit: Callable[[str, Any], None] | None = None,
         add_tools: Callable[[Sequence[Tool]], None] | None = None,
+        state: dict[str, Any] | None = None,
     ) -> ToolResult:
         call_id = call.id or ""
+        if not isinstance(call.name, str):  # providers can send anything
+            return _error(call, f"Invalid tool name {call.name!r}: a tool name is a string; "  # type: ignore[unreachable]
+                                f"available tools: {', '.join(self.names) or '(none)'}.")
         t = self._tools.get(call.name)
         if t is None:
             return _error(call, self._unknown_tool_message(call.name))
-        if not isinstance(call.arguments, Mapping):  # providers can send anything
+        if not isinstance(call.arguments, Mapping):
             return _error(  # type: ignore[unreachable]
                 call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"
             )
         timeout = t.timeout if t.timeout is not None else default_timeout
-        ctx = ToolContext(t.name, call_id, run_id, deps, emit, add_tools)
+        ctx = ToolContext(t.name, call_id, run_id, deps, emit, add_tools,
+                          state if state is not None else {})
         started = time.perf_counter()
         try:
             if timeout is None:
@@ -144,6 +166,7 @@ class ToolRegistry:
             else:
                 async with asyncio.timeout(timeout):
                     value = await t.call(call.arguments, ctx)
+            content = serialize_result(value)
         except ToolArgumentsError as exc:
             return _error(call, str(exc), started=started)
         except ToolRetry as exc:
@@ -155,19 +178,22 @@ class ToolRegistry:
                 "or another approach",
                 started=started,
             )
-        except Exception as exc:  # the model sees type and message; the traceback goes to events
-            return _error(
-                call,
-                f"{type(exc).__name__}: {exc}",
-                started=started,
-                traceback=tb.format_exc(),
-            )
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # the run is being cancelled
+                raise
+            return _failed(call, exc, started)  # the tool raised CancelledError itself
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as exc:
+            # the model sees type and message; the traceback goes to events
+            return _failed(call, exc, started)
         return ToolResult(
             name=t.name,
             result=value,
             call_id=call_id,
             arguments=call.arguments,
-            content=serialize_result(value),
+            content=content,
             duration=time.perf_counter() - started,
         )
 
@@ -180,11 +206,24 @@ class ToolRegistry:
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."
 
 
+def _failed(call: ToolCall, exc: BaseException, started: float) -> ToolResult:
+    if isinstance(exc, _Unserialisable):
+        return _error(call, str(exc), started=started)
+    message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, SystemExit):
+        message = f"SystemExit: the tool tried to exit the program (code {exc.code!r})"
+    return _error(call, message, started=started, traceback=tb.format_exc())
+
+
+class _Unserialisable(Exception):
+    """A tool returned a value that cannot be turned into text for the model."""
+
+
 def _error(
     call: ToolCall, message: str, *, started: float | None = None, traceback: str | None = None
 ) -> ToolResult:
     return ToolResult(
-        name=call.name,
+        name=call.name if isinstance(call.name, str) else repr(call.name),
         error=message,
         call_id=call.id or "",
         arguments=call.arguments if isinstance(call.arguments, Mapping) else {},

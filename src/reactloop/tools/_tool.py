@@ -44,6 +44,10 @@ class ToolContext:
     """Whatever was passed as ``Agent(deps=...)``."""
     _emit: Callable[[str, Any], None] | None = field(default=None, repr=False)
     _add_tools: Callable[[Sequence[Tool]], None] | None = field(default=None, repr=False)
+    state: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The run's extension state (``RunContext.state``): the plan, the loaded skills…
+    Extensions read it here; what a tool changes must also be derivable from its result
+    (see ``Extension.after_tools``), since tools may run in another process."""
 
     def emit(self, name: str, data: Any = None) -> None:
         """Send a ``custom`` event (a UI update, progress…) into the run's event stream."""

@@ -1,0 +1,69 @@
+"""``RunSpec``: everything a run needs from its agent, frozen once per agent.
+
+The loop reads only this (never the ``Agent``), so dependencies point one way:
+``agent`` → ``_loop`` → ``RunSpec`` / ``RunContext`` / ``Runtime`` → tools, models, messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reactloop.context._manager import ContextPolicy
+from reactloop.extensions import Extension
+from reactloop.messages import ModelSettings
+from reactloop.models._base import Model
+from reactloop.prompt import PromptBuilder
+from reactloop.run_context import RunContext
+from reactloop.tools._registry import ToolRegistry
+from reactloop.tools._source import ToolSource
+from reactloop.tools._tool import Tool
+
+__all__ = ["RunSpec", "StaticExtension"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """An agent's configuration as the loop sees it (immutable; shared by all its runs)."""
+
+    name: str
+    model: Model
+    system: str
+    """The system prompt (stable: built once)."""
+    tools: ToolRegistry
+    """The agent's tools (each run works on a copy it may extend)."""
+    extensions: tuple[Extension, ...]
+    sources: tuple[ToolSource, ...]
+    settings: ModelSettings
+    prompt: PromptBuilder
+    context: ContextPolicy
+    max_iterations: int
+    max_execution_time: float | None
+    tool_timeout: float | None
+    max_parallel_tools: int | None
+    loop_control: bool
+    deps: Any
+    callbacks: tuple[object, ...]
+
+    def notes(self, ctx: RunContext) -> list[str]:
+        """The volatile sections (plan, retrieved context) for the next request."""
+        computed: dict[str, str | None] = {}
+        for ext in self.extensions:
+            computed.update(ext.notes(ctx))
+        return self.prompt.volatile(computed) if computed else []
+
+
+class StaticExtension(Extension):
+    """Tools and stable system sections and nothing per run (the workspace)."""
+
+    def __init__(self, key: str, tools: Sequence[Tool], sections: Mapping[str, str]) -> None:
+        self.key = key
+        self._tools = tuple(tools)
+        self._sections = dict(sections)
+
+    def tools(self) -> Sequence[Tool]:
+        return self._tools
+
+    def system_sections(self) -> Mapping[str, str]:
+        return self._sections
