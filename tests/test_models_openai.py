@@ -512,7 +512,7 @@ def test_cli_against_the_real_server(llama_server: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "reactloop", "run", "--json", "--model", "openai:smollm2",
          "--base-url", llama_server, "--tool-choice", "required", "-n", "2",
-         "--no-demo-tools", "--tools", "reactloop.demo_tools:add",
+         "--no-demo-tools", "--tools", "reactloop._demo_tools:add",
          "What is 17 + 25?"],
         capture_output=True, text=True, timeout=600, check=False,
     )

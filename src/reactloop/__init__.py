@@ -27,6 +27,7 @@ from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSettings, ToolSpec
 from reactloop.prompt import PromptBuilder
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
+from reactloop.run_context import RunContext
 from reactloop.tools._tool import Tool, ToolContext, tool
 
 __version__ = "0.1.0"
@@ -45,6 +46,7 @@ __all__ = [
     "ModelSettings",
     "PromptBuilder",
     "ReactloopError",
+    "RunContext",
     "RunResult",
     "RunState",
     "Step",

@@ -396,7 +396,7 @@ class _Loop:
                     None)
         return RunResult(redact(output) if error is not None else output, state,
                          list(ctx.steps), ctx.metrics, list(ctx.messages), error, plan,
-                         ctx.run_id)
+                         ctx.run_id, ctx)
 
 
 def _seen_key(call: ToolCall) -> str:

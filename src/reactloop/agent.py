@@ -32,7 +32,8 @@ from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._source import ToolSource
 
 if TYPE_CHECKING:
-    from reactloop.context import Compaction, ContextPolicy
+    from reactloop.context import Compaction
+    from reactloop.context._manager import ContextPolicy
     from reactloop.sessions import Session, SessionStore
     from reactloop.tools.workspace import Workspace
 
@@ -306,7 +307,8 @@ def _builtin_extensions(skills: Iterable[str | os.PathLike[str]], workspace: Any
 
 def _context_policy(model: Model, max_messages: int | None, max_tokens: int | None,
                     compaction: Compaction | bool) -> ContextPolicy:
-    from reactloop.context import Compaction, ContextPolicy  # lazy: keeps the import fast
+    from reactloop.context import Compaction  # lazy: keeps the import fast
+    from reactloop.context._manager import ContextPolicy
 
     for name, value in (("max_messages", max_messages), ("max_tokens", max_tokens)):
         if value is not None:

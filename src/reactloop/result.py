@@ -139,6 +139,8 @@ class RunResult:
     """The plan, when planning was used."""
     run_id: str = ""
     """The run's id (as on its events)."""
+    context: Any = field(default=None, repr=False, compare=False)
+    """The run's :class:`~reactloop.RunContext` (its state as data); see :meth:`save`."""
 
     @property
     def finished(self) -> bool:
@@ -160,6 +162,14 @@ class RunResult:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
+
+    def save(self) -> str:
+        """The run's state as JSON — history, steps, metrics, the plan, loaded skills, every
+        extension's state — for :meth:`Agent.resume` in any process (e.g. the answer to the
+        question a ``WAITING_FOR_USER`` run asked)."""
+        if self.context is None:
+            raise ValueError("this result was not produced by a run; there is nothing to save")
+        return json.dumps(self.context.to_dict(), ensure_ascii=False)
 
 
 def jsonable(value: Any) -> Any:

@@ -80,7 +80,7 @@ def _build_agent(opts: dict[str, Any]) -> Any:
     if demo is None:
         demo = not (tools or opts["skill_dirs"] or opts.get("workspace") or mcp_servers)
     if demo:
-        from reactloop.demo_tools import DEMO_TOOLS
+        from reactloop._demo_tools import DEMO_TOOLS
 
         tools = [*DEMO_TOOLS, *tools]
     return Agent(

@@ -12,7 +12,7 @@ The pieces are plain functions you can also call yourself: :func:`prune`,
 :func:`shorten_tool_results`, :func:`unload_skills`, :class:`Summarize`, :func:`repair`.
 """
 
-from reactloop.context._manager import Compaction, ContextPolicy, Prepared, Tally, Tier
+from reactloop.context._manager import Compaction, Tier
 from reactloop.context._prune import prune
 from reactloop.context._summary import Summarize
 from reactloop.context._tiers import excerpt, shorten_tool_results, unload_skills
@@ -22,10 +22,7 @@ from reactloop.context._units import Unit, check_pairs, is_prompt, latest_prompt
 __all__ = [
     "PER_MESSAGE",
     "Compaction",
-    "ContextPolicy",
-    "Prepared",
     "Summarize",
-    "Tally",
     "Tier",
     "TokenCounter",
     "Unit",

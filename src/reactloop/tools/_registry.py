@@ -52,9 +52,12 @@ def serialize_result(value: Any) -> str:
 class ToolRegistry:
     """Tools by name. The specs sent to the model are derived from these same objects."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Iterable[Tool] | Mapping[str, Tool] = ()) -> None:
         self._specs: tuple[ToolSpec, ...] | None = None
+        if isinstance(tools, Mapping):  # already checked: a copy (one dict copy per run)
+            self._tools: dict[str, Tool] = dict(tools)
+            return
+        self._tools = {}
         for t in tools:
             self.add(t)
 
@@ -73,9 +76,7 @@ class ToolRegistry:
             self.add(t)
 
     def copy(self) -> ToolRegistry:
-        clone = ToolRegistry()
-        clone._tools = dict(self._tools)
-        return clone
+        return ToolRegistry(self._tools)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -161,11 +162,7 @@ class ToolRegistry:
                           state if state is not None else {})
         started = time.perf_counter()
         try:
-            if timeout is None:
-                value = await t.call(call.arguments, ctx)
-            else:
-                async with asyncio.timeout(timeout):
-                    value = await t.call(call.arguments, ctx)
+            value = await _call(t, call.arguments, ctx, timeout)
             content = serialize_result(value)
         except ToolArgumentsError as exc:
             return _error(call, str(exc), started=started)
@@ -204,6 +201,14 @@ class ToolRegistry:
         close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."
+
+
+async def _call(t: Tool, arguments: Mapping[str, Any], ctx: ToolContext,
+                timeout: float | None) -> Any:
+    if timeout is None:
+        return await t.call(arguments, ctx)
+    async with asyncio.timeout(timeout):
+        return await t.call(arguments, ctx)
 
 
 def _failed(call: ToolCall, exc: BaseException, started: float) -> ToolResult:

@@ -1,0 +1,62 @@
+"""The public API: the exact names each public module exports, and the structure checks.
+
+Adding or removing a public name is a decision: change it here on purpose."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC: dict[str, set[str]] = {
+    "reactloop": {
+        "Agent", "Conversation", "Event", "Message", "Metrics", "Model", "ModelError",
+        "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
+        "ReactloopError", "RunContext", "RunResult", "RunState", "Step", "Tool", "ToolCall",
+        "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
+        "UserError", "tool",
+    },
+    "reactloop.context": {
+        "Compaction", "PER_MESSAGE", "Summarize", "Tier", "TokenCounter", "Unit", "check_pairs",
+        "estimate_tokens", "excerpt", "is_prompt", "latest_prompt", "prune", "repair",
+        "shorten_tool_results", "tiktoken_counter", "units", "unload_skills",
+    },
+    "reactloop.events": {
+        "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
+        "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
+        "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
+        "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
+    },
+    "reactloop.extensions": {"Extension"},
+    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTools", "load_mcp_config",
+                      "serve_stdio"},
+    "reactloop.messages": {
+        "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings", "Role",
+        "TextDelta", "ToolCall", "ToolChoice", "ToolSpec", "Usage", "message_from_dict",
+        "messages_from_json", "messages_to_json",
+    },
+    "reactloop.models": {"FinishReason", "Model", "ModelRequest", "ModelResponse",
+                         "ModelSettings", "TextDelta", "ToolChoice", "ToolSpec"},
+    "reactloop.planning": {"Plan", "PlanStep", "Planning", "StepStatus", "UPDATE_PLAN",
+                           "plan_from_history"},
+    "reactloop.run_context": {"RunContext", "SNAPSHOT_VERSION"},
+    "reactloop.runtime": {"LocalRuntime", "OnRetry", "Runtime", "ToolBatch"},
+    "reactloop.sessions": {"SQLiteStore", "Session", "SessionInfo", "SessionStore",
+                           "default_store_path", "open_store"},
+    "reactloop.skills": {"LOAD_SKILL", "LOAD_SKILL_REFERENCE", "SKILL_FILE", "Skill",
+                         "SkillSet", "discover_skills", "load_skill_folder", "loaded_in"},
+    "reactloop.testing": {"FunctionModel", "ScriptedModel"},
+    "reactloop.tools": {"Tool", "ToolArgumentsError", "ToolContext", "ToolRegistry", "as_tool",
+                        "serialize_result", "tool"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_public_names_are_pinned(module: str) -> None:
+    mod = importlib.import_module(module)
+    exported = set(mod.__all__)
+    assert exported == PUBLIC[module], (
+        f"{module}.__all__ changed: added {sorted(exported - PUBLIC[module])}, "
+        f"removed {sorted(PUBLIC[module] - exported)}")
+    for name in exported:
+        assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which does not exist"
