@@ -115,7 +115,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def private_reads(mods: dict[str, Path]) -> list[str]:
     problems = []
-    for mod, path in mods.items():
+    for path in mods.values():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not isinstance(node, ast.Attribute):

@@ -204,10 +204,10 @@ class ToolRegistry:
 
 
 async def _call(t: Tool, arguments: Mapping[str, Any], ctx: ToolContext,
-                timeout: float | None) -> Any:
-    if timeout is None:
+                seconds: float | None) -> Any:
+    if seconds is None:
         return await t.call(arguments, ctx)
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(seconds):
         return await t.call(arguments, ctx)
 
 
