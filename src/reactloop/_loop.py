@@ -18,6 +18,7 @@ Cancellation follows asyncio: when the caller's task is cancelled the run record
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
@@ -51,29 +52,29 @@ __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
-
-
-class _End(Exception):
-    def __init__(self, state: RunState, output: str) -> None:
-        self.state, self.output = state, output
+_Ending = tuple[RunState, str]
+"""How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
 
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("ctx", "deadline", "rt", "spec", "started", "stream")
+    __slots__ = ("ctx", "deadline", "rt", "spec", "started", "step_events", "stream")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
         self.started = rt.monotonic()
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
+        self.step_events = bool(spec.callbacks)  # step events only feed on_step
 
     async def events(self) -> AsyncGenerator[Event, None]:
-        """The loop. Yields every event of the run, ending with ``run_end``."""
+        """The loop. Yields every event of the run, ending with ``run_end``.
+
+        Helpers queue their events on ``ctx.pending`` and return plain values; only the
+        model call nests a generator, and only when streaming (fewer objects per step)."""
         spec, ctx = self.spec, self.ctx
-        n = spec.max_iterations
-        yield RunStartEvent(ctx.run_id, ctx.prompt, spec.model.name, n)
+        yield RunStartEvent(ctx.run_id, ctx.prompt, spec.model.name, spec.max_iterations)
         # CANCELLED until we know better: a closed stream ends the run at a yield
         state, output, error, reraise = RunState.CANCELLED, "", None, None
         try:
@@ -82,29 +83,36 @@ class _Loop:
                     await self._start(stack)
                 for ev in ctx.flush():
                     yield ev
-                for k in range(ctx.iteration + 1, n + 1):
+                ending: _Ending | None = None
+                for k in range(ctx.iteration + 1, spec.max_iterations + 1):
                     ctx.iteration = ctx.metrics.iterations = k
-                    yield IterationStartEvent(ctx.run_id, k, n)
+                    yield IterationStartEvent(ctx.run_id, k, spec.max_iterations)
                     started = self.rt.now()
-                    response = None
-                    async for item in self._call_model(k):
-                        if isinstance(item, ModelResponse):
-                            response = item
-                        else:
-                            yield item
-                    assert response is not None
+                    if self.stream:
+                        response = None
+                        async for item in self._stream_model(k):
+                            if isinstance(item, ModelResponse):
+                                response = item
+                            else:
+                                yield item
+                        assert response is not None
+                    else:
+                        response = await self._call_model(k)
+                        for ev in ctx.flush():
+                            yield ev
                     yield ModelResponseEvent(ctx.run_id, k, response)
-                    async for ev in self._act(k, response, started):
+                    calls, ending = self._decide(k, response, started)
+                    for ev in ctx.flush():
                         yield ev
-            state = RunState.MAX_ITERATIONS  # (not reached: the last iteration always ends)
-        except _End as end:
-            state, output = end.state, end.output
-        except TimeoutError:
-            state = RunState.TIMED_OUT
-        except asyncio.CancelledError as exc:
-            state, reraise = RunState.CANCELLED, exc
-        except Exception as exc:
-            state, output, error = RunState.ERROR, f"The run failed: {exc}", exc
+                    if calls:
+                        ending = await self._run_tools(k, response, calls, started)
+                        for ev in ctx.flush():
+                            yield ev
+                    if ending is not None:
+                        break
+                state, output = ending or (RunState.MAX_ITERATIONS, "")
+        except (Exception, asyncio.CancelledError) as exc:
+            state, output, error, reraise = _failure(exc)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -113,19 +121,24 @@ class _Loop:
         if reraise is not None:
             raise reraise
 
-    async def _act(self, k: int, response: ModelResponse, started: float
-                   ) -> AsyncIterator[Event]:
-        """What the loop does with one response: end, feed back, remind, or run tools."""
+    def _decide(self, k: int, response: ModelResponse, started: float
+                ) -> tuple[tuple[ToolCall, ...], _Ending | None]:
+        """What to do with one response: end (an ending), feed back or remind (neither), or
+        run tools (the calls, their ``tool_call`` events queued)."""
         if k == self.spec.max_iterations:  # the forced last iteration: this is the answer
-            self._final(k, response, started)
-        if self._fed_back_truncation(k, response):
-            return
+            return (), self._final(k, response, started)
+        if self._fed_back_truncation(response):
+            return (), None
         if not response.tool_calls:
-            async for ev in self._no_tool_call(k, response, started):
-                yield ev
-            return
-        async for ev in self._run_tools(k, response, started):
-            yield ev
+            return (), self._no_tool_call(k, response, started)
+        ctx = self.ctx
+        calls = self._with_ids(k, response.tool_calls)
+        ctx.append(Message.assistant(response.text, calls, response.provider_details))
+        ctx.open_calls = calls
+        ctx.metrics.tool_calls += len(calls)
+        for c in calls:
+            ctx.pending.append(ToolCallEvent(ctx.run_id, k, c))
+        return calls, None
 
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack) -> None:
@@ -168,63 +181,70 @@ class _Loop:
         return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
                             declared if tools is not declared else ())
 
-    async def _call_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
-        ctx, spec = self.ctx, self.spec
-        # memory limits, compaction and the request event (reactloop.context)
-        async with self._deadline_scope():
-            prepared = await spec.context.prepare(
-                ctx.messages, lambda m: self._request(k, m), run_id=ctx.run_id, iteration=k,
-                tally=ctx.tally, call=self._summarizer_call)
-        ctx.messages, ctx.tally = prepared.messages, prepared.tally
-        self._count_usage(prepared.usage.input_tokens, prepared.usage.output_tokens)
-        for event in prepared.events:
-            yield event
-        if prepared.error is not None:
-            raise prepared.error
-        request = prepared.request
-        response: ModelResponse | None = None
-        for attempt in (1, 2):
-            response = None
-            async for item in self._model_once(k, request):
-                if isinstance(item, ModelResponse):
-                    response = item
-                else:
-                    yield item
-            assert response is not None
-            if response.usage is not None:
-                self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
-            if response.finish_reason != "length" or attempt == 2 or response.tool_calls:
-                break
-            # cut off by the output-token limit: retry once with twice the room
-            room = (request.settings.max_tokens or notes.DEFAULT_MAX_TOKENS) * 2
-            request = request.with_settings(max_tokens=room)
-        assert response is not None
-        yield response
-
-    async def _summarizer_call(self, model: Model, request: ModelRequest) -> ModelResponse:
-        out: ModelResponse | None = None
-        async for item in self.rt.call_model(model, request, stream=False,
-                                             on_retry=self._on_retry):
-            if isinstance(item, ModelResponse):
-                out = item
-        assert out is not None
-        return out
-
-    async def _model_once(self, k: int, request: ModelRequest
-                          ) -> AsyncIterator[Event | ModelResponse]:
+    async def _prepare(self, k: int) -> ModelRequest:
+        """Memory limits, compaction and the ``request`` event (reactloop.context)."""
         ctx = self.ctx
         async with self._deadline_scope():
-            async for item in self.rt.call_model(self.spec.model, request, stream=self.stream,
-                                                 on_retry=self._on_retry):
-                for ev in ctx.flush():  # retry events
-                    yield ev
-                if isinstance(item, TextDelta):
-                    if self.stream:
-                        yield TextDeltaEvent(ctx.run_id, k, item.text)
-                else:
-                    yield item
+            prepared = await self.spec.context.prepare(
+                ctx.messages, functools.partial(self._request, k), run_id=ctx.run_id,
+                iteration=k, tally=ctx.tally, call=self._summarizer_call)
+        ctx.messages, ctx.tally = prepared.messages, prepared.tally
+        self._count_usage(prepared.usage.input_tokens, prepared.usage.output_tokens)
+        ctx.pending.extend(prepared.events)
+        if prepared.error is not None:
+            raise prepared.error
+        return prepared.request
 
-    def _fed_back_truncation(self, k: int, response: ModelResponse) -> bool:
+    async def _call_model(self, k: int) -> ModelResponse:
+        request = await self._prepare(k)
+        async with self._deadline_scope():
+            response = await self.rt.call_model(self.spec.model, request,
+                                                on_retry=self._on_retry)
+        if self._retry_truncated(1, response):
+            async with self._deadline_scope():
+                response = await self.rt.call_model(self.spec.model, self._more_room(request),
+                                                    on_retry=self._on_retry)
+            self._retry_truncated(2, response)
+        return response
+
+    async def _stream_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
+        ctx = self.ctx
+        request = await self._prepare(k)
+        for ev in ctx.flush():
+            yield ev
+        for attempt in (1, 2):
+            response = None
+            async with self._deadline_scope():
+                async for item in self.rt.stream_model(self.spec.model, request,
+                                                       on_retry=self._on_retry):
+                    for ev in ctx.flush():  # retry events
+                        yield ev
+                    if isinstance(item, TextDelta):
+                        yield TextDeltaEvent(ctx.run_id, k, item.text)
+                    else:
+                        response = item
+            assert response is not None
+            if not self._retry_truncated(attempt, response):
+                yield response
+                return
+            request = self._more_room(request)
+
+    def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
+        """Count the usage; True when a cut-off reply should be asked again with more room."""
+        if response.usage is not None:
+            self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
+        return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
+
+    @staticmethod
+    def _more_room(request: ModelRequest) -> ModelRequest:
+        # cut off by the output-token limit: retry once with twice the room
+        room = (request.settings.max_tokens or notes.DEFAULT_MAX_TOKENS) * 2
+        return request.with_settings(max_tokens=room)
+
+    async def _summarizer_call(self, model: Model, request: ModelRequest) -> ModelResponse:
+        return await self.rt.call_model(model, request, on_retry=self._on_retry)
+
+    def _fed_back_truncation(self, response: ModelResponse) -> bool:
         """A reply still cut off after the retry goes back to the model with a note."""
         if response.finish_reason != "length" or response.tool_calls:
             return False
@@ -236,27 +256,21 @@ class _Loop:
         self.ctx.emit(RetryEvent(self.ctx.run_id, attempt, wait, redact(str(error))))
 
     # -- tools -------------------------------------------------------------------------------
-    async def _run_tools(self, k: int, response: ModelResponse, started: float
-                         ) -> AsyncIterator[Event]:
+    async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
+                         started: float) -> _Ending | None:
         ctx = self.ctx
-        calls = self._with_ids(k, response.tool_calls)
-        ctx.append(Message.assistant(response.text, calls, response.provider_details))
-        ctx.open_calls = calls
-        ctx.metrics.tool_calls += len(calls)
-        for c in calls:
-            yield ToolCallEvent(ctx.run_id, k, c)
         results = await self._execute(calls)
         for ext in self.spec.extensions:
             ext.after_tools(ctx, results)
         # the history holds the results before anyone sees them: a consumer that stops
         # at a tool_result event leaves a complete history behind
         step = self._record(k, response.text, calls, results, started)
-        for ev in ctx.flush():
-            yield ev
+        pending, run_id = ctx.pending, ctx.run_id
         for r in results:
-            yield (ToolErrorEvent if r.error else ToolResultEvent)(ctx.run_id, k, r)
-        yield StepEvent(ctx.run_id, step)
-        self._check_control(results)
+            pending.append((ToolErrorEvent if r.error else ToolResultEvent)(run_id, k, r))
+        if self.step_events:
+            pending.append(StepEvent(run_id, step))
+        return self._control_ending(results)
 
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                 results: Sequence[ToolResult], started: float) -> Step:
@@ -321,16 +335,17 @@ class _Loop:
     def _add_tools(self, tools: Sequence[Tool]) -> None:
         self.ctx.add_tools(tools)
 
-    def _check_control(self, results: Sequence[ToolResult]) -> None:
+    def _control_ending(self, results: Sequence[ToolResult]) -> _Ending | None:
         if not self.spec.loop_control:
-            return
+            return None
         for r in results:
             if r.error is None and r.name in CONTROL_TOOL_NAMES:
                 state = (RunState.WAITING_FOR_USER if r.name == "ask_question"
                          else RunState.COMPLETED)
-                raise _End(state, notes.strip_notes(str(r.result)) or self._fallback(state))
+                return state, notes.strip_notes(str(r.result)) or self._fallback(state)
+        return None
 
-    def _final(self, k: int, response: ModelResponse, started: float) -> None:
+    def _final(self, k: int, response: ModelResponse, started: float) -> _Ending:
         text = notes.strip_notes(response.text or "")
         for c in response.tool_calls:  # e.g. task_completion, the one tool still offered
             if c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
@@ -338,32 +353,30 @@ class _Loop:
                 text = text or notes.strip_notes(str(value))
         self.ctx.append(Message.assistant(text, (), response.provider_details))
         self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
-        raise _End(RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS))
+        return RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS)
 
-    async def _no_tool_call(self, k: int, response: ModelResponse, started: float
-                            ) -> AsyncIterator[Event]:
+    def _no_tool_call(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
         ctx = self.ctx
         raw = response.text or ""
         text = notes.strip_notes(raw)
-        must_act = self.spec.loop_control or not text
-        step = Step(k, raw, (), (), started, self.rt.now())
-        if must_act and ctx.reminders < MAX_REMINDERS:
-            ctx.reminders += 1
-            yield NoToolCallEvent(ctx.run_id, k, raw, reminded=True)
-            reminder = notes.NO_TOOL_CALL if text else notes.EMPTY_REPLY
-            ctx.append(Message.assistant(text, (), response.provider_details),
-                       Message.user(reminder, kind="reminder"))
-            ctx.steps.append(step)
-            yield StepEvent(ctx.run_id, step)
-            return
-        if self.spec.loop_control:
-            yield NoToolCallEvent(ctx.run_id, k, raw, reminded=False)
+        reminded = ((self.spec.loop_control or not text)  # must act
+                    and ctx.reminders < MAX_REMINDERS)
         ctx.append(Message.assistant(text, (), response.provider_details))
+        if reminded:
+            ctx.reminders += 1
+            ctx.append(Message.user(notes.NO_TOOL_CALL if text else notes.EMPTY_REPLY,
+                                    kind="reminder"))
+        if reminded or self.spec.loop_control:
+            ctx.pending.append(NoToolCallEvent(ctx.run_id, k, raw, reminded=reminded))
+        step = Step(k, raw, (), (), started, self.rt.now())
         ctx.steps.append(step)
-        yield StepEvent(ctx.run_id, step)
+        if self.step_events:
+            ctx.pending.append(StepEvent(ctx.run_id, step))
+        if reminded:
+            return None
         if text:
-            raise _End(RunState.COMPLETED, text)
-        raise _End(RunState.MAX_ITERATIONS, self._fallback(RunState.MAX_ITERATIONS))
+            return RunState.COMPLETED, text
+        return RunState.MAX_ITERATIONS, self._fallback(RunState.MAX_ITERATIONS)
 
     # -- small helpers -----------------------------------------------------------------------
     def _repeatable(self, call: ToolCall) -> bool:
@@ -399,11 +412,28 @@ class _Loop:
                          ctx.run_id, ctx)
 
 
-def _seen_key(call: ToolCall) -> str:
+def _failure(exc: BaseException
+             ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
+    """State, output, error and what to re-raise for a run that ends by an exception."""
+    if isinstance(exc, TimeoutError):  # the run's own deadline
+        return RunState.TIMED_OUT, "", None, None
+    if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
+        return RunState.CANCELLED, "", None, exc
+    return RunState.ERROR, f"The run failed: {exc}", exc, None
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _seen_key(call: ToolCall) -> object:
+    """Equal for calls with the same name and arguments (in any key order)."""
+    args = call.arguments
+    if isinstance(args, dict) and all(type(v) in _SCALARS for v in args.values()):
+        return call.name, tuple(sorted(args.items()))  # the common case, without JSON
     try:
-        return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
+        return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        return f"{call.name}\0{call.arguments!r}"
+        return f"{call.name}\0{args!r}"
 
 
 def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool

@@ -168,12 +168,7 @@ class Agent:
             on_message: called with every message the run adds to the history (the prompt
                 first), before the run goes on: a write-ahead hook for stores.
         """
-        result: RunResult | None = None
-        async for event in self._events(prompt, history, stream=False, on_message=on_message):
-            if isinstance(event, RunEndEvent):
-                result = event.result
-        assert result is not None
-        return result
+        return await self._drive(self._context(prompt, history, on_message, None))
 
     def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
@@ -217,31 +212,45 @@ class Agent:
         over; the new message starts a new turn with a fresh iteration budget."""
         ctx = saved if isinstance(saved, RunContext) else RunContext.from_dict(
             json.loads(saved) if isinstance(saved, str) else saved, deps=self.deps)
-        result: RunResult | None = None
-        async for event in self._events(prompt, ctx.messages, stream=False,
-                                        on_message=on_message, state=ctx.state):
-            if isinstance(event, RunEndEvent):
-                result = event.result
-        assert result is not None
-        return result
+        return await self._drive(self._context(prompt, ctx.messages, on_message, ctx.state))
 
     def resume_sync(self, saved: str | Mapping[str, Any] | RunContext, prompt: str) -> RunResult:
         """Blocking :meth:`resume`."""
         return asyncio.run(self.resume(saved, prompt))
 
+    def _context(self, prompt: str, history: Sequence[Message],
+                 on_message: Callable[[Message], None] | None,
+                 state: Mapping[str, Any] | None) -> RunContext:
+        if not isinstance(prompt, str):
+            raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
+        spec = self.spec
+        ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
+                         deps=spec.deps, state=state, on_message=on_message)
+        ctx.append(Message.user(prompt))
+        return ctx
+
+    async def _drive(self, ctx: RunContext) -> RunResult:
+        """Run the loop to its end without streaming: one generator, no wrappers."""
+        callbacks = self.spec.callbacks
+        result: RunResult | None = None
+        async with aclosing(run_events(self.spec, ctx, self.runtime, stream=False)) as events:
+            async for event in events:
+                if callbacks:
+                    await dispatch(callbacks, event)
+                if type(event) is RunEndEvent:
+                    result = event.result
+        assert result is not None
+        return result
+
     async def _events(self, prompt: str, history: Sequence[Message], *, stream: bool,
                       on_message: Callable[[Message], None] | None = None,
                       state: Mapping[str, Any] | None = None) -> AsyncGenerator[Event, None]:
-        if not isinstance(prompt, str):
-            raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
-        spec, rt = self.spec, self.runtime
-        ctx = RunContext(rt.new_id(), prompt, history, tools=spec.tools.copy(), deps=spec.deps,
-                         state=state, on_message=on_message)
-        ctx.append(Message.user(prompt))
+        spec = self.spec
+        ctx = self._context(prompt, history, on_message, state)
         callbacks = spec.callbacks
         # aclosing: closing this stream closes the loop now (it records the ending), not
         # whenever the garbage collector gets to it
-        async with aclosing(run_events(spec, ctx, rt, stream=stream)) as events:
+        async with aclosing(run_events(spec, ctx, self.runtime, stream=stream)) as events:
             async for event in events:
                 if callbacks:
                     await dispatch(callbacks, event)

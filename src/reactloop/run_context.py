@@ -62,7 +62,7 @@ class RunContext:
         self.on_message = on_message
         self.pending: list[Event] = []
         """Events raised by tools and extensions, flushed into the stream by the loop."""
-        self.seen: dict[str, ToolResult] = {}
+        self.seen: dict[Any, ToolResult] = {}
         """Results of non-repeatable calls by ``name + arguments``, for repeated calls."""
         self.reminders = 0
         self.open_calls: tuple[ToolCall, ...] = ()
@@ -110,7 +110,7 @@ class RunContext:
             "steps": [s.to_dict() for s in self.steps],
             "metrics": self.metrics.to_dict(),
             "state": {k: jsonable(v) for k, v in self.state.items()},
-            "seen": {k: r.to_dict(full=True) for k, r in self.seen.items()},
+            "seen": [[_key_json(k), r.to_dict(full=True)] for k, r in self.seen.items()],
             "reminders": self.reminders,
         }
 
@@ -128,10 +128,19 @@ class RunContext:
         ctx.iteration = int(data.get("iteration", 0))
         ctx.steps = [Step.from_dict(s) for s in data.get("steps", ())]
         ctx.metrics = Metrics.from_dict(data.get("metrics") or {})
-        ctx.seen = {k: ToolResult.from_dict(v) for k, v in (data.get("seen") or {}).items()}
+        ctx.seen = {_key_value(k): ToolResult.from_dict(v) for k, v in data.get("seen") or ()}
         ctx.reminders = int(data.get("reminders", 0))
         return ctx
 
     def __repr__(self) -> str:
         return (f"RunContext({self.run_id!r}, iteration={self.iteration}, "
                 f"messages={len(self.messages)})")
+
+
+def _key_json(key: Any) -> Any:
+    """A repeated-call key as JSON (keys are strings or ``(name, ((arg, value), ...))``)."""
+    return key if isinstance(key, str) else [key[0], [list(kv) for kv in key[1]]]
+
+
+def _key_value(data: Any) -> Any:
+    return data if isinstance(data, str) else (data[0], tuple(tuple(kv) for kv in data[1]))

@@ -66,10 +66,16 @@ class Runtime(Protocol):
     async def sleep(self, seconds: float) -> None:
         ...
 
-    def call_model(self, model: Model, request: ModelRequest, *, stream: bool,
-                   on_retry: OnRetry) -> AsyncIterator[TextDelta | ModelResponse]:
-        """Send one request: ``TextDelta`` pieces when streaming, then one ``ModelResponse``.
-        Errors propagate (the loop ends the run ``ERROR``)."""
+    async def call_model(self, model: Model, request: ModelRequest, *,
+                         on_retry: OnRetry) -> ModelResponse:
+        """Send one request and return the response. Errors propagate (the loop ends the run
+        ``ERROR``); ``on_retry`` is told about each retry the adapter makes."""
+        ...
+
+    def stream_model(self, model: Model, request: ModelRequest, *, on_retry: OnRetry
+                     ) -> AsyncIterator[TextDelta | ModelResponse]:
+        """Like :meth:`call_model`, yielding ``TextDelta`` pieces as they arrive and then
+        one ``ModelResponse``. A runtime that cannot stream yields only the response."""
         ...
 
     async def run_tools(self, batch: ToolBatch) -> list[ToolResult]:
@@ -100,13 +106,18 @@ class LocalRuntime:
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
-    async def call_model(self, model: Model, request: ModelRequest, *, stream: bool,
-                         on_retry: OnRetry) -> AsyncIterator[TextDelta | ModelResponse]:
+    async def call_model(self, model: Model, request: ModelRequest, *,
+                         on_retry: OnRetry) -> ModelResponse:
         token = retry_listener.set(on_retry)
         try:
-            if not stream:
-                yield await model.request(request)
-                return
+            return await model.request(request)
+        finally:
+            retry_listener.reset(token)
+
+    async def stream_model(self, model: Model, request: ModelRequest, *, on_retry: OnRetry
+                           ) -> AsyncIterator[TextDelta | ModelResponse]:
+        token = retry_listener.set(on_retry)
+        try:
             async for item in model.stream(request):
                 yield item
         finally:

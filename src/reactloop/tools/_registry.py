@@ -159,7 +159,7 @@ class ToolRegistry:
             )
         timeout = t.timeout if t.timeout is not None else default_timeout
         ctx = ToolContext(t.name, call_id, run_id, deps, emit, add_tools,
-                          state if state is not None else {})
+                          state if state is not None else {}) if t.wants_context else None
         started = time.perf_counter()
         try:
             value = await _call(t, call.arguments, ctx, timeout)
@@ -203,7 +203,7 @@ class ToolRegistry:
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."
 
 
-async def _call(t: Tool, arguments: Mapping[str, Any], ctx: ToolContext,
+async def _call(t: Tool, arguments: Mapping[str, Any], ctx: ToolContext | None,
                 seconds: float | None) -> Any:
     if seconds is None:
         return await t.call(arguments, ctx)

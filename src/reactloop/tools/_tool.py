@@ -145,6 +145,13 @@ class Tool:
         assert self._schema is not None
         return self._schema
 
+    @property
+    def wants_context(self) -> bool:
+        """Whether the function takes a :class:`ToolContext` (built only for those)."""
+        if self._model is None and self._explicit_parameters is None:
+            self._build()
+        return self._context_param is not None
+
     def spec(self) -> ToolSpec:
         if self._spec is None:
             self._spec = ToolSpec(self.name, self.description, self.parameters)
