@@ -3,7 +3,10 @@
 Translation only: the system prompt goes to ``system``, assistant tool calls become
 ``tool_use`` blocks, tool results become ``tool_result`` blocks (consecutive ones merged into
 one user message, as the API requires strict user/assistant alternation), and the volatile
-notes go last, as a text block at the end of the final user message.
+notes go last, as a text block at the end of the final user message. Thinking blocks
+(extended thinking, switched on with ``ModelSettings(extra={"thinking": {...}})``) are kept,
+signature and all, in ``provider_details["anthropic"]["thinking"]`` and sent back first in
+the assistant turn: with tool use the API rejects a turn whose thinking is missing.
 
 The SDK's own retries are switched off; the key lookup, error translation and retries are
 shared with the other adapters (:mod:`reactloop.models._provider`).
