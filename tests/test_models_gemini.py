@@ -328,3 +328,22 @@ def test_context_window_is_known_for_gemini_models() -> None:
     assert GeminiModel("tuned-model", api_key="gk-test").context_window is None
     assert GeminiModel("gemini-2.5-pro", api_key="gk-test",
                        context_window=50_000).context_window == 50_000
+
+
+def test_stream_open_is_retried(server: RecordedServer) -> None:
+    # the SDK sends the request on the first iteration: an error status there is still retried
+    server.queue(g("error_429.json", 429, retry_after="0"), g("stream_tool_calls.sse"))
+    waits: list[float] = []
+    model = make(server, on_retry=lambda n, w, e: waits.append(w))
+
+    async def go() -> list[TextDelta | ModelResponse]:
+        try:
+            return [item async for item in model.stream(req(tools=(ADD,)))]
+        finally:
+            await model.aclose()
+
+    items = asyncio.run(go())
+    assert waits == [0.0] and len(server.requests) == 2
+    assert [i.text for i in items if isinstance(i, TextDelta)] == ["Let me", " look both up."]
+    final = items[-1]
+    assert isinstance(final, ModelResponse) and len(final.tool_calls) == 2

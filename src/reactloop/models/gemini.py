@@ -114,26 +114,27 @@ class GeminiModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         kwargs = self._args(request)
+
+        async def open_stream() -> tuple[AsyncIterator[Any], list[Any]]:
+            # the SDK sends the request on the first iteration, not when the stream is opened:
+            # the first chunk is part of opening, so an error status is retried like in request()
+            chunks = aiter(await self._client.aio.models.generate_content_stream(**kwargs))
+            try:
+                return chunks, [await anext(chunks)]
+            except StopAsyncIteration:
+                return chunks, []
+
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
-        chunks = await call_with_retries(
-            lambda: self._client.aio.models.generate_content_stream(**kwargs), translate_error,
-            self.retry, self.on_retry)
+        chunks, first = await call_with_retries(open_stream, translate_error, self.retry,
+                                                self.on_retry)
         merged: dict[str, Any] = {"candidates": [{"content": {"parts": []}}]}
-        parts: list[dict[str, Any]] = merged["candidates"][0]["content"]["parts"]
         with translating(translate_error):
+            for chunk in first:
+                for text in _merge_chunk(merged, _dump(chunk)):
+                    yield TextDelta(text)
             async for chunk in chunks:
-                data = _dump(chunk)
-                candidate = (data.get("candidates") or [{}])[0]
-                for part in (candidate.get("content") or {}).get("parts") or ():
-                    text = part.get("text")
-                    if text and not part.get("thought"):
-                        yield TextDelta(text)
-                    parts.append(part)
-                if candidate.get("finish_reason"):
-                    merged["candidates"][0]["finish_reason"] = candidate["finish_reason"]
-                for key in ("usage_metadata", "model_version"):
-                    if data.get(key):
-                        merged[key] = data[key]
+                for text in _merge_chunk(merged, _dump(chunk)):
+                    yield TextDelta(text)
         yield parse_response(merged, len(request.messages), self.name)
 
     async def aclose(self) -> None:
@@ -143,6 +144,22 @@ class GeminiModel(Model):
 def _dump(response: Any) -> dict[str, Any]:
     out: dict[str, Any] = response.model_dump(mode="json", exclude_none=True)
     return out
+
+
+def _merge_chunk(merged: dict[str, Any], data: dict[str, Any]) -> list[str]:
+    """Add one streamed chunk to ``merged`` (a response of its own shape); its answer text."""
+    candidate = (data.get("candidates") or [{}])[0]
+    texts: list[str] = []
+    for part in (candidate.get("content") or {}).get("parts") or ():
+        if part.get("text") and not part.get("thought"):
+            texts.append(part["text"])
+        merged["candidates"][0]["content"]["parts"].append(part)
+    if candidate.get("finish_reason"):
+        merged["candidates"][0]["finish_reason"] = candidate["finish_reason"]
+    for key in ("usage_metadata", "model_version"):
+        if data.get(key):
+            merged[key] = data[key]
+    return texts
 
 
 # -- errors ----------------------------------------------------------------------------------
