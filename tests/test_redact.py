@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+import subprocess
+import sys
 
 import pytest
 
@@ -100,3 +102,27 @@ def test_log_records_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
     assert key not in caplog.text
     assert "call failed with [REDACTED]" in caplog.text
     assert "RuntimeError: failure quoting [REDACTED]" in caplog.text
+
+
+def test_every_reactloop_logger_redacts() -> None:
+    # a logger's filters do not see its children's records: each reactloop logger needs its own
+    code = (
+        "import importlib, logging, pkgutil, reactloop\n"
+        "from reactloop._redact import RedactingFilter\n"
+        "for info in pkgutil.walk_packages(reactloop.__path__, 'reactloop.'):\n"
+        "    if info.name.endswith('__main__'):\n"
+        "        continue\n"
+        "    try:\n"
+        "        importlib.import_module(info.name)\n"
+        "    except ImportError:\n"
+        "        pass  # an optional extra that is not installed\n"
+        "names = [n for n, o in logging.Logger.manager.loggerDict.items()\n"
+        "         if n.split('.')[0] == 'reactloop' and isinstance(o, logging.Logger)]\n"
+        "assert 'reactloop' in names, names\n"
+        "missing = [n for n in names if not any(isinstance(f, RedactingFilter)\n"
+        "                                        for f in logging.getLogger(n).filters)]\n"
+        "assert not missing, f'use reactloop._redact.get_logger for {missing}'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]

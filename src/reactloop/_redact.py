@@ -31,6 +31,7 @@ __all__ = [
     "PLACEHOLDER",
     "RedactingFilter",
     "add_secret",
+    "get_logger",
     "install_log_filter",
     "redact",
     "redact_exception",
@@ -179,16 +180,26 @@ class RedactingFilter(logging.Filter):
 _FILTER = RedactingFilter()
 
 
-def install_log_filter(*names: str) -> None:
-    """Put the redacting filter on the named loggers (idempotent).
+_KNOWN_LOGGERS = ("reactloop", "reactloop.cli", "reactloop.mcp", "reactloop.models")
 
-    A logger's filters do not see records of its child loggers, so each reactloop logger gets
-    it: ``reactloop`` and its known children by default.
+
+def install_log_filter(*names: str) -> None:
+    """Put the redacting filter on the named loggers (default: reactloop's known loggers).
+
+    Idempotent. A logger's filters do not see the records of its child loggers, so every
+    reactloop logger needs it; modules get theirs from :func:`get_logger`.
     """
-    for name in names or ("reactloop", "reactloop.mcp", "reactloop.cli"):
+    for name in names or _KNOWN_LOGGERS:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with the redacting filter installed: how reactloop's
+    modules get their logger."""
+    install_log_filter(name)
+    return logging.getLogger(name)
 
 
 install_log_filter()

@@ -14,7 +14,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from reactloop._redact import add_secret, redact
+from reactloop._redact import add_secret, get_logger, redact
 from reactloop.errors import ModelError, ModelHTTPError, ModelNotAvailable, UserError
 from reactloop.models._retry import RetryListener, RetryPolicy, parse_retry_after, with_retries
 
@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = get_logger("reactloop.models")
 Translate = Callable[[Exception], Exception]
 """An adapter's SDK-error translation: returns the exception to raise instead, or the same
 exception when it is not the SDK's."""
@@ -136,7 +137,7 @@ def translating(translate: Translate) -> Iterator[None]:
     """Re-raise exceptions as ``translate`` maps them (the adapter boundary).
 
     The SDK's exception is not chained (``from None``): it may hold the raw error body, and a
-    printed traceback would show it.
+    printed traceback would show it. It goes to the debug log instead, redacted there.
     """
     try:
         yield
@@ -144,6 +145,7 @@ def translating(translate: Translate) -> Iterator[None]:
         translated = translate(exc)
         if translated is exc:
             raise
+        log.debug("provider call failed: %s: %s", type(exc).__name__, exc)
         raise translated from None
 
 
