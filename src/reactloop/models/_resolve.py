@@ -10,7 +10,7 @@ from reactloop.errors import UserError
 from reactloop.models._base import Model
 from reactloop.models._provider import require_extra
 
-__all__ = ["KNOWN_PREFIXES", "OLLAMA_BASE_URL", "require_extra", "resolve_model"]
+__all__ = ["KNOWN_PREFIXES", "OLLAMA_BASE_URL", "resolve_model"]
 
 KNOWN_PREFIXES = ("local", "openai", "anthropic", "gemini", "ollama")
 
