@@ -78,9 +78,11 @@ def test_chat_session_persists_across_processes(tmp_path: Path) -> None:
     assert "What is 17 + 25?" in shown.stdout and "And 2 + 2?" in shown.stdout
 
 
-def test_base_url_needs_an_openai_model() -> None:
+def test_base_url_needs_a_provider_model() -> None:
     proc = reactloop("run", "--base-url", "http://127.0.0.1:9/v1", "--model", "local", "hi")
-    assert proc.returncode == 1 and "--base-url needs an openai:<name> model" in proc.stderr
+    assert proc.returncode == 1
+    assert "base_url cannot be used with the embedded model" in proc.stderr
+    assert "'openai:<name>'" in proc.stderr
 
 
 def test_text_protocol_wrapping_the_embedded_model_ends_with_an_answer() -> None:

@@ -12,7 +12,7 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop": {
         "Agent", "Conversation", "Event", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
-        "ReactloopError", "RunContext", "RunResult", "RunState", "Step", "Tool", "ToolCall",
+        "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "Step", "Tool", "ToolCall",
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
         "UserError", "tool",
     },

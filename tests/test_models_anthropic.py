@@ -7,6 +7,7 @@ recorded bytes; the server captures the request bodies so we can assert what was
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,10 +15,11 @@ import pytest
 
 pytest.importorskip("anthropic")
 
+from _recorded_server import PAYLOADS as ALL_PAYLOADS
 from _recorded_server import RecordedServer, payload, recorded_server
 from reactloop import Agent, tool
 from reactloop.errors import ModelHTTPError, UserError
-from reactloop.messages import Message, ToolCall
+from reactloop.messages import Message, ToolCall, messages_from_json, messages_to_json
 from reactloop.models._base import (
     ModelRequest,
     ModelResponse,
@@ -30,6 +32,7 @@ from reactloop.models.anthropic import AnthropicModel
 
 ADD = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]})
+PAYLOADS = ALL_PAYLOADS / "anthropic"
 DONE = ToolSpec("task_completion", "Finish.", {"type": "object", "properties": {}})
 
 
@@ -254,3 +257,53 @@ def test_agent_run_end_to_end(server: RecordedServer) -> None:
     results = [b for b in second[-1]["content"] if b["type"] == "tool_result"]
     assert results == [{"type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
                         "content": "5"}]
+
+
+# -- extended thinking: the blocks (and their signatures) go back on the next turn ----------
+def _recorded_thinking() -> list[dict[str, Any]]:
+    content = json.loads((PAYLOADS / "thinking_tool_call.json").read_text())["content"]
+    return [b for b in content if b["type"] in ("thinking", "redacted_thinking")]
+
+
+def test_thinking_blocks_are_kept_and_sent_back_first(server: RecordedServer) -> None:
+    thinking = _recorded_thinking()
+    server.queue(a("thinking_tool_call.json"), a("final_answer.json"))
+    response = ask(make(server), req(tools=(ADD,)))
+    assert response.text == "Let me add them."
+    assert response.tool_calls == (ToolCall("add", {"a": 2, "b": 3}, "toolu_01Th1nk"),)
+    assert response.provider_details == {"anthropic": {"thinking": thinking}}
+    # stored (as the loop stores it) and loaded from JSON, then sent with the tool result
+    stored = Message.assistant(response.text, response.tool_calls,
+                               provider_details=response.provider_details)
+    (loaded,) = messages_from_json(messages_to_json([stored]))
+    ask(make(server), req(Message.user("2+3?"), loaded,
+                          Message.tool("toolu_01Th1nk", "add", "5"), tools=(ADD,)))
+    assistant = server.requests[1].body["messages"][1]
+    assert assistant["role"] == "assistant"
+    assert assistant["content"] == [
+        *thinking,
+        {"type": "text", "text": "Let me add them."},
+        {"type": "tool_use", "id": "toolu_01Th1nk", "name": "add", "input": {"a": 2, "b": 3}},
+    ]
+
+
+def test_streamed_thinking_and_signature_are_assembled(server: RecordedServer) -> None:
+    signature = _recorded_thinking()[0]["signature"]
+    server.queue(a("thinking_stream.sse"))
+    items = collect(make(server), req(tools=(ADD,)))
+    assert not [i for i in items if isinstance(i, TextDelta)]  # thinking is not answer text
+    final = items[-1]
+    assert isinstance(final, ModelResponse)
+    assert final.tool_calls == (ToolCall("add", {"a": 2, "b": 3}, "toolu_01Th1nkStr"),)
+    assert final.provider_details == {"anthropic": {"thinking": [{
+        "type": "thinking", "signature": signature,
+        "thinking": "The user asks for 2 + 3. The add tool does exactly that."}]}}
+
+
+def test_context_window_is_known_for_claude_models() -> None:
+    assert AnthropicModel("claude-sonnet-4-5", api_key="sk-test").context_window == 200_000
+    assert AnthropicModel("claude-3-5-haiku-latest",
+                          api_key="sk-test").context_window == 200_000
+    assert AnthropicModel("my-proxy-model", api_key="sk-test").context_window is None
+    assert AnthropicModel("claude-sonnet-4-5", api_key="sk-test",
+                          context_window=1_000_000).context_window == 1_000_000

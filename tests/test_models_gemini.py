@@ -7,6 +7,8 @@ real HTTP and parses the recorded bytes; the server captures what was sent.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,10 +16,11 @@ import pytest
 
 pytest.importorskip("google.genai")
 
+from _recorded_server import PAYLOADS as ALL_PAYLOADS
 from _recorded_server import RecordedServer, Reply, payload, recorded_server
 from reactloop import Agent, tool
 from reactloop.errors import ModelHTTPError, UserError
-from reactloop.messages import Message, ToolCall
+from reactloop.messages import Message, ToolCall, messages_from_json, messages_to_json
 from reactloop.models._base import (
     ModelRequest,
     ModelResponse,
@@ -30,6 +33,7 @@ from reactloop.models.gemini import GeminiModel
 
 ADD = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]})
+PAYLOADS = ALL_PAYLOADS / "gemini"
 DONE = ToolSpec("task_completion", "Finish.", {"type": "object", "properties": {}})
 
 
@@ -220,3 +224,126 @@ def test_agent_run_end_to_end(server: RecordedServer) -> None:
     assert contents[-1]["role"] == "user"
     assert contents[-1]["parts"][0] == {
         "functionResponse": {"name": "add", "response": {"result": "5"}}}
+
+
+# -- thought signatures (Gemini 2.5 / 3): kept with the message, sent back on the next turn ---
+def _recorded_signature(name: str, part: int = 0) -> str:
+    data = json.loads((PAYLOADS / name).read_text())
+    signature: str = data["candidates"][0]["content"]["parts"][part]["thoughtSignature"]
+    return signature
+
+
+def _same_bytes(sent: Any, recorded: str) -> bool:
+    # the SDK sends bytes as URL-safe base64, the API answers in standard base64; proto3 JSON
+    # parsing accepts both, so what matters is that the bytes are the same
+    return isinstance(sent, str) and base64.urlsafe_b64decode(sent) == base64.b64decode(recorded)
+
+
+def _model_turns(server: RecordedServer, index: int) -> list[dict[str, Any]]:
+    return [c for c in server.requests[index].body["contents"] if c["role"] == "model"]
+
+
+def test_call_signature_round_trips_through_a_run_and_stored_history(
+        server: RecordedServer) -> None:
+    signature = _recorded_signature("thought_signature_call.json")
+    server.queue(g("thought_signature_call.json"), g("thought_signature_text.json"),
+                 g("text.json"))
+    model = make(server)
+    result = Agent(model=model, tools=[add]).run_sync("What is 2+3?")
+    assert result.output == "2 + 3 = 5"
+    (call,) = [c for m in result.messages for c in m.tool_calls]
+    assert call.provider_details == {"gemini": {"thought_signature": signature}}
+    # the next request of the same run sends the signature back on the function-call part
+    (turn,) = _model_turns(server, 1)
+    (part,) = turn["parts"]
+    assert part["functionCall"] == {"name": "add", "args": {"a": 2, "b": 3}}
+    assert _same_bytes(part["thoughtSignature"], signature)
+    # stored as JSON and loaded again (a session in another process), it is sent back again
+    history = messages_from_json(messages_to_json(result.messages))
+    assert history == list(result.messages)
+    ask(make(server), req(*history, Message.user("And 3+4?"), tools=(ADD,)))
+    assert _same_bytes(_model_turns(server, 2)[0]["parts"][0]["thoughtSignature"], signature)
+
+
+def test_text_signature_is_kept_on_the_response_and_sent_back(server: RecordedServer) -> None:
+    signature = _recorded_signature("thought_signature_text.json")
+    server.queue(g("thought_signature_text.json"), g("text.json"))
+    response = ask(make(server), req())
+    assert response.text == "2 + 3 = 5"
+    assert response.provider_details == {"gemini": {"thought_signature": signature}}
+    # the loop stores it on the assistant message (Message.assistant(..., provider_details=))
+    stored = Message.assistant(response.text, response.tool_calls,
+                               provider_details=response.provider_details)
+    (loaded,) = messages_from_json(messages_to_json([stored]))
+    ask(make(server), req(Message.user("Hi"), loaded, Message.user("Thanks")))
+    (turn,) = _model_turns(server, 1)
+    (part,) = turn["parts"]
+    assert part["text"] == "2 + 3 = 5" and _same_bytes(part["thoughtSignature"], signature)
+
+
+def test_parallel_calls_only_the_first_is_signed(server: RecordedServer) -> None:
+    signature = _recorded_signature("thought_signature_parallel.json")
+    server.queue(g("thought_signature_parallel.json"), g("text.json"))
+    response = ask(make(server), req(tools=(ADD,)))
+    first, second = response.tool_calls
+    assert first.provider_details == {"gemini": {"thought_signature": signature}}
+    assert second.provider_details is None and response.provider_details is None
+    history = (Message.user("Hi"), Message.assistant(None, response.tool_calls),
+               Message.tool(first.id or "", "get_weather", "sunny"),
+               Message.tool(second.id or "", "get_time", "noon"))
+    ask(make(server), req(*history, tools=(ADD,)))
+    first_part, second_part = _model_turns(server, 1)[0]["parts"]
+    assert _same_bytes(first_part.get("thoughtSignature"), signature)
+    assert "thoughtSignature" not in second_part
+
+
+def test_streamed_signature_in_a_trailing_empty_part(server: RecordedServer) -> None:
+    signature = _recorded_signature("thought_signature_text.json")
+    server.queue(g("thought_signature_stream.sse"))
+    model = make(server)
+
+    async def go() -> list[TextDelta | ModelResponse]:
+        try:
+            return [item async for item in model.stream(req())]
+        finally:
+            await model.aclose()
+
+    items = asyncio.run(go())
+    assert [i.text for i in items if isinstance(i, TextDelta)] == ["2 + 3", " = 5"]
+    final = items[-1]
+    assert isinstance(final, ModelResponse) and final.text == "2 + 3 = 5"
+    assert final.provider_details == {"gemini": {"thought_signature": signature}}
+
+
+def test_messages_without_details_send_no_signature(server: RecordedServer) -> None:
+    server.queue(g("text.json"))
+    history = (Message.user("Hi"), Message.assistant("Hello"), Message.user("Bye"))
+    ask(make(server), req(*history))
+    assert _model_turns(server, 0) == [{"role": "model", "parts": [{"text": "Hello"}]}]
+
+
+def test_context_window_is_known_for_gemini_models() -> None:
+    assert GeminiModel("gemini-2.5-flash", api_key="gk-test").context_window == 1_048_576
+    assert GeminiModel("gemini-1.5-pro-002", api_key="gk-test").context_window == 2_097_152
+    assert GeminiModel("tuned-model", api_key="gk-test").context_window is None
+    assert GeminiModel("gemini-2.5-pro", api_key="gk-test",
+                       context_window=50_000).context_window == 50_000
+
+
+def test_stream_open_is_retried(server: RecordedServer) -> None:
+    # the SDK sends the request on the first iteration: an error status there is still retried
+    server.queue(g("error_429.json", 429, retry_after="0"), g("stream_tool_calls.sse"))
+    waits: list[float] = []
+    model = make(server, on_retry=lambda n, w, e: waits.append(w))
+
+    async def go() -> list[TextDelta | ModelResponse]:
+        try:
+            return [item async for item in model.stream(req(tools=(ADD,)))]
+        finally:
+            await model.aclose()
+
+    items = asyncio.run(go())
+    assert waits == [0.0] and len(server.requests) == 2
+    assert [i.text for i in items if isinstance(i, TextDelta)] == ["Let me", " look both up."]
+    final = items[-1]
+    assert isinstance(final, ModelResponse) and len(final.tool_calls) == 2

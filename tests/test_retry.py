@@ -73,3 +73,30 @@ def test_backoff_grows_and_is_capped() -> None:
     assert policy.delay(1, retry_after=100) == 5
     assert parse_retry_after("3") == 3.0 and parse_retry_after(None) is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+
+
+def test_errors_of_custom_models_are_redacted_in_events_and_results() -> None:
+    from reactloop._redact import add_secret
+
+    key = "custom-model-key-8f3a9c2e1d"
+    add_secret(key)  # what an adapter does with the key it is given
+    model = Flaky([ModelHTTPError(503, f"proxy echoed Authorization: Bearer {key}"),
+                   ModelHTTPError(401, f"bad key {key}")], RetryPolicy(jitter=0))
+
+    async def collect() -> list[Any]:
+        return [e async for e in Agent(model=model).stream("hi")]
+
+    events = asyncio.run(collect())
+    (retry,) = [e for e in events if e.type == "retry"]
+    assert key not in retry.error and "[REDACTED]" in retry.error
+    result = events[-1].result
+    assert result.state is RunState.ERROR and result.error.status_code == 401
+    assert key not in str(result.error) and key not in result.output
+    assert key not in result.to_json()
+
+
+def test_retry_policy_is_exported_from_the_package() -> None:
+    import reactloop
+    from reactloop.models._retry import RetryPolicy as Internal
+
+    assert reactloop.RetryPolicy is Internal and "RetryPolicy" in reactloop.__all__

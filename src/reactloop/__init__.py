@@ -25,6 +25,7 @@ from reactloop.errors import (
 from reactloop.events import Event
 from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSettings, ToolSpec
+from reactloop.models._retry import RetryPolicy
 from reactloop.prompt import PromptBuilder
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
@@ -46,6 +47,7 @@ __all__ = [
     "ModelSettings",
     "PromptBuilder",
     "ReactloopError",
+    "RetryPolicy",
     "RunContext",
     "RunResult",
     "RunState",

@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 
 from reactloop import _notes as notes
-from reactloop._redact import redact
+from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop.events import (
     Event,
@@ -248,7 +248,7 @@ class _Loop:
         """A reply still cut off after the retry goes back to the model with a note."""
         if response.finish_reason != "length" or response.tool_calls:
             return False
-        self.ctx.append(Message.assistant(response.text),
+        self.ctx.append(Message.assistant(response.text, (), response.provider_details),
                         Message.user(notes.TRUNCATED, kind="reminder"))
         return True
 
@@ -407,7 +407,7 @@ class _Loop:
         ctx.metrics.success = state is RunState.COMPLETED
         plan = next((ext.result(ctx) for ext in self.spec.extensions if ext.key == "plan"),
                     None)
-        return RunResult(redact(output) if error is not None else output, state,
+        return RunResult(output, state,
                          list(ctx.steps), ctx.metrics, list(ctx.messages), error, plan,
                          ctx.run_id, ctx)
 
@@ -419,7 +419,8 @@ def _failure(exc: BaseException
         return RunState.TIMED_OUT, "", None, None
     if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
         return RunState.CANCELLED, "", None, exc
-    return RunState.ERROR, f"The run failed: {exc}", exc, None
+    redact_exception(exc)  # an echoed API key must not reach the result
+    return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 
 
 _SCALARS = (str, int, float, bool, type(None))

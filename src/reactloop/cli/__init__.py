@@ -96,22 +96,14 @@ def _build_agent(opts: dict[str, Any]) -> Any:
 
 def _build_model(opts: dict[str, Any]) -> Any:
     from reactloop.errors import UserError
+    from reactloop.models._provider import MissingAPIKey
     from reactloop.models._resolve import resolve_model
 
-    spec: str = opts["model"]
-    base_url = opts.get("base_url")
-    if base_url:
-        prefix, _, name = spec.partition(":")
-        if prefix not in ("openai", "ollama") or not name:
-            raise UserError(f"--base-url needs an openai:<name> model, got {spec!r}")
-        from reactloop.models._resolve import require_extra
-
-        require_extra("openai", "openai", f"model {spec!r}")
-        from reactloop.models.openai import OpenAIModel
-
-        model: Any = OpenAIModel(name, base_url=base_url)
-    else:
-        model = resolve_model(spec)
+    try:
+        model: Any = resolve_model(opts["model"], base_url=opts.get("base_url") or None)
+    except MissingAPIKey as exc:
+        name = exc.env_vars[0]
+        raise UserError(f"{exc}; or store it with: reactloop keys set {name}") from None
     if opts.get("text_tools"):
         from reactloop.models.text_protocol import TextToolProtocol
 

@@ -1,33 +1,35 @@
 """Turn a model string (``"local"``, ``"openai:gpt-4o-mini"``, …) into a :class:`Model`.
 
-Only the adapter that is named gets imported, and only its SDK.
+Only the adapter that is named gets imported, and only its SDK. This is the one place that
+maps provider names to adapters; callers (the agent, the CLI) never branch on them.
 """
 
 from __future__ import annotations
 
-import importlib.util
-
-from reactloop.errors import ModelNotAvailable, UserError
+from reactloop.errors import UserError
 from reactloop.models._base import Model
+from reactloop.models._provider import require_extra
 
-__all__ = ["KNOWN_PREFIXES", "require_extra", "resolve_model"]
+__all__ = ["KNOWN_PREFIXES", "OLLAMA_BASE_URL", "resolve_model"]
 
 KNOWN_PREFIXES = ("local", "openai", "anthropic", "gemini", "ollama")
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 
 
-def require_extra(module: str, extra: str, what: str) -> None:
-    """Raise :class:`ModelNotAvailable` naming the extra when ``module`` is not installed."""
-    if importlib.util.find_spec(module) is None:
-        raise ModelNotAvailable(
-            f"{what} needs the '{module}' package, which is not installed; "
-            f"install it with: pip install 'reactloop[{extra}]'"
-        )
+def resolve_model(model: Model | str | None, base_url: str | None = None) -> Model:
+    """The model a string names (a :class:`Model` is returned as it is).
 
-
-def resolve_model(model: Model | str | None) -> Model:
+    Args:
+        model: ``"local"``, ``"local:/path.gguf"``, ``"openai:<name>"``,
+            ``"anthropic:<name>"``, ``"gemini:<name>"``, ``"ollama:<name>"``, or a Model.
+        base_url: another endpoint for a provider model: an OpenAI-compatible server for
+            ``openai:``/``ollama:``, a proxy for ``anthropic:``/``gemini:``.
+    """
     if isinstance(model, Model):
+        if base_url:
+            raise UserError("base_url applies to a model string; give the Model object its "
+                            "own base_url instead")
         return model
     if model is None:
         model = "local"
@@ -39,34 +41,38 @@ def resolve_model(model: Model | str | None) -> Model:
     prefix, _, name = model.partition(":")
     prefix = prefix.strip().lower()
     if prefix == "local":
+        if base_url:
+            raise UserError(f"base_url cannot be used with the embedded model {model!r}; for a "
+                            "local server use 'openai:<name>' with base_url")
         require_extra("llama_cpp", "local", "the embedded model")
         from reactloop.models.local import LocalModel
 
         return LocalModel(name or None)
+    if prefix not in KNOWN_PREFIXES:
+        raise UserError(
+            f"unknown model {model!r}: use 'local', 'local:/path/to/model.gguf', "
+            "'openai:<name>', 'anthropic:<name>', 'gemini:<name>', 'ollama:<name>' or a Model "
+            "object"
+        )
+    if not name:
+        raise UserError(f"model {model!r} names no model; write e.g. '{prefix}:<model-name>'")
+    return _provider_model(prefix, name, model, base_url)
+
+
+def _provider_model(prefix: str, name: str, spec: str, base_url: str | None) -> Model:
     if prefix in ("openai", "ollama"):
-        if not name:
-            raise UserError(f"model {model!r} names no model; write e.g. '{prefix}:<model-name>'")
-        require_extra("openai", "openai", f"model {model!r}")
+        require_extra("openai", "openai", f"model {spec!r}")
         from reactloop.models.openai import OpenAIModel
 
         if prefix == "ollama":
-            return OpenAIModel(name, base_url=OLLAMA_BASE_URL, api_key="ollama")
-        return OpenAIModel(name)
+            return OpenAIModel(name, base_url=base_url or OLLAMA_BASE_URL, api_key="ollama")
+        return OpenAIModel(name, base_url=base_url)
     if prefix == "anthropic":
-        if not name:
-            raise UserError("model 'anthropic' names no model; write e.g. 'anthropic:<model-name>'")
-        require_extra("anthropic", "anthropic", f"model {model!r}")
+        require_extra("anthropic", "anthropic", f"model {spec!r}")
         from reactloop.models.anthropic import AnthropicModel
 
-        return AnthropicModel(name)
-    if prefix == "gemini":
-        if not name:
-            raise UserError("model 'gemini' names no model; write e.g. 'gemini:<model-name>'")
-        require_extra("google.genai", "gemini", f"model {model!r}")
-        from reactloop.models.gemini import GeminiModel
+        return AnthropicModel(name, base_url=base_url)
+    require_extra("google.genai", "gemini", f"model {spec!r}")
+    from reactloop.models.gemini import GeminiModel
 
-        return GeminiModel(name)
-    raise UserError(
-        f"unknown model {model!r}: use 'local', 'local:/path/to/model.gguf', "
-        "'openai:<name>', 'anthropic:<name>', 'gemini:<name>', 'ollama:<name>' or a Model object"
-    )
+    return GeminiModel(name, base_url=base_url)

@@ -1,7 +1,8 @@
 """Retries for provider calls: exponential backoff with jitter, honouring ``Retry-After``.
 
 Adapters translate SDK errors into :class:`~reactloop.errors.ModelHTTPError` (with
-``retryable`` and ``retry_after``) and wrap each call in :func:`with_retries`. Every retry is
+``retryable`` and ``retry_after``) and wrap each call in :func:`with_retries` (through
+:func:`~reactloop.models._provider.call_with_retries`). Every retry is
 reported to the listener the loop installs for the current run (a ``retry`` event), and to an
 optional per-model callback.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
+from reactloop._redact import redact_exception
 from reactloop.errors import ModelHTTPError
 
 __all__ = ["RetryListener", "RetryPolicy", "parse_retry_after", "retry_listener", "with_retries"]
@@ -75,12 +77,17 @@ async def with_retries(
     *,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
 ) -> T:
-    """Run ``call()``; on a retryable :class:`ModelHTTPError` wait and try again."""
+    """Run ``call()``; on a retryable :class:`ModelHTTPError` wait and try again.
+
+    The error is redacted (:func:`~reactloop._redact.redact_exception`) before listeners see
+    it or it is raised: a custom adapter's error may quote a key the server echoed.
+    """
     attempt = 0
     while True:
         try:
             return await call()
         except ModelHTTPError as exc:
+            redact_exception(exc)
             attempt += 1
             if not exc.retryable or attempt > policy.max_retries:
                 raise

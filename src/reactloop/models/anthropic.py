@@ -3,20 +3,21 @@
 Translation only: the system prompt goes to ``system``, assistant tool calls become
 ``tool_use`` blocks, tool results become ``tool_result`` blocks (consecutive ones merged into
 one user message, as the API requires strict user/assistant alternation), and the volatile
-notes go last, as a text block at the end of the final user message.
+notes go last, as a text block at the end of the final user message. Thinking blocks
+(extended thinking, switched on with ``ModelSettings(extra={"thinking": {...}})``) are kept,
+signature and all, in ``provider_details["anthropic"]["thinking"]`` and sent back first in
+the assistant turn: with tool use the API rejects a turn whose thinking is missing.
 
-The SDK's own retries are switched off; :func:`~reactloop.models._retry.with_retries` retries,
-and SDK errors are translated into :class:`~reactloop.errors.ModelHTTPError` here.
+The SDK's own retries are switched off; the key lookup, error translation and retries are
+shared with the other adapters (:mod:`reactloop.models._provider`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
-from reactloop.errors import ModelError, ModelHTTPError, UserError
 from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import (
     FinishReason,
@@ -26,12 +27,21 @@ from reactloop.models._base import (
     TextDelta,
     ToolSpec,
 )
-from reactloop.models._resolve import require_extra
-from reactloop.models._retry import RetryListener, RetryPolicy, parse_retry_after, with_retries
+from reactloop.models._profiles import anthropic_context_window
+from reactloop.models._provider import (
+    call_with_retries,
+    find_api_key,
+    require_extra,
+    sdk_error,
+    translating,
+)
+from reactloop.models._retry import RetryListener, RetryPolicy
 
-__all__ = ["AnthropicModel", "build_params", "parse_message"]
+__all__ = ["AnthropicModel", "build_params", "parse_message", "translate_error"]
 
-T = TypeVar("T")
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+PROVIDER = "anthropic"
+"""The key of this adapter's entries in ``provider_details``."""
 
 _STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -56,6 +66,7 @@ class AnthropicModel(Model):
         retry: how to retry 429, 5xx, connection errors and timeouts.
         timeout: seconds for one HTTP request.
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
+        context_window: tokens the model attends to (default: known for Claude models).
     """
 
     def __init__(
@@ -68,74 +79,52 @@ class AnthropicModel(Model):
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so sharing is safe
         timeout: float = 60.0,
         on_retry: RetryListener | None = None,
+        context_window: int | None = None,
     ) -> None:
         require_extra("anthropic", "anthropic", "AnthropicModel")
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise UserError(
-                "AnthropicModel needs an API key: set the ANTHROPIC_API_KEY environment "
-                "variable or pass api_key=..."
-            )
+        key = find_api_key("AnthropicModel", api_key, (API_KEY_ENV,))
         from anthropic import AsyncAnthropic
 
         self.name = name
         self.max_tokens = max_tokens
         self.retry = retry
         self.on_retry = on_retry
+        self.context_window = context_window or anthropic_context_window(name)
         # max_retries=0: retrying is ours (with_retries), so waits are reported as run events
         self._client: Any = AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout
         )
 
-    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
-        async def translated() -> T:
-            try:
-                return await call()
-            except Exception as exc:
-                raise translate_error(exc) from exc
-
-        return await with_retries(translated, self.retry, self.on_retry)
-
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name, self.max_tokens)
-        message = await self._call(lambda: self._client.messages.create(**params))
+        message = await call_with_retries(lambda: self._client.messages.create(**params),
+                                          translate_error, self.retry, self.on_retry)
         return parse_message(message.model_dump(mode="json"), self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         params = build_params(request, self.name, self.max_tokens)
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
-        events = await self._call(lambda: self._client.messages.create(**params, stream=True))
+        events = await call_with_retries(
+            lambda: self._client.messages.create(**params, stream=True), translate_error,
+            self.retry, self.on_retry)
         acc = _StreamAccumulator()
-        try:
+        with translating(translate_error):
             async for event in events:
                 delta = acc.feed(event.model_dump(mode="json"))
                 if delta:
                     yield TextDelta(delta)
-        except Exception as exc:
-            raise translate_error(exc) from exc
         yield parse_message(acc.message, self.name)
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-# -- errors ----------------------------------------------------------------------------------
 def translate_error(exc: Exception) -> Exception:
-    """An SDK exception as a :class:`ModelHTTPError` (other exceptions pass through)."""
+    """The SDK's errors as :class:`~reactloop.errors.ModelHTTPError` /
+    :class:`~reactloop.errors.ModelError` (the adapter boundary); others pass through."""
     import anthropic
 
-    if isinstance(exc, anthropic.APIStatusError):
-        headers = exc.response.headers
-        retry_after = parse_retry_after(headers.get("retry-after"))
-        if retry_after is None and headers.get("retry-after-ms"):
-            retry_after = (parse_retry_after(headers.get("retry-after-ms")) or 0.0) / 1000
-        message = exc.api_message or exc.message
-        return ModelHTTPError(exc.status_code, message, retry_after=retry_after)
-    if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
-        return ModelHTTPError(0, f"could not reach the Anthropic API: {exc.message}")
-    if isinstance(exc, anthropic.APIError):
-        return ModelError(f"the Anthropic API failed: {exc.message}")
-    return exc
+    return sdk_error(exc, anthropic, "the Anthropic API")
 
 
 # -- request (pure) --------------------------------------------------------------------------
@@ -172,6 +161,9 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
         if m.is_error:
             block["is_error"] = True
         return [block]
+    # thinking blocks go back first and unchanged: with tool use, the API rejects an assistant
+    # turn whose thinking (and its signature) is missing
+    blocks.extend(dict(b) for b in _details(m.provider_details).get("thinking") or ())
     if m.content:  # the API rejects empty text blocks
         blocks.append({"type": "text", "text": m.content})
     for call in m.tool_calls:
@@ -227,18 +219,35 @@ def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str
     return params
 
 
+def _details(provider_details: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    details = (provider_details or {}).get(PROVIDER)
+    return details if isinstance(details, Mapping) else {}
+
+
 # -- response (pure) -------------------------------------------------------------------------
+_THINKING_KEYS = {"thinking": ("type", "thinking", "signature"),
+                  "redacted_thinking": ("type", "data")}
+
+
 def parse_message(message: dict[str, Any], model_name: str | None = None) -> ModelResponse:
-    """A Messages API ``message`` object (as JSON) as a :class:`ModelResponse`."""
+    """A Messages API ``message`` object (as JSON) as a :class:`ModelResponse`.
+
+    Thinking blocks (extended thinking, switched on through ``ModelSettings.extra``) are kept
+    whole in ``provider_details["anthropic"]["thinking"]``: the next turn must send them back.
+    """
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[dict[str, Any]] = []
     for block in message.get("content") or ():
-        if block.get("type") == "text":
+        kind = block.get("type")
+        if kind == "text":
             texts.append(block.get("text") or "")
-        elif block.get("type") == "tool_use":
+        elif kind == "tool_use":
             args = block.get("input")
             calls.append(ToolCall(block.get("name") or "", args if isinstance(args, dict) else {},
                                   block.get("id")))
+        elif kind in _THINKING_KEYS:
+            thinking.append({k: block[k] for k in _THINKING_KEYS[kind] if k in block})
     usage = message.get("usage") or {}
     finish = _STOP_REASONS.get(message.get("stop_reason") or "", "stop")
     if calls and finish == "stop":
@@ -249,6 +258,7 @@ def parse_message(message: dict[str, Any], model_name: str | None = None) -> Mod
         Usage(usage.get("input_tokens") or 0, usage.get("output_tokens") or 0),
         finish,
         message.get("model") or model_name,
+        {PROVIDER: {"thinking": thinking}} if thinking else None,
     )
 
 
@@ -299,6 +309,10 @@ class _StreamAccumulator:
             return text
         if delta.get("type") == "input_json_delta":
             self._json.setdefault(index, []).append(delta.get("partial_json") or "")
+        elif delta.get("type") == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + (delta.get("thinking") or "")
+        elif delta.get("type") == "signature_delta":
+            block["signature"] = block.get("signature", "") + (delta.get("signature") or "")
         return ""
 
     def _finish_block(self, index: int) -> None:

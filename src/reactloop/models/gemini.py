@@ -5,21 +5,27 @@ Translation only, in the message shapes of seed 001: the system prompt becomes
 results ``functionResponse`` parts (consecutive ones merged into one ``user`` turn), and the
 volatile notes a text part at the end of the final user turn.
 
+Thought signatures (Gemini 2.5 and 3 send them on function-call and text parts, and require
+them back on the next turn) are kept in ``provider_details["gemini"]["thought_signature"]``
+of the call or of the response, and sent back on the same parts.
+
 Gemini does not always give calls an id. We then make one that is stable for the conversation
 (``gemini-<turn>-<index>``, from the history length) and map results back by name; ids the API
 did give are sent back with their responses.
 
-The SDK's own retries stay off (its default); :func:`~reactloop.models._retry.with_retries`
-retries, and SDK errors are translated into :class:`~reactloop.errors.ModelHTTPError` here.
+The SDK's own retries stay off; the key lookup, error translation and retries are shared with
+the other adapters (:mod:`reactloop.models._provider`).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+import base64
+import binascii
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
-from reactloop.errors import ModelError, ModelHTTPError, UserError
 from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import (
     FinishReason,
@@ -29,13 +35,23 @@ from reactloop.models._base import (
     TextDelta,
     ToolSpec,
 )
-from reactloop.models._resolve import require_extra
-from reactloop.models._retry import RetryListener, RetryPolicy, parse_retry_after, with_retries
+from reactloop.models._profiles import gemini_context_window
+from reactloop.models._provider import (
+    call_with_retries,
+    find_api_key,
+    http_error,
+    model_error,
+    require_extra,
+    translating,
+)
+from reactloop.models._retry import RetryListener, RetryPolicy
 
 __all__ = ["GENERATED_ID_PREFIX", "GeminiModel", "build_config", "parse_response",
-           "render_contents"]
+           "render_contents", "translate_error"]
 
-T = TypeVar("T")
+API_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+PROVIDER = "gemini"
+"""The key of this adapter's entries in ``provider_details``."""
 
 GENERATED_ID_PREFIX = "gemini-"
 """Ids we made up for calls the API gave none; they are never sent back."""
@@ -55,6 +71,7 @@ class GeminiModel(Model):
         retry: how to retry 429, 5xx, connection errors and timeouts.
         timeout: seconds for one HTTP request.
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
+        context_window: tokens the model attends to (default: known for Gemini models).
     """
 
     def __init__(
@@ -67,14 +84,10 @@ class GeminiModel(Model):
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, so sharing is safe
         timeout: float = 60.0,
         on_retry: RetryListener | None = None,
+        context_window: int | None = None,
     ) -> None:
         require_extra("google.genai", "gemini", "GeminiModel")
-        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not key:
-            raise UserError(
-                "GeminiModel needs an API key: set the GEMINI_API_KEY (or GOOGLE_API_KEY) "
-                "environment variable or pass api_key=..."
-            )
+        key = find_api_key("GeminiModel", api_key, API_KEY_ENVS)
         from google import genai
         from google.genai import types
 
@@ -82,19 +95,11 @@ class GeminiModel(Model):
         self.max_tokens = max_tokens
         self.retry = retry
         self.on_retry = on_retry
+        self.context_window = context_window or gemini_context_window(name)
         # retry_options=None means the SDK never retries: retrying is ours (with_retries)
         options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000),
                                     retry_options=None)
         self._client: Any = genai.Client(api_key=key, http_options=options)
-
-    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
-        async def translated() -> T:
-            try:
-                return await call()
-            except Exception as exc:
-                raise translate_error(exc) from exc
-
-        return await with_retries(translated, self.retry, self.on_retry)
 
     def _args(self, request: ModelRequest) -> dict[str, Any]:
         return {"model": self.name, "contents": render_contents(request),
@@ -102,32 +107,34 @@ class GeminiModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._args(request)
-        response = await self._call(lambda: self._client.aio.models.generate_content(**kwargs))
+        response = await call_with_retries(
+            lambda: self._client.aio.models.generate_content(**kwargs), translate_error,
+            self.retry, self.on_retry)
         return parse_response(_dump(response), len(request.messages), self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         kwargs = self._args(request)
+
+        async def open_stream() -> tuple[AsyncIterator[Any], list[Any]]:
+            # the SDK sends the request on the first iteration, not when the stream is opened:
+            # the first chunk is part of opening, so an error status is retried like in request()
+            chunks = aiter(await self._client.aio.models.generate_content_stream(**kwargs))
+            try:
+                return chunks, [await anext(chunks)]
+            except StopAsyncIteration:
+                return chunks, []
+
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
-        chunks = await self._call(
-            lambda: self._client.aio.models.generate_content_stream(**kwargs))
+        chunks, first = await call_with_retries(open_stream, translate_error, self.retry,
+                                                self.on_retry)
         merged: dict[str, Any] = {"candidates": [{"content": {"parts": []}}]}
-        parts: list[dict[str, Any]] = merged["candidates"][0]["content"]["parts"]
-        try:
+        with translating(translate_error):
+            for chunk in first:
+                for text in _merge_chunk(merged, _dump(chunk)):
+                    yield TextDelta(text)
             async for chunk in chunks:
-                data = _dump(chunk)
-                candidate = (data.get("candidates") or [{}])[0]
-                for part in (candidate.get("content") or {}).get("parts") or ():
-                    text = part.get("text")
-                    if text and not part.get("thought"):
-                        yield TextDelta(text)
-                    parts.append(part)
-                if candidate.get("finish_reason"):
-                    merged["candidates"][0]["finish_reason"] = candidate["finish_reason"]
-                for key in ("usage_metadata", "model_version"):
-                    if data.get(key):
-                        merged[key] = data[key]
-        except Exception as exc:
-            raise translate_error(exc) from exc
+                for text in _merge_chunk(merged, _dump(chunk)):
+                    yield TextDelta(text)
         yield parse_response(merged, len(request.messages), self.name)
 
     async def aclose(self) -> None:
@@ -139,22 +146,44 @@ def _dump(response: Any) -> dict[str, Any]:
     return out
 
 
+def _merge_chunk(merged: dict[str, Any], data: dict[str, Any]) -> list[str]:
+    """Add one streamed chunk to ``merged`` (a response of its own shape); its answer text."""
+    candidate = (data.get("candidates") or [{}])[0]
+    texts: list[str] = []
+    for part in (candidate.get("content") or {}).get("parts") or ():
+        if part.get("text") and not part.get("thought"):
+            texts.append(part["text"])
+        merged["candidates"][0]["content"]["parts"].append(part)
+    if candidate.get("finish_reason"):
+        merged["candidates"][0]["finish_reason"] = candidate["finish_reason"]
+    for key in ("usage_metadata", "model_version"):
+        if data.get(key):
+            merged[key] = data[key]
+    return texts
+
+
 # -- errors ----------------------------------------------------------------------------------
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    # the SDK talks through httpx or its fork httpx2, whichever is installed; only loaded
+    # modules can have raised
+    found = (getattr(sys.modules.get(name), "TransportError", None) for name in ("httpx",
+                                                                                 "httpx2"))
+    return tuple(cls for cls in found if isinstance(cls, type))
+
+
 def translate_error(exc: Exception) -> Exception:
-    """An SDK exception as a :class:`ModelHTTPError` (other exceptions pass through)."""
+    """The SDK's errors as :class:`~reactloop.errors.ModelHTTPError` /
+    :class:`~reactloop.errors.ModelError` (the adapter boundary); others pass through."""
     from google.genai import errors
 
     if isinstance(exc, errors.APIError):
         headers = getattr(exc.response, "headers", None) or {}
-        retry_after = parse_retry_after(headers.get("retry-after"))
         message = exc.message or exc.status or str(exc)
-        return ModelHTTPError(int(exc.code or 0), str(message), retry_after=retry_after)
-    import httpx2
-
-    if isinstance(exc, httpx2.TransportError):  # connection errors and timeouts
-        return ModelHTTPError(0, f"could not reach the Gemini API: {exc}")
+        return http_error(int(exc.code or 0), str(message), headers)
+    if isinstance(exc, _transport_errors()):  # connection errors and timeouts
+        return http_error(0, f"could not reach the Gemini API ({type(exc).__name__}): {exc}")
     if isinstance(exc, ValueError) and "response" in str(exc).lower():
-        return ModelError(f"the Gemini API answered something unreadable: {exc}")
+        return model_error(f"the Gemini API answered something unreadable: {exc}")
     return exc
 
 
@@ -196,13 +225,30 @@ def build_config(request: ModelRequest, max_tokens: int | None = None) -> dict[s
     return config
 
 
+def _details(provider_details: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    details = (provider_details or {}).get(PROVIDER)
+    return details if isinstance(details, Mapping) else {}
+
+
+def _signed(part: dict[str, Any], provider_details: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``part`` with the thought signature it came with, as bytes (the SDK's type)."""
+    signature = _details(provider_details).get("thought_signature")
+    # an undecodable one is not ours to repair: sending the turn without it beats failing here
+    if isinstance(signature, str) and signature:
+        with contextlib.suppress(binascii.Error, ValueError):
+            part["thought_signature"] = base64.urlsafe_b64decode(signature)
+    return part
+
+
 def _model_parts(m: Message) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = [{"text": m.content}] if m.content else []
+    parts: list[dict[str, Any]] = []
+    if m.content or _details(m.provider_details).get("thought_signature"):
+        parts.append(_signed({"text": m.content}, m.provider_details))
     for call in m.tool_calls:
         fc: dict[str, Any] = {"name": call.name, "args": dict(call.arguments)}
         if call.id and not call.id.startswith(GENERATED_ID_PREFIX):
             fc["id"] = call.id
-        parts.append({"function_call": fc})
+        parts.append(_signed({"function_call": fc}, call.provider_details))
     return parts
 
 
@@ -242,21 +288,41 @@ def render_contents(request: ModelRequest) -> list[dict[str, Any]]:
 
 
 # -- response (pure) -------------------------------------------------------------------------
+def _signature(part: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"gemini": {"thought_signature": <standard base64>}}`` for a signed part."""
+    signature = part.get("thought_signature")
+    if not isinstance(signature, str) or not signature:
+        return None
+    # the SDK dumps bytes as URL-safe base64; keep what the API itself sent
+    with contextlib.suppress(binascii.Error, ValueError):
+        signature = base64.b64encode(base64.urlsafe_b64decode(signature)).decode("ascii")
+    return {PROVIDER: {"thought_signature": signature}}
+
+
 def parse_response(data: dict[str, Any], turn: int = 0,
                    model_name: str | None = None) -> ModelResponse:
     """A ``GenerateContentResponse`` (as the SDK's snake_case dict) as a
-    :class:`ModelResponse`. ``turn`` (the history length) makes generated call ids unique."""
+    :class:`ModelResponse`. ``turn`` (the history length) makes generated call ids unique.
+
+    Thought signatures (Gemini 2.5 and 3) are kept for the next turn, which must send them
+    back in the same places: a function call's in ``ToolCall.provider_details["gemini"]``,
+    one on a text or thought part in ``ModelResponse.provider_details["gemini"]`` (text parts
+    are sent back as one part).
+    """
     candidate = (data.get("candidates") or [{}])[0]
     texts: list[str] = []
     calls: list[ToolCall] = []
+    details: dict[str, Any] | None = None
     for part in (candidate.get("content") or {}).get("parts") or ():
         if part.get("function_call"):
             fc = part["function_call"]
             args = fc.get("args")
             call_id = fc.get("id") or f"{GENERATED_ID_PREFIX}{turn}-{len(calls)}"
             calls.append(ToolCall(fc.get("name") or "", args if isinstance(args, dict) else {},
-                                  call_id))
-        elif part.get("text") and not part.get("thought"):
+                                  call_id, _signature(part)))
+            continue
+        details = _signature(part) or details
+        if part.get("text") and not part.get("thought"):
             texts.append(part["text"])
     usage = data.get("usage_metadata") or {}
     finish = _FINISH.get(candidate.get("finish_reason") or "STOP", "stop")
@@ -268,4 +334,5 @@ def parse_response(data: dict[str, Any], turn: int = 0,
         Usage(usage.get("prompt_token_count") or 0, usage.get("candidates_token_count") or 0),
         finish,
         data.get("model_version") or model_name,
+        details,
     )

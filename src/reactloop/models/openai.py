@@ -8,22 +8,22 @@ llama.cpp server (``llama_cpp.server``), Ollama, LM Studio. It only translates:
   list with ``tool_choice`` restricting it so the request prefix stays cacheable);
 * :func:`parse_completion` and :class:`StreamAssembler` turn the wire answer (plain dicts, so
   malformed servers are tolerated) back into a :class:`~reactloop.models.ModelResponse`;
-* :func:`translate_errors` maps SDK exceptions to :class:`~reactloop.errors.ModelHTTPError`.
+* :func:`translate_error` maps SDK exceptions to :class:`~reactloop.errors.ModelHTTPError`.
 
-Retries are ours (:func:`~reactloop.models._retry.with_retries`); the SDK client is built with
+Key lookup, error translation and retries are shared with the other adapters
+(:mod:`reactloop.models._provider`); the SDK client is built with
 ``max_retries=0`` so that every retry is visible as an event. ``openai`` is imported lazily:
 ``import reactloop`` never imports it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from reactloop.errors import ModelHTTPError, UserError
+from reactloop._redact import add_secret
+from reactloop.errors import UserError
 from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import (
     FinishReason,
@@ -34,7 +34,14 @@ from reactloop.models._base import (
     ToolSpec,
 )
 from reactloop.models._profiles import openai_context_window
-from reactloop.models._retry import RetryListener, RetryPolicy, parse_retry_after, with_retries
+from reactloop.models._provider import (
+    call_with_retries,
+    find_api_key,
+    require_extra,
+    sdk_error,
+    translating,
+)
+from reactloop.models._retry import RetryListener, RetryPolicy
 
 __all__ = [
     "OpenAIModel",
@@ -42,7 +49,7 @@ __all__ = [
     "build_params",
     "make_client",
     "parse_completion",
-    "translate_errors",
+    "translate_error",
 ]
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -57,20 +64,13 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float) -> An
     The key comes from ``api_key`` or ``OPENAI_API_KEY``; without either, only a custom
     ``base_url`` (a local server) is accepted, with a placeholder key.
     """
-    from reactloop.models._resolve import require_extra
-
     require_extra("openai", "openai", "OpenAIModel")
     import openai
 
-    key = api_key or os.environ.get(API_KEY_ENV)
-    if not key:
-        if base_url is None:
-            raise UserError(
-                f"OpenAIModel needs an API key: set the {API_KEY_ENV} environment variable or "
-                "pass api_key=...; for a local OpenAI-compatible server pass base_url=..."
-            )
-        key = PLACEHOLDER_KEY
-    return openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+    key = find_api_key("OpenAIModel", api_key, (API_KEY_ENV,), required=base_url is None,
+                       fix="for a local OpenAI-compatible server pass base_url=...")
+    return openai.AsyncOpenAI(api_key=key or PLACEHOLDER_KEY, base_url=base_url,
+                              timeout=timeout, max_retries=0)
 
 
 class OpenAIModel(Model):
@@ -109,35 +109,31 @@ class OpenAIModel(Model):
         self._owns_client = client is None
         self.client: Any = client if client is not None else make_client(base_url, api_key,
                                                                          timeout)
+        if client is not None:  # a client built elsewhere: its key is still ours to hide
+            add_secret(getattr(client, "api_key", None))
         # OpenAI's own API wants max_completion_tokens (reasoning models reject max_tokens);
         # compatible servers mostly know only max_tokens
         self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name, max_tokens_field=self._max_tokens_field)
-
-        async def call() -> ModelResponse:
-            with translate_errors():
-                completion = await self.client.chat.completions.create(**params)
-            return parse_completion(_as_dict(completion), self.name)
-
-        return await with_retries(call, self.retry, self.on_retry)
+        completion = await call_with_retries(
+            lambda: self.client.chat.completions.create(**params), translate_error,
+            self.retry, self.on_retry)
+        return parse_completion(_as_dict(completion), self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         params = build_params(request, self.name, max_tokens_field=self._max_tokens_field)
         params["stream"] = True
         # servers that ignore this simply send no usage chunk; the final response then has none
         params["stream_options"] = {"include_usage": True}
-
-        async def open_stream() -> Any:
-            with translate_errors():
-                return await self.client.chat.completions.create(**params)
-
         # only opening the stream is retried: once deltas are out, a retry would repeat them
-        chunks = await with_retries(open_stream, self.retry, self.on_retry)
+        chunks = await call_with_retries(
+            lambda: self.client.chat.completions.create(**params), translate_error,
+            self.retry, self.on_retry)
         assembler = StreamAssembler(self.name)
         try:
-            with translate_errors():
+            with translating(translate_error):
                 async for chunk in chunks:
                     text = assembler.feed(_as_dict(chunk))
                     if text:
@@ -360,25 +356,9 @@ class StreamAssembler:
 
 
 # -- errors -------------------------------------------------------------------------------------
-def _provider_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping) and body.get("message"):
-        return str(body["message"])
-    if isinstance(body, str) and body:
-        return body
-    return str(getattr(exc, "message", None) or exc)
-
-
-@contextlib.contextmanager
-def translate_errors() -> Iterator[None]:
-    """Re-raise the SDK's errors as :class:`ModelHTTPError` (the adapter boundary)."""
+def translate_error(exc: Exception) -> Exception:
+    """The SDK's errors as :class:`~reactloop.errors.ModelHTTPError` /
+    :class:`~reactloop.errors.ModelError` (the adapter boundary); others pass through."""
     import openai
 
-    try:
-        yield
-    except openai.APIStatusError as exc:
-        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        raise ModelHTTPError(exc.status_code, _provider_message(exc),
-                             retry_after=retry_after) from exc
-    except openai.APIConnectionError as exc:  # includes APITimeoutError
-        raise ModelHTTPError(0, f"{type(exc).__name__}: {exc.message}", retryable=True) from exc
+    return sdk_error(exc, openai, "the OpenAI API")
