@@ -48,6 +48,9 @@ def _agent_options(f: Any) -> Any:
                      help="A folder of Agent Skills (SKILL.md). Repeatable."),
         click.option("--workspace", "-w", type=click.Path(exists=True, file_okay=False),
                      help="Add read_file/list_dir/grep/run_command confined to this folder."),
+        click.option("--env-allow", "env_allow", multiple=True, metavar="NAME",
+                     help="With --workspace: pass this secret-looking environment variable "
+                          "(or shell pattern) to run_command anyway. Repeatable."),
         click.option("--mcp", "mcp_config", type=click.Path(exists=True, dir_okay=False),
                      help="An mcpServers JSON config; its servers' tools become available."),
         click.option("--instructions", "-i", default="", help="Instructions (persona)."),
@@ -89,9 +92,22 @@ def _build_agent(opts: dict[str, Any]) -> Any:
         max_iterations=opts["max_iterations"],
         max_execution_time=opts.get("max_execution_time"),
         tool_timeout=opts.get("tool_timeout"), loop_control=opts["loop_control"],
-        workspace=opts.get("workspace"),
+        workspace=_build_workspace(opts),
         model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto"),
     )
+
+
+def _build_workspace(opts: dict[str, Any]) -> Any:
+    from reactloop.errors import UserError
+
+    folder, allow = opts.get("workspace"), tuple(opts.get("env_allow") or ())
+    if not allow:
+        return folder
+    if not folder:
+        raise UserError("--env-allow only applies to --workspace commands; add --workspace DIR")
+    from reactloop.tools.workspace import Workspace
+
+    return Workspace(folder, env_allow=allow)
 
 
 def _build_model(opts: dict[str, Any]) -> Any:

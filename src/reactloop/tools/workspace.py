@@ -13,8 +13,12 @@ Rules the tools enforce:
 - ``run_command`` runs one program with the workspace as its working directory, without a
   shell (``allow_shell=True`` opts in), with a timeout that kills the whole process group, an
   output cap (head and tail are kept, a marker says what was dropped) and an environment
-  stripped of secrets (``*_API_KEY``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``AWS_*``…;
-  ``env_allow`` keeps named ones). The exit code is part of the result.
+  stripped of secrets: every variable whose name has a part like ``KEY``, ``PAT``, ``PEM``,
+  ``AUTH``, ``PASS``, ``SESSION`` or contains ``TOKEN``, ``SECRET``, ``PASSWORD``,
+  ``CREDENTIAL``, ``PRIVATE``, ``COOKIE``, ``WEBHOOK``… (:func:`is_secret_name`), so
+  ``GITHUB_PAT``, ``SLACK_WEBHOOK_URL`` and ``PRIVATE_KEY_PEM`` never reach a command while
+  ``PATH``, ``HOME`` and ``LANG`` do; ``env_allow`` keeps named ones. The exit code is part
+  of the result.
 
 ``run_command`` is not a sandbox: the program runs with the user's rights and may read or
 write anything they can. Confinement covers the file tools and the working directory only.
@@ -28,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -40,15 +45,44 @@ from reactloop.errors import ToolRetry, UserError
 from reactloop.tools._process import CappedBuffer, ProcessResult, kill_group, pump, run_process
 from reactloop.tools._tool import Tool
 
-__all__ = ["SECRET_ENV_PATTERNS", "Workspace", "find_ripgrep", "strip_secrets"]
+__all__ = [
+    "SAFE_ENV_NAMES",
+    "SECRET_ENV_PATTERNS",
+    "SECRET_NAME_FRAGMENTS",
+    "SECRET_NAME_PARTS",
+    "Workspace",
+    "find_ripgrep",
+    "is_secret_name",
+    "strip_secrets",
+]
 
-SECRET_ENV_PATTERNS: tuple[str, ...] = (
-    "*API_KEY*", "*APIKEY*", "*_KEY", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*",
-    "*PASSPHRASE*", "*CREDENTIAL*", "*_PASS", "*_PWD", "*_AUTH", "*_AUTH_*", "*COOKIE*",
-    "*_DSN", "*DATABASE_URL*", "*CONNECTION_STRING*", "AWS_*", "AZURE_*",
+SECRET_NAME_PARTS: frozenset[str] = frozenset({
+    "KEY", "KEYS", "PAT", "PEM", "P12", "PFX", "JKS", "AUTH", "PASS", "PWD", "PIN", "SESSION",
+    "SESSIONID", "SID", "DSN", "JWT", "BEARER", "HMAC",
+})
+"""Words that mark a variable as a secret when they are a whole *part* of its name (parts are
+what lies between characters other than letters and digits, trailing digits ignored; any case): ``GITHUB_PAT``, ``HF_HUB_KEY_X``,
+``SMTP_PASS``, ``AOC_SESSION``. Parts ending in ``KEY`` or ``KEYS`` count too (``ACCESSKEY``).
+As parts, short words stay precise: ``PATH``, ``AUTHOR`` and ``KEYBOARD`` are not secrets."""
+
+SECRET_NAME_FRAGMENTS: tuple[str, ...] = (
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "PRIVATE",
+    "COOKIE", "WEBHOOK", "AUTHORIZATION", "CONNECTIONSTRING", "DATABASEURL",
 )
-"""Environment variable names (shell patterns, any case) that ``run_command`` never passes on."""
+"""Words that mark a variable as a secret anywhere in its name (ignoring case and ``_``):
+``SLACK_WEBHOOK_URL``, ``PRIVATE_KEY_PEM``, ``NPM_AUTHTOKEN``, ``GOOGLE_APPLICATION_CREDENTIALS``."""
 
+SECRET_ENV_PATTERNS: tuple[str, ...] = ("AWS_*", "AZURE_*", "*_URI", "*_DB_URL")
+"""Shell patterns (any case) of further names never passed on: cloud credentials come in
+many names, and connection URLs embed passwords."""
+
+SAFE_ENV_NAMES: tuple[str, ...] = (
+    "PWD", "OLDPWD", "DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER",
+    "XDG_SESSION_*",
+)
+"""Names that look like secrets by the rules above but are well-known harmless variables."""
+
+_NAME_PARTS = re.compile(r"[^A-Z0-9]+")
 _SHELL_SYNTAX = frozenset({";", "|", "||", "&", "&&", ">", ">>", "<", "2>", "2>&1", "&>"})
 _MAX_LINE_CHARS = 2_000
 _GREP_LINE_CHARS = 300
@@ -57,18 +91,35 @@ _BINARY_SNIFF = 8_192
 _RG_LINE_LIMIT = 1 << 20  # bytes of one output line of ripgrep (lines are cut at 300 chars)
 
 
-def strip_secrets(environ: Mapping[str, str], allow: Iterable[str] = ()) -> dict[str, str]:
-    """``environ`` without the variables named like secrets (:data:`SECRET_ENV_PATTERNS`).
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable called ``name`` probably holds a secret.
 
-    Names matching a pattern in ``allow`` are kept anyway."""
+    True when a part of the name is one of :data:`SECRET_NAME_PARTS` (or ends in ``KEY``), the
+    name contains one of :data:`SECRET_NAME_FRAGMENTS`, or it matches
+    :data:`SECRET_ENV_PATTERNS`; :data:`SAFE_ENV_NAMES` are never secrets. The rules err on the
+    side of stripping: a command that needs a stripped variable gets it through
+    ``Workspace(env_allow=[...])`` (``--env-allow NAME`` on the command line)."""
+    upper = name.upper()
+    if any(fnmatch.fnmatchcase(upper, p) for p in SAFE_ENV_NAMES):
+        return False
+    squashed = upper.replace("_", "").replace("-", "").replace(".", "")
+    if any(f in squashed for f in SECRET_NAME_FRAGMENTS):
+        return True
+    for part in _NAME_PARTS.split(upper):
+        bare = part.rstrip("0123456789")  # KEY2 counts as KEY
+        if {part, bare} & SECRET_NAME_PARTS or bare.endswith(("KEY", "KEYS")):
+            return True
+    return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_ENV_PATTERNS)
+
+
+def strip_secrets(environ: Mapping[str, str], allow: Iterable[str] = ()) -> dict[str, str]:
+    """``environ`` without the variables named like secrets (see :func:`is_secret_name`).
+
+    Names matching a name or shell pattern in ``allow`` (any case) are kept anyway."""
     allowed = [a.upper() for a in allow]
-    out = {}
-    for name, value in environ.items():
-        upper = name.upper()
-        secret = any(fnmatch.fnmatchcase(upper, p) for p in SECRET_ENV_PATTERNS)
-        if not secret or any(fnmatch.fnmatchcase(upper, a) for a in allowed):
-            out[name] = value
-    return out
+    return {name: value for name, value in environ.items()
+            if not is_secret_name(name)
+            or any(fnmatch.fnmatchcase(name.upper(), a) for a in allowed)}
 
 
 def find_ripgrep() -> str | None:
