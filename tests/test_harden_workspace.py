@@ -11,6 +11,8 @@ import json
 import os
 import select
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +85,77 @@ def test_env_allow_passes_named_secrets_only(
     result = call(allowed, command=py(
         "import os; print(os.environ.get('GITHUB_PAT'), os.environ.get('SLACK_WEBHOOK_URL'))"))
     assert result.result["stdout"] == "ghp-allowed None\n"
+
+
+# -- 2. process clean-up ---------------------------------------------------------------------
+def exits_within(pid: int, seconds: float = 30) -> bool:
+    """True once ``pid`` has exited; a pidfd turns readable on exit (no polling, no sleep)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], seconds)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+needs_pidfd = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs Linux pidfds")
+DETACHED = ("import subprocess, sys; "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'], "
+            "start_new_session=True{pipes}); print(p.pid, flush=True)")
+
+
+@needs_pidfd
+@pytest.mark.parametrize("pipes", ["", ", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"],
+                         ids=["holding-stdout", "without-pipes"])
+def test_a_setsid_grandchild_does_not_survive_the_timeout(ws: Workspace, pipes: str) -> None:
+    code = DETACHED.format(pipes=pipes) + "; import time; time.sleep(3600)"
+    result = call(ws, command=py(code), timeout=2)
+    assert result.error is not None and "timed out after 2 s" in result.error
+    grandchild = int(result.error.split("stdout so far:\n")[1].split()[0])
+    assert exits_within(grandchild)
+
+
+@needs_pidfd
+def test_a_command_returns_when_it_exits_though_a_detached_child_holds_stdout(
+    ws: Workspace,
+) -> None:
+    # the child sleeps an hour: the call returns long before its 60 s timeout only if it
+    # does not wait for the child's end (it used to wait for the timeout, then 2 s more)
+    result = call(ws, command=py(DETACHED.format(pipes="")), timeout=60)
+    assert result.error is None, result.error
+    assert result.result["exit_code"] == 0
+    assert exits_within(int(result.result["stdout"]))
+
+
+def test_no_event_loop_closed_message_after_a_detached_child(tmp_path: Path) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import shlex, sys\n"
+        "from reactloop import Agent, ModelResponse, ToolCall\n"
+        "from reactloop.testing import ScriptedModel\n"
+        f"code = {DETACHED.format(pipes='')!r}\n"
+        "model = ScriptedModel([ModelResponse(tool_calls=[ToolCall('run_command', "
+        "{'command': 'python -c ' + shlex.quote(code), 'timeout': 3})]), "
+        "ModelResponse(text='done')])\n"
+        f"result = Agent(model=model, workspace={str(tmp_path)!r}).run_sync('go')\n"
+        "print(result.state.value)\n"
+    )
+    proc = subprocess.run([sys.executable, "-X", "dev", str(script)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.stdout.strip() == "completed", proc.stderr
+    assert "Event loop is closed" not in proc.stderr
+    assert "Exception ignored" not in proc.stderr
+    assert "unclosed" not in proc.stderr  # no ResourceWarning for a pipe or transport
+
+
+def test_exit_status_and_start_errors_survive_the_reaper(ws: Workspace) -> None:
+    killed = call(ws, command=py("import os, signal; os.kill(os.getpid(), signal.SIGTERM)"))
+    assert killed.result["exit_code"] == -15
+    (ws.root / "script.sh").write_text("#!/bin/sh\necho hi\n")  # not executable
+    denied = call(ws, command="./script.sh")
+    assert denied.error is not None and "cannot be executed (permission denied)" in denied.error
+    missing = call(ws, command="no-such-program-here")
+    assert missing.error is not None and "Command not found: 'no-such-program-here'" in missing.error

@@ -11,7 +11,8 @@ Rules the tools enforce:
   outside the root and symlinks leading out are refused with an error result that names the
   root (absolute paths inside the root are fine);
 - ``run_command`` runs one program with the workspace as its working directory, without a
-  shell (``allow_shell=True`` opts in), with a timeout that kills the whole process group, an
+  shell (``allow_shell=True`` opts in), with a timeout; when it ends or times out, every
+  process it started is killed, also those that left its process group (see ``_process``), an
   output cap (head and tail are kept, a marker says what was dropped) and an environment
   stripped of secrets: every variable whose name has a part like ``KEY``, ``PAT``, ``PEM``,
   ``AUTH``, ``PASS``, ``SESSION`` or contains ``TOKEN``, ``SECRET``, ``PASSWORD``,
