@@ -13,6 +13,7 @@ import select
 import shlex
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,28 @@ def test_exit_status_and_start_errors_survive_the_reaper(ws: Workspace) -> None:
     assert denied.error is not None and "cannot be executed (permission denied)" in denied.error
     missing = call(ws, command="no-such-program-here")
     assert missing.error is not None and "Command not found: 'no-such-program-here'" in missing.error
+
+
+# -- 3. bounded reads ------------------------------------------------------------------------
+def test_read_file_on_a_100_mb_line_holds_only_what_it_shows(ws: Workspace) -> None:
+    big = ws.root / "one-line.txt"
+    with big.open("wb") as f:
+        for _ in range(100):
+            f.write(b"a" * 1_000_000)  # 100 MB, no newline anywhere
+    tracemalloc.start()
+    try:
+        result = call(ws, "read_file", path="one-line.txt")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.error is None, result.error
+    assert result.result == "     1\t" + "a" * 2000 + " [... line cut at 2000 chars]"
+    assert peak < 10_000_000  # reading the line whole took more than 100 MB
+
+
+def test_lines_after_a_long_line_keep_their_numbers(ws: Workspace) -> None:
+    (ws.root / "mixed.txt").write_text("short\n" + "b" * 300_000 + "\r\nafter\nlast")
+    result = call(ws, "read_file", path="mixed.txt", offset=2, limit=2)
+    assert result.result == ("     2\t" + "b" * 2000 + " [... line cut at 2000 chars]\n"
+                             "     3\tafter\n[lines 2-3 of 4; call read_file with offset=4 "
+                             "for more]")

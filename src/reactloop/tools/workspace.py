@@ -40,7 +40,7 @@ import stat
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from reactloop.errors import ToolRetry, UserError
 from reactloop.tools._process import CappedBuffer, ProcessResult, kill_group, pump, run_process
@@ -86,6 +86,7 @@ SAFE_ENV_NAMES: tuple[str, ...] = (
 _NAME_PARTS = re.compile(r"[^A-Z0-9]+")
 _SHELL_SYNTAX = frozenset({";", "|", "||", "&", "&&", ">", ">>", "<", "2>", "2>&1", "&>"})
 _MAX_LINE_CHARS = 2_000
+_SKIP_CHARS = 1 << 16  # characters read at a time while skipping the rest of a long line
 _GREP_LINE_CHARS = 300
 _MAX_GREP_RESULTS = 1_000
 _BINARY_SNIFF = 8_192
@@ -309,7 +310,12 @@ class Workspace:
         last = offset - 1
         total = 0
         with real.open(encoding="utf-8", errors="replace") as f:
-            for total, line in enumerate(f, 1):
+            # readline(n) reads at most n characters: a 100 MB line without a newline is never
+            # held whole, only the part we show (iterating over the file would load it all)
+            while line := f.readline(_MAX_LINE_CHARS + 1):
+                total += 1
+                if not line.endswith("\n"):
+                    _skip_rest_of_line(f)
                 if total < offset or len(out) >= limit or chars >= self.output_limit:
                     continue
                 text = line.rstrip("\r\n")
@@ -524,6 +530,12 @@ class Workspace:
             note = ("This ran without a shell: shell syntax such as ;, |, &&, > or $VAR was "
                     "passed to the program as plain text. Run one program per call.")
         return argv, note
+
+
+def _skip_rest_of_line(f: IO[str]) -> None:
+    """Read past the end of the current line in bounded pieces (nothing is kept)."""
+    while (piece := f.readline(_SKIP_CHARS)) and not piece.endswith("\n"):
+        pass
 
 
 def _timeout_message(limit: float, done: ProcessResult) -> str:
