@@ -267,7 +267,7 @@ def test_workspace_must_exist_and_describes_itself(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match="not an existing folder"):
         Workspace(tmp_path / "nope")
-    with pytest.raises(UserError, match="command_timeout must be positive"):
+    with pytest.raises(UserError, match="command_timeout must be a positive, finite number"):
         Workspace(tmp_path, command_timeout=0)
     text = Workspace(tmp_path).describe()
     assert text.startswith("## Workspace\n")

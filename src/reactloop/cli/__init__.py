@@ -7,6 +7,7 @@ Heavy imports (the agent, rich, model SDKs) happen inside the commands so that
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 from typing import Any
 
@@ -22,6 +23,14 @@ EXIT_CODES = {
     "timed_out": 4,
     "cancelled": 130,
 }
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A positive, finite number of seconds: NaN and inf would never expire."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"{value} is not a positive, finite number of seconds "
+                                 "(e.g. 30 or 2.5)", ctx, param)
+    return value
 
 
 def _agent_options(f: Any) -> Any:
@@ -56,9 +65,9 @@ def _agent_options(f: Any) -> Any:
         click.option("--instructions", "-i", default="", help="Instructions (persona)."),
         click.option("--loop-control", is_flag=True,
                      help="Require a tool in every step; end with task_completion."),
-        click.option("--timeout", "max_execution_time", type=click.FloatRange(min=0, min_open=True),
-                     help="Seconds for the whole run."),
-        click.option("--tool-timeout", type=click.FloatRange(min=0, min_open=True),
+        click.option("--timeout", "max_execution_time", type=float, callback=_seconds,
+                     metavar="SECONDS", help="Seconds for the whole run."),
+        click.option("--tool-timeout", type=float, callback=_seconds, metavar="SECONDS",
                      help="Seconds any one tool call may take."),
         click.option("--demo-tools/--no-demo-tools", default=None,
                      help="Built-in add/multiply/calculate/current_time tools "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,8 +111,12 @@ class Tool:
                 f"tool name {self.name!r} is invalid: use 1-64 characters from [A-Za-z0-9_-] "
                 "(every provider accepts those); pass name=... to @tool"
             )
-        if timeout is not None and timeout <= 0:
-            raise UserError(f"tool {self.name!r}: timeout must be positive, got {timeout!r}")
+        # NaN passes a "<= 0" check and never expires; inf never expires either
+        if timeout is not None and (isinstance(timeout, bool)
+                                    or not isinstance(timeout, (int, float))
+                                    or not math.isfinite(timeout) or timeout <= 0):
+            raise UserError(f"tool {self.name!r}: timeout must be a positive, finite number of "
+                            f"seconds, got {timeout!r}; pass e.g. timeout=30, or None for none")
         self._description = description
         self._explicit_parameters = dict(parameters) if parameters is not None else None
         self.timeout = timeout

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import math
 import os
 import re
 import shlex
@@ -191,8 +192,7 @@ class Workspace:
                             ("max_command_timeout", max_command_timeout),
                             ("output_limit", output_limit), ("read_limit", read_limit),
                             ("max_entries", max_entries)):
-            if value <= 0:
-                raise UserError(f"Workspace: {name} must be positive, got {value!r}")
+            _check_setting(name, value, seconds=name.endswith("timeout"))
         self.root = path.resolve()
         self.command_timeout = float(command_timeout)
         self.max_command_timeout = max(float(max_command_timeout), self.command_timeout)
@@ -489,8 +489,9 @@ class Workspace:
             args: more arguments, passed as they are (no quoting needed).
             timeout: seconds to allow (default: the workspace's command timeout).
         """
-        if timeout is not None and timeout <= 0:
-            raise ToolRetry(f"timeout must be a positive number of seconds, got {timeout!r}.")
+        if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+            raise ToolRetry(f"timeout must be a positive number of seconds, got {timeout!r}; "
+                            f"leave it out for the default of {self.command_timeout:g} s.")
         argv, note = self._argv(command, args)
         limit = self.command_timeout if timeout is None else min(timeout,
                                                                  self.max_command_timeout)
@@ -530,6 +531,16 @@ class Workspace:
             note = ("This ran without a shell: shell syntax such as ;, |, &&, > or $VAR was "
                     "passed to the program as plain text. Run one program per call.")
         return argv, note
+
+
+def _check_setting(name: str, value: Any, *, seconds: bool) -> None:
+    """A positive number (seconds: finite; otherwise a whole number), else :class:`UserError`."""
+    kinds = (int, float) if seconds else (int,)
+    # NaN passes a "<= 0" check and never expires; inf never expires either
+    if (isinstance(value, bool) or not isinstance(value, kinds)
+            or not math.isfinite(value) or value <= 0):
+        what = "a positive, finite number of seconds" if seconds else "a positive whole number"
+        raise UserError(f"Workspace: {name} must be {what}, got {value!r}")
 
 
 def _skip_rest_of_line(f: IO[str]) -> None:
