@@ -75,3 +75,52 @@ def test_env_allow_needs_a_workspace() -> None:
     assert proc.returncode == 1
     assert proc.stderr.strip() == ("reactloop: --env-allow only applies to --workspace "
                                    "commands; add --workspace DIR")
+
+
+# -- 5. --tools modules that fail on import ---------------------------------------------------
+@pytest.mark.parametrize(("source", "expected"), [
+    ("import os\nraise RuntimeError('no config found')\n",
+     "reactloop: --tools broken_tools: importing it failed: RuntimeError: no config found "
+     "({path}, line 2)"),
+    ("import sys\nsys.exit(0)\n",
+     "reactloop: --tools broken_tools: the module called sys.exit(0) while being imported; a "
+     "tools module should only define tools (put script code under "
+     "'if __name__ == \"__main__\":')"),
+    ("import not_installed_anywhere_xyz\n",
+     "reactloop: --tools broken_tools: importing it failed: ModuleNotFoundError: No module "
+     "named 'not_installed_anywhere_xyz' ({path}, line 1)"),
+    ("def f(:\n    pass\n",
+     "reactloop: --tools broken_tools: importing it failed: SyntaxError: invalid syntax "
+     "(broken_tools.py, line 1)"),
+], ids=["raises", "sys-exit-0", "missing-dependency", "syntax-error"])
+def test_a_tools_module_failing_on_import_is_one_line_and_non_zero(
+    tmp_path: Path, source: str, expected: str
+) -> None:
+    path = tmp_path / "broken_tools.py"
+    path.write_text(source)
+    proc = reactloop("run", "--tools", "broken_tools:TOOLS", "hi", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [expected.format(path=path)]
+
+
+# -- 5. an MCP server printing garbage --------------------------------------------------------
+GARBAGE_SERVER = """\
+import time
+for i in range(50):
+    print(f"noise line {i}: not json", flush=True)
+time.sleep(3600)
+"""
+
+
+def test_a_garbage_printing_mcp_server_is_one_line_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "garbage.py").write_text(GARBAGE_SERVER)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"junk": {
+        "command": sys.executable, "args": [str(tmp_path / "garbage.py")], "timeout": 3}}}))
+    proc = reactloop("run", "--mcp", str(config), "--model", "openai:fake",
+                     "--base-url", "http://127.0.0.1:9/v1", "hi")
+    assert proc.returncode == 1
+    [line] = proc.stderr.splitlines()  # it was 550 lines: a traceback per noise line
+    assert line.startswith("reactloop: run ended error: MCP server 'junk'")
+    assert ("it wrote 50 lines to stdout that are not JSON-RPC messages (the first: "
+            "'noise line 0: not json')") in line

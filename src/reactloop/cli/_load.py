@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 from typing import Any
 
 import click
 
-__all__ = ["load_object", "load_tools"]
+__all__ = ["LoadError", "load_object", "load_tools"]
 
 
 def load_object(spec: str, what: str) -> Any:
@@ -21,10 +22,7 @@ def load_object(spec: str, what: str) -> Any:
         )
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # so `--tools mytools:add` finds ./mytools.py
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise click.BadParameter(f"cannot import {module_name!r}: {exc}", param_hint=what) from None
+    module = _import(module_name, what)
     try:
         return getattr(module, attr)
     except AttributeError:
@@ -32,6 +30,43 @@ def load_object(spec: str, what: str) -> Any:
         raise click.BadParameter(
             f"module {module_name!r} has no attribute {attr!r}; it has: {names}", param_hint=what
         ) from None
+
+
+class LoadError(click.ClickException):
+    """A user module failed while being imported: one line on stderr, exit code 1."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"reactloop: {self.format_message()}", err=True)
+
+
+def _import(module_name: str, what: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module_name == missing or module_name.startswith(missing + "."):  # it, not its import
+            raise click.BadParameter(f"cannot import {module_name!r}: {exc}",
+                                     param_hint=what) from None
+        raise LoadError(f"{what} {module_name}: importing it failed: {_where(exc)}") from None
+    except SystemExit as exc:
+        # a module that exits while being imported (argparse at module level, a script)
+        # would otherwise end reactloop silently, with its exit code (often 0)
+        raise LoadError(f"{what} {module_name}: the module called sys.exit({exc.code!r}) while "
+                        "being imported; a tools module should only define tools (put script "
+                        "code under 'if __name__ == \"__main__\":')") from None
+    except Exception as exc:  # the user's code failed: say where, not a traceback
+        raise LoadError(f"{what} {module_name}: importing it failed: {_where(exc)}") from None
+
+
+def _where(exc: BaseException) -> str:
+    """``Type: message (file, line N)``, for the innermost frame of the traceback."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError):  # its message already names the file and line
+        return text
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        text += f" ({frames[-1].filename}, line {frames[-1].lineno})"
+    return text
 
 
 def load_tools(specs: tuple[str, ...]) -> list[Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Connection", "Link"]
 
 _STDERR_TAIL = 2000
+_NOISE_SAMPLE = 120  # characters of the first non-protocol stdout line kept for the message
 _CLOSE_WAIT = 10.0  # seconds to let a lost HTTP transport finish unwinding before judging it
 
 
@@ -50,6 +52,44 @@ class _Attempt:
 _ATTEMPT: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar(
     "reactloop_mcp_attempt", default=None
 )
+
+
+_CONNECTION: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
+    "reactloop_mcp_connection", default=None
+)
+"""The connection whose SDK tasks are running (set in its owner task, inherited by the
+transport's tasks), so log records of the SDK can be told apart by server."""
+
+
+class _StdoutNoise(logging.Filter):
+    """The SDK logs a full traceback for every stdout line of a server that is not JSON-RPC
+    (a banner, a stray ``print``): 50 lines of noise made 550 lines on stderr. For our own
+    connections we count such lines instead and name them, once, in the start-up error or an
+    ``mcp_warning``; any other record of ours keeps its message on one line, without the
+    traceback. Records of other users of the SDK in this process pass unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        conn = _CONNECTION.get()
+        if conn is None:
+            return True
+        if record.msg == "Failed to parse JSONRPC message from server":
+            conn.note_noise(record.exc_info[1] if record.exc_info else None)
+            return False
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"MCP server {conn.server.name!r}: {record.getMessage()}: {exc!r}"
+            record.args = None
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def _install_noise_filter() -> None:
+    logger = logging.getLogger("mcp.client.stdio")
+    if not any(isinstance(f, _StdoutNoise) for f in logger.filters):
+        logger.addFilter(_StdoutNoise())
+
+
+_install_noise_filter()
 
 
 class _Lost(Exception):
@@ -138,6 +178,9 @@ class Connection:
         self._stop = asyncio.Event()
         self._owner: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
+        self.noise = 0
+        """Lines the server wrote to stdout that are not JSON-RPC messages."""
+        self._noise_sample = ""
 
     @property
     def connected(self) -> bool:
@@ -148,6 +191,25 @@ class Connection:
             and not owner.done()
             and not (self._eof or self._lost)
         )
+
+    def note_noise(self, exc: BaseException | None) -> None:
+        self.noise += 1
+        if self.noise == 1:
+            errors = getattr(exc, "errors", None)
+            try:
+                line = errors()[0]["input"] if callable(errors) else ""
+            except (IndexError, KeyError, TypeError, ValueError):
+                line = ""
+            self._noise_sample = str(line)[:_NOISE_SAMPLE]
+
+    def noise_summary(self) -> str:
+        """One sentence on the stdout noise seen so far, or ""."""
+        if not self.noise:
+            return ""
+        lines = "1 line" if self.noise == 1 else f"{self.noise} lines"
+        return (f"it wrote {lines} to stdout that are not JSON-RPC messages (the first: "
+                f"{self._noise_sample!r}); an MCP stdio server must write only protocol "
+                "messages to stdout and log to stderr")
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -161,6 +223,7 @@ class Connection:
         ready.result()
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
+        _CONNECTION.set(self)  # this task's own context: the SDK's tasks inherit it
         try:
             async with Client(self._transport(), client_info=_client_info()) as client:
                 self.tools = await _list_tools(client)
@@ -380,7 +443,10 @@ class Link:
             await conn.close()
             if not isinstance(exc, Exception):
                 raise
-            raise _start_error(self.server, exc, conn.stderr_tail()) from exc
+            raise _start_error(self.server, exc, conn.stderr_tail(), conn.noise_summary()
+                               ) from exc
+        if conn.noise:
+            self._warn("stdout_noise", f"ignored stdout noise: {conn.noise_summary()}", conn)
         return conn
 
     def _warn(self, kind: str, message: str, conn: Connection | None, tail: str = "") -> None:
@@ -392,9 +458,10 @@ class Link:
         )
 
 
-def _start_error(server: MCPServer, exc: Exception, tail: str) -> MCPServerError:
+def _start_error(server: MCPServer, exc: Exception, tail: str, noise: str = ""
+                 ) -> MCPServerError:
     what = "could not be reached" if server.transport == "http" else "failed to start"
-    reason = _reason(exc)
+    reason = _reason(exc) + (f"; {noise}" if noise else "")
     message = f"MCP server {server.name!r} ({server.describe()}) {what}: {reason}"
     if tail:
         message += f"\n--- its stderr (last lines) ---\n{tail}"
