@@ -14,7 +14,8 @@ opened or served::
 Each run starts the servers, lists their tools and stops the servers when it ends. A server
 that stops is restarted once; a call that provably never reached it is sent again, any other
 gets an error result naming the server. Events: ``mcp_warning`` (custom event) with ``server``,
-``kind`` (``skipped``, ``connection_lost``, ``restarted``, ``restart_failed``), ``message``
+``kind`` (``skipped``, ``connection_lost``, ``restarted``, ``restart_failed``,
+``stdout_noise``: lines on a stdio server's stdout that are not JSON-RPC, ignored), ``message``
 and ``stderr_tail``.
 """
 
