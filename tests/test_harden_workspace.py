@@ -185,3 +185,19 @@ def test_lines_after_a_long_line_keep_their_numbers(ws: Workspace) -> None:
     assert result.result == ("     2\t" + "b" * 2000 + " [... line cut at 2000 chars]\n"
                              "     3\tafter\n[lines 2-3 of 4; call read_file with offset=4 "
                              "for more]")
+
+
+# -- 6. hard links ---------------------------------------------------------------------------
+def test_hard_links_are_read_as_documented(ws: Workspace, tmp_path: Path) -> None:
+    """A hard link is the same file under an inside name; read_file reads it (the README and
+    the module say so: refusing st_nlink > 1 would break uv venvs, pnpm and local clones)."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside content\n")
+    os.link(outside, ws.root / "linked.txt")
+    result = call(ws, "read_file", path="linked.txt")
+    assert result.result == "     1\toutside content"
+    import reactloop.tools.workspace as module
+
+    assert "Hard links are not seen by the path checks" in (module.__doc__ or "")
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert "a hard link inside the workspace to a file outside\nit is that file" in readme

@@ -24,6 +24,12 @@ Rules the tools enforce:
 ``run_command`` is not a sandbox: the program runs with the user's rights and may read or
 write anything they can. Confinement covers the file tools and the working directory only.
 
+Hard links are not seen by the path checks: a hard link inside the workspace to a file outside
+it *is* that file under an inside name, so ``read_file`` and ``grep`` read it. Nothing on disk
+says where a file's other links are. Only run agents on folders whose contents you trust as
+much as their paths (an archive extracted with an old ``tarfile`` may hold hard links to any
+file of yours).
+
 ``grep`` runs ripgrep, from the ``ripgrep`` package of the ``reactloop[workspace]`` extra.
 Nothing heavy is imported until a tool runs.
 """
@@ -296,6 +302,10 @@ class Workspace:
             raise ToolRetry(f"'{path}' is a folder; call list_dir on it instead.")
         if not real.is_file():  # a FIFO or device would block the read forever
             raise ToolRetry(f"'{path}' is not a regular file.")
+        # Files with more than one hard link are read like any other (see the module's
+        # docstring). Refusing st_nlink > 1 would break common workspaces: uv installs a
+        # .venv's packages as hard links, pnpm's node_modules and `git clone --local` too;
+        # and it would protect little, as run_command can read any file of the user anyway.
         size = real.stat().st_size
         with real.open("rb") as f:
             if b"\0" in f.read(_BINARY_SNIFF):
