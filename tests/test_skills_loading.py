@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -94,36 +95,19 @@ def test_name_of_64_characters(tmp_path: Path) -> None:
     assert load_skill_folder(make_skill(tmp_path, name, good_front(name))).name == name
 
 
-# -- front matter: bad, each with a message naming file, field and fix ---------------------
+# -- front matter: unusable, each with a message naming file, field and fix -----------------
 BAD = [
     ("no-front", None, "no YAML front matter", "Start the file with a line '---'"),
     ("no-name", "description: d", "no 'name'", "name: no-name"),
-    ("no-desc", "name: no-desc", "no 'description'", "what the skill does"),
-    ("empty-desc", "name: empty-desc\ndescription: ''", "'description' must be non-empty", "say"),
-    ("Upper", "name: Upper\ndescription: d", "lowercase letters", "e.g. 'pdf-tools'"),
-    ("a--b", "name: a--b\ndescription: d", "single hyphens", "not starting"),
-    ("-lead", "name: -lead\ndescription: d", "'name' '-lead' is invalid", "hyphen"),
-    ("under_score", "name: under_score\ndescription: d", "is invalid", "lowercase"),
-    ("mismatch", "name: other\ndescription: d", "does not match the folder name 'mismatch'",
-     "rename the folder"),
-    ("numeric", "name: 123\ndescription: d", "'name' must be a string", 'name: "123"'),
-    ("long-desc", "name: long-desc\ndescription: " + "x" * 1025, "1025 characters", "shorten it"),
-    ("compat", "name: compat\ndescription: d\ncompatibility: " + "c" * 501, "'compatibility'",
-     "environment requirements"),
-    ("meta", "name: meta\ndescription: d\nmetadata: just text", "'metadata' must be a mapping",
-     "author"),
-    ("tools", "name: tools\ndescription: d\nallowed-tools: {a: 1}", "'allowed-tools'",
-     "space-separated"),
-    ("license", "name: license\ndescription: d\nlicense: [a, b]", "'license' must be text",
-     'license: "..."'),
+    ("list-name", "name: [a, b]\ndescription: d", "no 'name' (got ['a', 'b'])",
+     "name: list-name"),
     ("not-map", "- a\n- b", "must be a YAML mapping", "name: ..."),
-    ("bad-yaml", "name: bad-yaml\ndescription: [unclosed", "not valid YAML", "Quote values"),
 ]
 
 
 @pytest.mark.parametrize(("folder", "front", "problem", "fix"), BAD, ids=[b[0] for b in BAD])
-def test_invalid_front_matter(tmp_path: Path, folder: str, front: str | None, problem: str,
-                              fix: str) -> None:
+def test_unusable_front_matter(tmp_path: Path, folder: str, front: str | None, problem: str,
+                               fix: str) -> None:
     d = tmp_path / folder
     d.mkdir()
     text = "# just markdown\n" if front is None else f"---\n{front}\n---\nbody\n"
@@ -144,10 +128,65 @@ def test_unclosed_front_matter(tmp_path: Path) -> None:
         load_skill_folder(d)
 
 
-def test_name_longer_than_64(tmp_path: Path) -> None:
-    name = "a" * 65
-    with pytest.raises(UserError, match="1 to 64 characters"):
-        load_skill_folder(make_skill(tmp_path, name, good_front(name)))
+# -- front matter: deviations that load, with one warning naming each --------------------------
+DEVIATIONS = [
+    ("no-desc", "name: no-desc", {"description": "(no description given)"},
+     "no 'description'"),
+    ("empty-desc", "name: empty-desc\ndescription: ''", {"description": "(no description given)"},
+     "no 'description'"),
+    ("Upper", "name: Upper\ndescription: d", {"name": "Upper"},
+     "'name' 'Upper' is not lowercase letters, digits and single hyphens"),
+    ("a--b", "name: a--b\ndescription: d", {"name": "a--b"}, "not lowercase letters"),
+    ("-lead", "name: -lead\ndescription: d", {"name": "-lead"}, "not lowercase letters"),
+    ("under_score", "name: under_score\ndescription: d", {"name": "under_score"},
+     "not lowercase letters"),
+    ("mismatch", "name: other\ndescription: d", {"name": "other"},
+     "'name' 'other' differs from the folder name 'mismatch'; the skill is called 'other'"),
+    ("123", "name: 123\ndescription: d", {"name": "123"}, "'name' 123 is a number"),
+    ("a" * 65, f"name: {'a' * 65}\ndescription: d", {"name": "a" * 65},
+     "'name' has 65 characters, more than 64"),
+    ("long-desc", "name: long-desc\ndescription: " + "x" * 1025,
+     {"description": "x" * 1023 + "…"},
+     "'description' has 1025 characters, more than 1024; the catalogue shows the first 1024"),
+    ("compat", "name: compat\ndescription: d\ncompatibility: " + "c" * 501,
+     {"compatibility": "c" * 499 + "…"}, "'compatibility' has 501 characters"),
+    ("meta", "name: meta\ndescription: d\nmetadata: just text", {"metadata": {}},
+     "'metadata' is not a mapping of keys to values (got 'just text'); ignored"),
+    ("tools", "name: tools\ndescription: d\nallowed-tools: {a: 1}", {"allowed_tools": ()},
+     "'allowed-tools' is neither a space-separated string nor a list of strings"),
+    ("license", "name: license\ndescription: d\nlicense: [a, b]", {"license": None},
+     "'license' is not text (got list); ignored"),
+    ("bad-yaml", 'name: bad-yaml\ndescription: "Say "hi" to the user\n  when greeted"',
+     {"description": 'Say "hi" to the user when greeted'},
+     "the front matter is not valid YAML (front matter line 2"),
+]
+
+
+@pytest.mark.parametrize(("folder", "front", "expected", "note"), DEVIATIONS,
+                         ids=[d[0][:20] for d in DEVIATIONS])
+def test_deviations_load_with_one_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                          folder: str, front: str, expected: dict[str, object],
+                                          note: str) -> None:
+    d = make_skill(tmp_path, folder, front)
+    with caplog.at_level(logging.WARNING, logger="reactloop.skills"):
+        skill = load_skill_folder(d)
+        load_skill_folder(d)  # warned once per process, not at every load
+    for attr, value in expected.items():
+        assert getattr(skill, attr) == value
+    [record] = [r for r in caplog.records if r.name == "reactloop.skills"]
+    assert record.getMessage().startswith(
+        f"{d / 'SKILL.md'}: loaded, though it does not follow the Agent Skills format: ")
+    assert note in record.getMessage()
+
+
+def test_not_utf8_loads_with_replacement_characters(tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    d = tmp_path / "latin"
+    d.mkdir()
+    (d / "SKILL.md").write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\nbody\n")
+    with caplog.at_level(logging.WARNING, logger="reactloop.skills"):
+        assert load_skill_folder(d).description == "caf\ufffd"
+    assert "it is not UTF-8 text" in caplog.text
 
 
 # -- discovery -------------------------------------------------------------------------------
@@ -184,13 +223,16 @@ def test_symlinked_skill_folder_loads_and_cycles_end(tmp_path: Path) -> None:
     assert [s.name for s in skills] == ["linked"] and skills[0].path == real.resolve()
 
 
-def test_duplicate_names_name_both_folders(tmp_path: Path) -> None:
+def test_duplicate_names_first_wins_and_the_other_is_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     a = make_skill(tmp_path / "one", "dup", good_front("dup"))
     b = make_skill(tmp_path / "two", "dup", good_front("dup"))
-    with pytest.raises(UserError) as info:
-        discover_skills([tmp_path / "one", tmp_path / "two"])
-    assert "two skills are named 'dup'" in str(info.value)
-    assert str(a.resolve()) in str(info.value) and str(b.resolve()) in str(info.value)
+    with caplog.at_level(logging.WARNING, logger="reactloop.skills"):
+        [skill] = discover_skills([tmp_path / "one", tmp_path / "two"])
+    assert skill.path == a.resolve()
+    assert caplog.messages == [f"skipped the skill at {b.resolve()}: the skill at {a.resolve()} "
+                               "has the same name 'dup'; rename one of them to use both"]
 
 
 def test_duplicates_also_rejected_by_skillset(tmp_path: Path) -> None:
@@ -208,11 +250,22 @@ def test_missing_dir_and_dir_without_skills(tmp_path: Path) -> None:
         discover_skills([tmp_path / "empty"])
 
 
-def test_first_invalid_skill_stops_discovery_with_its_path(tmp_path: Path) -> None:
+def test_an_unusable_skill_in_a_collection_is_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     make_skill(tmp_path, "fine", good_front("fine"))
-    bad = make_skill(tmp_path, "broken", "name: broken")
+    bad = make_skill(tmp_path, "broken", "description: no name here")
+    with caplog.at_level(logging.WARNING, logger="reactloop.skills"):
+        assert [s.name for s in discover_skills([tmp_path])] == ["fine"]
+    [message] = caplog.messages
+    assert message.startswith(f"skipped a skill that cannot be used: {bad / 'SKILL.md'}: the "
+                              "front matter has no 'name'")
+
+
+def test_an_unusable_skill_named_directly_is_an_error(tmp_path: Path) -> None:
+    bad = make_skill(tmp_path, "broken", "description: no name here")
     with pytest.raises(UserError, match=re.escape(str(bad / "SKILL.md"))):
-        discover_skills([tmp_path])
+        discover_skills([bad])
 
 
 # -- real-world-shaped folders ---------------------------------------------------------------

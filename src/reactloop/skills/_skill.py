@@ -4,13 +4,32 @@ The front matter follows the public Agent Skills format: ``name`` (lowercase let
 and single hyphens, at most 64 characters, equal to the folder's name) and ``description`` (at
 most 1024 characters) are required; ``license``, ``compatibility``, ``metadata`` and
 ``allowed-tools`` are optional; any other key is kept in :attr:`Skill.extra` and otherwise
-ignored, so skills written for other tools load unchanged.
+ignored, silently: other clients define their own keys (``model``, ``version``…), and a
+warning the user cannot act on would only be noise.
+
+We are lenient with skills we did not write, as a client should be. A skill loads whenever it
+can be used; each deviation is named in one warning per skill, logged once per process on the
+``reactloop.skills`` logger (logging, not :mod:`warnings`: this is a fact about data, shown
+as one line on stderr when logging is not configured):
+
+- a description over 1024 characters is cut (with an ellipsis) in the catalogue;
+- a name that differs from its folder, breaks the character rules or is too long is used as
+  written (a number is read as text);
+- front matter that is not valid YAML is read line by line (``key: value``);
+- an optional field of the wrong type is ignored; a missing description is said so.
+
+Only a skill that cannot be used is refused: no front matter, or no ``name``. When it was
+found by searching a folder of skills it is skipped with a warning (one broken skill of a
+collection must not stop the others); when it was named directly, :class:`UserError` says why.
+Two skills with the same name: the first found is used, the other skipped with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,19 +38,24 @@ from typing import Any
 from reactloop.errors import UserError
 from reactloop.skills._frontmatter import split_front_matter
 
-__all__ = ["SKILL_FILE", "Skill", "discover_skills", "load_skill_folder"]
+__all__ = ["SKILL_FILE", "Skill", "discover_skills", "load_skill_folder", "warn_once"]
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_FILES_LISTED = 200
+NO_DESCRIPTION = "(no description given)"
 _MAX_DEPTH = 6
 _NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _KNOWN = frozenset({"name", "description", "license", "compatibility", "metadata",
                     "allowed-tools"})
 # folders that never hold skills or skill files worth showing a model
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".venv", "venv"})
+
+log = logging.getLogger("reactloop.skills")
+_WARNED: set[str] = set()
+_WARNED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -118,100 +142,121 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def load_skill_folder(folder: str | os.PathLike[str]) -> Skill:
-    """Read and validate one skill folder; :class:`UserError` names the file, field and fix."""
+    """Read one skill folder.
+
+    Raises :class:`UserError` (naming the file, the field and the fix) only when the skill
+    cannot be used: no ``SKILL.md``, no front matter, or no ``name``. Other deviations from the
+    format load anyway and are logged once as a warning (see the module's docstring)."""
     given = Path(folder)
     skill_file = given / SKILL_FILE
     try:
-        text = skill_file.read_text(encoding="utf-8")
+        raw = skill_file.read_bytes()
     except FileNotFoundError:
         raise UserError(f"{given}: no {SKILL_FILE} in this folder; a skill is a folder "
                         f"holding a {SKILL_FILE}") from None
+    notes: list[str] = []
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{skill_file}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
-    data, body = split_front_matter(text, skill_file)
-    name = _check_name(data, skill_file, given.name)
-    description = _check_description(data, skill_file)
-    return Skill(
+        notes.append(f"it is not UTF-8 text ({exc.reason}); bytes that are not were replaced")
+        text = raw.decode("utf-8", errors="replace")
+    data, body = split_front_matter(text, skill_file, notes)
+    name = _check_name(data, skill_file, given.name, notes)
+    skill = Skill(
         name=name,
-        description=description,
+        description=_check_description(data, notes),
         path=given.resolve(),
         body=body,
-        license=_optional_str(data, "license", skill_file),
-        compatibility=_check_compatibility(data, skill_file),
-        metadata=_check_metadata(data, skill_file),
-        allowed_tools=_check_allowed_tools(data, skill_file),
+        license=_optional_str(data, "license", notes),
+        compatibility=_check_compatibility(data, notes),
+        metadata=_check_metadata(data, notes),
+        allowed_tools=_check_allowed_tools(data, notes),
         extra={k: v for k, v in data.items() if k not in _KNOWN},
     )
+    if notes:
+        warn_once(f"{skill_file}: loaded, though it does not follow the Agent Skills format: "
+                  + "; ".join(notes))
+    return skill
 
 
-def _check_name(data: Mapping[str, Any], file: Path, folder_name: str) -> str:
-    if "name" not in data or data["name"] is None:
-        raise UserError(f"{file}: the front matter has no 'name'; add 'name: {folder_name}' "
-                        "(the folder's name)")
-    name = data["name"]
-    if not isinstance(name, str):
-        raise UserError(f"{file}: 'name' must be a string, got {name!r}; write it as "
-                        f"name: \"{name}\"")
-    if not name or len(name) > MAX_NAME:
-        raise UserError(f"{file}: 'name' must have 1 to {MAX_NAME} characters, got "
-                        f"{len(name)}; shorten it (and rename the folder to match)")
-    if not _NAME_RE.match(name):
-        raise UserError(
-            f"{file}: 'name' {name!r} is invalid: use lowercase letters, digits and single "
-            "hyphens, not starting or ending with a hyphen (e.g. 'pdf-tools')"
-        )
-    if name != folder_name:
-        raise UserError(f"{file}: 'name' {name!r} does not match the folder name "
-                        f"{folder_name!r}; rename the folder or change the name so they agree")
-    return name
+def warn_once(message: str) -> None:
+    """Log ``message`` as a warning of the ``reactloop.skills`` logger, once per process."""
+    with _WARNED_LOCK:
+        if message in _WARNED:
+            return
+        _WARNED.add(message)
+    log.warning("%s", message)
 
 
-def _check_description(data: Mapping[str, Any], file: Path) -> str:
+def _check_name(data: Mapping[str, Any], file: Path, folder_name: str, notes: list[str]) -> str:
+    name = data.get("name")
+    if isinstance(name, (int, float)) and not isinstance(name, bool):
+        notes.append(f"'name' {name!r} is a number, read as text")
+        name = str(name)
+    if not isinstance(name, str) or not name.strip():
+        got = "" if name is None else f" (got {name!r})"
+        raise UserError(f"{file}: the front matter has no 'name'{got}, so the skill cannot be "
+                        f"called; add 'name: {folder_name}' (the folder's name)")
+    cleaned = " ".join(name.split())  # a line break would break the catalogue
+    if len(cleaned) > MAX_NAME:
+        notes.append(f"'name' has {len(cleaned)} characters, more than {MAX_NAME}")
+    if not _NAME_RE.match(cleaned):
+        notes.append(f"'name' {cleaned!r} is not lowercase letters, digits and single hyphens")
+    if cleaned != folder_name:
+        notes.append(f"'name' {cleaned!r} differs from the folder name {folder_name!r}; the "
+                     f"skill is called {cleaned!r}")
+    return cleaned
+
+
+def _check_description(data: Mapping[str, Any], notes: list[str]) -> str:
     desc = data.get("description")
-    if desc is None:
-        raise UserError(f"{file}: the front matter has no 'description'; add 'description: "
-                        "<what the skill does and when to use it>'")
+    if isinstance(desc, list):
+        desc = " ".join(str(d) for d in desc)
+    elif isinstance(desc, (int, float)) and not isinstance(desc, bool):
+        desc = str(desc)
     if not isinstance(desc, str) or not desc.strip():
-        raise UserError(f"{file}: 'description' must be non-empty text, got {desc!r}; say "
-                        "what the skill does and when to use it")
+        notes.append("no 'description' (the catalogue says so)")
+        return NO_DESCRIPTION
     desc = " ".join(desc.split())  # folded multi-line YAML → one catalog line
     if len(desc) > MAX_DESCRIPTION:
-        raise UserError(f"{file}: 'description' has {len(desc)} characters, more than "
-                        f"{MAX_DESCRIPTION}; shorten it and move details into the body")
+        notes.append(f"'description' has {len(desc)} characters, more than {MAX_DESCRIPTION}; "
+                     f"the catalogue shows the first {MAX_DESCRIPTION}")
+        desc = desc[: MAX_DESCRIPTION - 1] + "…"
     return desc
 
 
-def _optional_str(data: Mapping[str, Any], key: str, file: Path) -> str | None:
+def _optional_str(data: Mapping[str, Any], key: str, notes: list[str]) -> str | None:
     value = data.get(key)
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise UserError(f"{file}: '{key}' must be text, got {type(value).__name__} "
-                        f"{value!r}; write it as {key}: \"...\"")
+        notes.append(f"'{key}' is not text (got {type(value).__name__}); ignored")
+        return None
     return value
 
 
-def _check_compatibility(data: Mapping[str, Any], file: Path) -> str | None:
-    value = _optional_str(data, "compatibility", file)
+def _check_compatibility(data: Mapping[str, Any], notes: list[str]) -> str | None:
+    value = _optional_str(data, "compatibility", notes)
     if value is not None and len(value) > MAX_COMPATIBILITY:
-        raise UserError(f"{file}: 'compatibility' has {len(value)} characters, more than "
-                        f"{MAX_COMPATIBILITY}; keep it to the environment requirements")
+        notes.append(f"'compatibility' has {len(value)} characters, more than "
+                     f"{MAX_COMPATIBILITY}; cut")
+        value = value[: MAX_COMPATIBILITY - 1] + "…"
     return value
 
 
-def _check_metadata(data: Mapping[str, Any], file: Path) -> dict[str, Any]:
+def _check_metadata(data: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:
     value = data.get("metadata")
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise UserError(f"{file}: 'metadata' must be a mapping of keys to values (e.g. "
-                        f"'metadata:' then '  author: me' on the next line), got {value!r}")
+        notes.append(f"'metadata' is not a mapping of keys to values (got {value!r}); ignored")
+        return {}
     return {str(k): v for k, v in value.items()}
 
 
-def _check_allowed_tools(data: Mapping[str, Any], file: Path) -> tuple[str, ...]:
+def _check_allowed_tools(data: Mapping[str, Any], notes: list[str]) -> tuple[str, ...]:
     value = data.get("allowed-tools")
     if value is None:
         return ()
@@ -219,8 +264,9 @@ def _check_allowed_tools(data: Mapping[str, Any], file: Path) -> tuple[str, ...]
         return tuple(t for t in re.split(r"[\s,]+", value) if t)
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         return tuple(value)
-    raise UserError(f"{file}: 'allowed-tools' must be a space-separated string (e.g. "
-                    f"'allowed-tools: Read Bash(git:*)') or a list of strings, got {value!r}")
+    notes.append(f"'allowed-tools' is neither a space-separated string nor a list of strings "
+                 f"(got {value!r}); ignored")
+    return ()
 
 
 def discover_skills(dirs: Iterable[str | os.PathLike[str]]) -> list[Skill]:
@@ -228,7 +274,11 @@ def discover_skills(dirs: Iterable[str | os.PathLike[str]]) -> list[Skill]:
 
     A folder holding a ``SKILL.md`` is a skill (a given dir may itself be one) and is not
     searched further; other folders are searched recursively. The same folder reached twice
-    counts once; two different folders with the same skill name are an error.
+    counts once. A skill found by searching that cannot be used (see
+    :func:`load_skill_folder`), or whose name an earlier skill already has, is skipped with a
+    warning: one broken skill in a collection must not stop the others. A folder given
+    directly that is a broken skill, a missing folder and a folder without any ``SKILL.md``
+    raise :class:`UserError`.
     """
     found: dict[Path, Skill] = {}
     by_name: dict[str, Skill] = {}
@@ -244,13 +294,18 @@ def discover_skills(dirs: Iterable[str | os.PathLike[str]]) -> list[Skill]:
         for folder in folders:
             if folder.resolve() in found:
                 continue
-            skill = load_skill_folder(folder)
+            try:
+                skill = load_skill_folder(folder)
+            except UserError as exc:
+                if folder == root:  # the caller named this very skill: tell them
+                    raise
+                warn_once(f"skipped a skill that cannot be used: {exc}")
+                continue
             other = by_name.get(skill.name)
             if other is not None:
-                raise UserError(
-                    f"two skills are named {skill.name!r}: {other.path} and {skill.path}; "
-                    "remove one of them or give it another name (and folder name)"
-                )
+                warn_once(f"skipped the skill at {skill.path}: the skill at {other.path} has the "
+                          f"same name {skill.name!r}; rename one of them to use both")
+                continue
             found[skill.path] = by_name[skill.name] = skill
     return sorted(by_name.values(), key=lambda s: s.name)
 
