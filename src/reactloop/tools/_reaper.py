@@ -29,9 +29,9 @@ _SWEEP_ROUNDS = 500
 
 
 def _become_subreaper() -> None:
-    import ctypes
+    with contextlib.suppress(ImportError, OSError, AttributeError):  # else: kill what we see
+        import ctypes
 
-    with contextlib.suppress(OSError, AttributeError):  # without it we still kill what we see
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
