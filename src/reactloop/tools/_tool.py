@@ -69,6 +69,14 @@ def _is_context_annotation(annotation: Any) -> bool:
     return annotation is ToolContext or annotation == "ToolContext"
 
 
+def _check_timeout(name: str, timeout: Any) -> None:
+    # NaN passes a "<= 0" check and never expires; inf never expires either
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise UserError(f"tool {name!r}: timeout must be a positive, finite number of seconds, "
+                        f"got {timeout!r}; pass e.g. timeout=30, or None for none")
+
+
 class Tool:
     """A callable the model may use. Build one with :func:`tool` or ``Tool(fn)``."""
 
@@ -111,12 +119,7 @@ class Tool:
                 f"tool name {self.name!r} is invalid: use 1-64 characters from [A-Za-z0-9_-] "
                 "(every provider accepts those); pass name=... to @tool"
             )
-        # NaN passes a "<= 0" check and never expires; inf never expires either
-        if timeout is not None and (isinstance(timeout, bool)
-                                    or not isinstance(timeout, (int, float))
-                                    or not math.isfinite(timeout) or timeout <= 0):
-            raise UserError(f"tool {self.name!r}: timeout must be a positive, finite number of "
-                            f"seconds, got {timeout!r}; pass e.g. timeout=30, or None for none")
+        _check_timeout(self.name, timeout)
         self._description = description
         self._explicit_parameters = dict(parameters) if parameters is not None else None
         self.timeout = timeout
