@@ -15,8 +15,8 @@ Rules the tools enforce:
   process it started is killed, also those that left its process group (see ``_process``), an
   output cap (head and tail are kept, a marker says what was dropped) and an environment
   stripped of secrets: every variable whose name has a part like ``KEY``, ``PAT``, ``PEM``,
-  ``AUTH``, ``PASS``, ``SESSION`` or contains ``TOKEN``, ``SECRET``, ``PASSWORD``,
-  ``CREDENTIAL``, ``PRIVATE``, ``COOKIE``, ``WEBHOOK``… (:func:`is_secret_name`), so
+  ``AUTH``, ``PASS``, ``PRIVATE``, ``SESSION``, ``TOKEN`` or contains ``SECRET``,
+  ``PASSWORD``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK``… (:func:`is_secret_name`), so
   ``GITHUB_PAT``, ``SLACK_WEBHOOK_URL`` and ``PRIVATE_KEY_PEM`` never reach a command while
   ``PATH``, ``HOME`` and ``LANG`` do; ``env_allow`` keeps named ones. The exit code is part
   of the result.
@@ -65,20 +65,22 @@ __all__ = [
 ]
 
 SECRET_NAME_PARTS: frozenset[str] = frozenset({
-    "KEY", "KEYS", "PAT", "PEM", "P12", "PFX", "JKS", "AUTH", "PASS", "PWD", "PIN", "SESSION",
-    "SESSIONID", "SID", "DSN", "JWT", "BEARER", "HMAC",
+    "KEY", "KEYS", "TOKEN", "TOKENS", "PAT", "PEM", "P12", "PFX", "JKS", "AUTH", "PASS", "PWD",
+    "PIN", "PRIVATE", "SESSION", "SESSIONID", "DSN", "JWT", "BEARER", "HMAC",
 })
 """Words that mark a variable as a secret when they are a whole *part* of its name (parts are
-what lies between characters other than letters and digits, trailing digits ignored; any case): ``GITHUB_PAT``, ``HF_HUB_KEY_X``,
-``SMTP_PASS``, ``AOC_SESSION``. Parts ending in ``KEY`` or ``KEYS`` count too (``ACCESSKEY``).
-As parts, short words stay precise: ``PATH``, ``AUTHOR`` and ``KEYBOARD`` are not secrets."""
+what lies between characters other than letters and digits, trailing digits ignored; any case)
+or end one (``ACCESSKEY``, ``AUTHTOKEN``, for ``KEY(S)`` and ``TOKEN(S)``): ``GITHUB_PAT``,
+``HF_HUB_KEY_X``, ``SMTP_PASS``, ``AOC_SESSION``, ``npm_authToken``. As parts, short words stay
+precise: ``PATH``, ``AUTHOR``, ``KEYBOARD``, ``GOPRIVATE`` and ``TOKENIZERS_PARALLELISM`` are
+not secrets."""
 
 SECRET_NAME_FRAGMENTS: tuple[str, ...] = (
-    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "PRIVATE",
+    "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "PRIVATEKEY",
     "COOKIE", "WEBHOOK", "AUTHORIZATION", "CONNECTIONSTRING", "DATABASEURL",
 )
 """Words that mark a variable as a secret anywhere in its name (ignoring case and ``_``):
-``SLACK_WEBHOOK_URL``, ``PRIVATE_KEY_PEM``, ``NPM_AUTHTOKEN``, ``GOOGLE_APPLICATION_CREDENTIALS``."""
+``SLACK_WEBHOOK_URL``, ``STRIPE_SECRETKEY``, ``GOOGLE_APPLICATION_CREDENTIALS``."""
 
 SECRET_ENV_PATTERNS: tuple[str, ...] = ("AWS_*", "AZURE_*", "*_URI", "*_DB_URL")
 """Shell patterns (any case) of further names never passed on: cloud credentials come in
@@ -91,6 +93,7 @@ SAFE_ENV_NAMES: tuple[str, ...] = (
 """Names that look like secrets by the rules above but are well-known harmless variables."""
 
 _NAME_PARTS = re.compile(r"[^A-Z0-9]+")
+_SECRET_SUFFIXES = ("KEY", "KEYS", "TOKEN", "TOKENS")
 _SHELL_SYNTAX = frozenset({";", "|", "||", "&", "&&", ">", ">>", "<", "2>", "2>&1", "&>"})
 _MAX_LINE_CHARS = 2_000
 _SKIP_CHARS = 1 << 16  # characters read at a time while skipping the rest of a long line
@@ -103,8 +106,8 @@ _RG_LINE_LIMIT = 1 << 20  # bytes of one output line of ripgrep (lines are cut a
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable called ``name`` probably holds a secret.
 
-    True when a part of the name is one of :data:`SECRET_NAME_PARTS` (or ends in ``KEY``), the
-    name contains one of :data:`SECRET_NAME_FRAGMENTS`, or it matches
+    True when a part of the name is one of :data:`SECRET_NAME_PARTS` (or ends in ``KEY`` or
+    ``TOKEN``), the name contains one of :data:`SECRET_NAME_FRAGMENTS`, or it matches
     :data:`SECRET_ENV_PATTERNS`; :data:`SAFE_ENV_NAMES` are never secrets. The rules err on the
     side of stripping: a command that needs a stripped variable gets it through
     ``Workspace(env_allow=[...])`` (``--env-allow NAME`` on the command line)."""
@@ -116,7 +119,7 @@ def is_secret_name(name: str) -> bool:
         return True
     for part in _NAME_PARTS.split(upper):
         bare = part.rstrip("0123456789")  # KEY2 counts as KEY
-        if {part, bare} & SECRET_NAME_PARTS or bare.endswith(("KEY", "KEYS")):
+        if {part, bare} & SECRET_NAME_PARTS or bare.endswith(_SECRET_SUFFIXES):
             return True
     return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_ENV_PATTERNS)
 
