@@ -9,6 +9,8 @@ Modes:
                              ``R <result json>``
     ask STORE ID             a loop-control agent that asks the user a question
     writer STORE ID N        prints ``ready``, waits for a line on stdin, appends N messages
+    turn STORE ID NAME K     prints ``ready``, waits for a line on stdin, then sends one message
+                             whose run calls ``work`` K times (waiting for other writers)
 """
 
 from __future__ import annotations
@@ -19,17 +21,43 @@ import threading
 from collections.abc import Sequence
 
 from reactloop import Agent, Message, ModelRequest, ToolCall
-from reactloop.sessions import SQLiteStore
+from reactloop.sessions import SessionWriter, SQLiteStore
 from reactloop.testing import FunctionModel, ScriptedModel
 
 
-class ReportingStore(SQLiteStore):
-    """Reports every message on stdout once its transaction has committed."""
+class ReportingWriter:
+    """A session writer that reports every message on stdout once it has committed."""
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        super().append(session_id, messages)
+    def __init__(self, inner: SessionWriter) -> None:
+        self.inner = inner
+        self.session_id = inner.session_id
+
+    def get(self) -> list[Message]:
+        return self.inner.get()
+
+    def append(self, messages: Sequence[Message]) -> None:
+        self.inner.append(messages)
         for m in messages:
             print("W " + json.dumps(m.to_dict()), flush=True)
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        self.inner.replace(messages)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> ReportingWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ReportingStore(SQLiteStore):
+    """A store whose session writers report what they commit."""
+
+    def writer(self, session_id: str) -> ReportingWriter:  # type: ignore[override]
+        return ReportingWriter(super().writer(session_id))
 
 
 def worker_agent(block_at: int | None) -> Agent:
@@ -78,8 +106,34 @@ def main(argv: list[str]) -> None:
         for i in range(int(argv[3])):
             store.append(session_id, [Message.user(f"{session_id} message {i}")])
         print("done", flush=True)
+    elif mode == "turn":
+        turn(store_path, session_id, argv[3], int(argv[4]))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
+
+
+def turn(store: str, session_id: str, name: str, k: int) -> None:
+    def work(tag: str, i: int) -> str:
+        """Do one unit of work.
+
+        Args:
+            tag: who asks
+            i: the unit's number
+        """
+        return f"{tag} result {i}"
+
+    def next_call(request: ModelRequest) -> ToolCall | str:
+        prompt = max(i for i, m in enumerate(request.messages) if m.role == "user")
+        done = sum(m.role == "tool" for m in request.messages[prompt:])
+        return ToolCall("work", {"tag": name, "i": done}) if done < k else f"{name} done"
+
+    agent = Agent(model=FunctionModel(next_call), tools=[work], max_iterations=k + 2)
+    session = agent.session(session_id, store=store)
+    session.wait = 300
+    print("ready", flush=True)
+    sys.stdin.readline()
+    result = session.send_sync(f"from {name}")
+    print("R " + json.dumps({"state": result.state.value, "output": result.output}), flush=True)
 
 
 if __name__ == "__main__":

@@ -102,12 +102,7 @@ def test_concurrent_writer_processes_on_one_file(tmp_path: Path) -> None:
     n, ids = 150, [f"writer-{i}" for i in range(4)]
     children = [spawn("writer", str(store), sid, str(n), stdin=subprocess.PIPE) for sid in ids]
     try:
-        for c in children:  # every writer is connected…
-            assert c.stdout is not None and c.stdout.readline().strip() == "ready"
-        for c in children:  # …then all start at once
-            assert c.stdin is not None
-            c.stdin.write("go\n")
-            c.stdin.flush()
+        start_together(children)
         for c in children:
             assert c.stdout is not None and c.stdout.readline().strip() == "done"
             assert c.wait(timeout=120) == 0
@@ -120,6 +115,82 @@ def test_concurrent_writer_processes_on_one_file(tmp_path: Path) -> None:
     for sid in ids:
         assert [m.content for m in s.get(sid)] == [f"{sid} message {i}" for i in range(n)]
     assert integrity(store) == "ok"
+
+
+def start_together(children: list[subprocess.Popen[str]]) -> None:
+    for c in children:  # every child is ready…
+        assert c.stdout is not None and c.stdout.readline().strip() == "ready"
+    for c in children:  # …then all start at once
+        assert c.stdin is not None
+        c.stdin.write("go\n")
+        c.stdin.flush()
+
+
+def test_processes_sending_to_one_session_take_turns(tmp_path: Path) -> None:
+    store, k = tmp_path / "s.sqlite3", 6
+    names = [f"p{i}" for i in range(4)]
+    children = [spawn("turn", str(store), "shared", name, str(k), stdin=subprocess.PIPE)
+                for name in names]
+    try:
+        start_together(children)
+        for c, name in zip(children, names, strict=True):
+            assert c.stdout is not None
+            assert json.loads(c.stdout.readline()[2:]) == {"state": "completed",
+                                                           "output": f"{name} done"}
+            assert c.wait(timeout=120) == 0
+    finally:
+        for c in children:
+            c.kill()
+            c.wait()
+    stored = SQLiteStore(store).get("shared")
+    assert check_pairs(stored) == [] and INTERRUPTED not in [m.content for m in stored]
+    turns = [i for i, m in enumerate(stored) if m.role == "user"]
+    assert len(turns) == len(names) and len(stored) == len(names) * (2 * k + 2)
+    seen = []
+    for start in turns:  # each turn is one process's, whole and in order
+        turn = stored[start:start + 2 * k + 2]
+        name = turn[0].content.removeprefix("from ")
+        seen.append(name)
+        calls = [m.tool_calls[0].arguments for m in turn[1:-1:2]]
+        assert calls == [{"tag": name, "i": i} for i in range(k)]
+        assert [m.content for m in turn[2:-1:2]] == [f"{name} result {i}" for i in range(k)]
+        assert turn[-1].content == f"{name} done"
+    assert sorted(seen) == names
+
+
+def test_a_live_writer_is_never_repaired_and_a_killed_one_frees_the_session(
+        tmp_path: Path) -> None:
+    from reactloop import Agent, SessionBusy
+    from reactloop.testing import ScriptedModel
+
+    store = tmp_path / "s.sqlite3"
+    child = spawn("block", str(store), "live", "2")
+    assert child.stdout is not None
+    try:
+        for line in child.stdout:  # the child is inside its third tool call, holding the lock
+            if line.strip() == "BLOCKED":
+                break
+        before = (store.read_bytes(), SQLiteStore(store).get("live"))
+        assert before[1][-1].tool_calls  # the call in flight has no result yet
+        session = Agent(model=ScriptedModel(["after"])).session("live", store=store)
+        assert session.messages == before[1]  # shown as stored, not "interrupted"
+        with pytest.raises(SessionBusy, match=rf"pid {child.pid} on "):
+            session.send_sync("may I?")
+        for attempt in (lambda s: s.append("live", []), lambda s: s.delete("live"),
+                        lambda s: s.clear("live"), lambda s: s.replace("live", [])):
+            with pytest.raises(SessionBusy):
+                attempt(SQLiteStore(store))
+        assert (store.read_bytes(), SQLiteStore(store).get("live")) == before
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    finally:
+        child.kill()
+        child.wait()
+    session.wait = 60  # the kernel released the dead writer's lock: no waiting for a lease
+    assert session.send_sync("may I?").output == "after"
+    stored = SQLiteStore(store).get("live")
+    assert stored[:len(before[1])] == before[1]
+    assert stored[len(before[1])].content == INTERRUPTED and check_pairs(stored) == []
 
 
 def test_waiting_for_user_resumes_in_another_process(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from reactloop import (
     ModelResponse,
     ModelSettings,
     RunState,
+    SessionBusy,
     ToolCall,
     UserError,
 )
@@ -104,10 +105,19 @@ def test_one_message_at_a_time(tmp_path: Path) -> None:
     async def go() -> None:
         first = asyncio.create_task(session.send("one"))
         await entered.wait()  # the first message is with the model
-        with pytest.raises(UserError, match="already running"):
+        with pytest.raises(SessionBusy, match=r"session 's' is busy: another writer \(pid"):
             await session.send("two")
+        other = Agent(model=ScriptedModel(["three"])).session("s", store=tmp_path / "s.db")
+        with pytest.raises(SessionBusy):  # another session object on the same id, too
+            await other.send("three")
+        other.wait = 60  # …or it waits for the first to finish
+        waiting = asyncio.create_task(other.send("three"))
+        await asyncio.sleep(0)
+        assert not waiting.done()
         gate.set()
         await first
+        assert (await waiting).output == "three"
+        assert [m.content for m in other.messages] == ["one", "ok", "three", "three"]
 
     asyncio.run(go())
 
@@ -150,24 +160,56 @@ def test_api_keys_are_never_stored(tmp_path: Path) -> None:
     agent = Agent(model=model, tools=[add], deps={"api_key": secret},
                   model_settings=ModelSettings(extra={"api_key": secret}))
     agent.session("k", store=tmp_path / "s.db").send_sync("1+2")
-    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert raw and secret.encode() not in raw
 
 
-class MemoryStore:
+class DictWriter:
+    def __init__(self, store: DictStore, session_id: str) -> None:
+        self.store, self.session_id = store, session_id
+
+    def get(self) -> builtins.list[Message]:
+        return self.store.get(self.session_id)
+
+    def append(self, messages: Sequence[Message]) -> None:
+        self.store.data.setdefault(self.session_id, []).extend(messages)
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        self.store.data[self.session_id] = builtins.list(messages)
+
+    def close(self) -> None:
+        self.store.busy.discard(self.session_id)
+
+    def __enter__(self) -> DictWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DictStore:
     """A minimal other backend: the protocol is all a session needs."""
 
     def __init__(self) -> None:
         self.data: dict[str, builtins.list[Message]] = {}
+        self.busy: set[str] = set()
 
     def get(self, session_id: str) -> builtins.list[Message]:
         return builtins.list(self.data.get(session_id, []))
 
+    def writer(self, session_id: str) -> DictWriter:
+        if session_id in self.busy:
+            raise SessionBusy(f"session {session_id!r} is busy")
+        self.busy.add(session_id)
+        return DictWriter(self, session_id)
+
     def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        self.data.setdefault(session_id, []).extend(messages)
+        with self.writer(session_id) as w:
+            w.append(messages)
 
     def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        self.data[session_id] = builtins.list(messages)
+        with self.writer(session_id) as w:
+            w.replace(messages)
 
     def clear(self, session_id: str) -> None:
         self.data[session_id] = []
@@ -183,11 +225,11 @@ class MemoryStore:
 
 
 def test_any_store_implementing_the_protocol_works() -> None:
-    store = MemoryStore()
+    store = DictStore()
     assert isinstance(store, SessionStore)
     session = Agent(model=ScriptedModel(["a"])).session("m", store=store)
     session.send_sync("q")
-    assert [m.content for m in store.data["m"]] == ["q", "a"]
+    assert [m.content for m in store.data["m"]] == ["q", "a"] and store.busy == set()
     session.clear()
     assert store.data["m"] == [] and session.messages == []
     with pytest.raises(UserError, match="not a session store"):

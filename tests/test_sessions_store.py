@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reactloop import Message, ToolCall, UserError
-from reactloop.sessions import SessionStore, SQLiteStore, default_store_path
+from reactloop import Message, SessionBusy, ToolCall, UserError
+from reactloop.sessions import SessionStore, SessionWriter, SQLiteStore, default_store_path
 
 
 def test_the_protocol_on_a_real_file(tmp_path: Path) -> None:
@@ -116,3 +116,64 @@ def test_default_store_lives_in_the_user_data_dir(tmp_path: Path,
     session.send_sync("hi")
     assert (tmp_path / "data" / "reactloop" / "sessions.sqlite3").is_file()
     assert SQLiteStore().get(session.id) == session.messages
+
+
+def test_one_writer_per_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    one, two = SQLiteStore(path), SQLiteStore(path)
+    with one.writer("a") as w:
+        assert isinstance(w, SessionWriter) and w.session_id == "a"
+        w.append([Message.user("first")])
+        for store in (one, two):  # the same store object, another one on the same file
+            with pytest.raises(SessionBusy, match=r"session 'a' is busy: another writer \(pid"):
+                store.writer("a")
+            with pytest.raises(SessionBusy):
+                store.append("a", [Message.user("sneaking in")])
+        with two.writer("b") as other:  # other sessions are not affected
+            other.append([Message.user("b's")])
+        assert w.get() == two.get("a") == [Message.user("first")]
+        w.replace([Message.user("replaced")])
+    assert two.get("a") == [Message.user("replaced")]
+    with pytest.raises(UserError, match="closed"):
+        w.append([Message.user("after close")])
+    w.close()  # closing twice is fine
+    with two.writer("a") as again:  # free again
+        again.append([Message.user("second")])
+    assert [m.content for m in one.get("a")] == ["replaced", "second"]
+
+
+def test_writers_in_threads_exclude_each_other(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    barrier, won, lost = threading.Barrier(8), [], []
+
+    def take() -> None:
+        barrier.wait()
+        try:
+            w = store.writer("x")
+        except SessionBusy:
+            lost.append(1)
+            return
+        won.append(w)
+
+    threads = [threading.Thread(target=take) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1 and len(lost) == 7
+    won[0].close()
+    store.writer("x").close()
+
+
+def test_locks_live_next_to_the_file_and_go_with_their_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteStore(path)
+    store.get("x")
+    store.list()
+    assert not (tmp_path / "s.sqlite3-locks").exists()  # reading takes no lock
+    store.append("x", [Message.user("hi")])
+    assert len(list((tmp_path / "s.sqlite3-locks").iterdir())) == 1
+    assert store.delete("x") is True
+    assert list((tmp_path / "s.sqlite3-locks").iterdir()) == []
+    store.append("x", [Message.user("again")])  # a new lock file for the new session
+    assert store.get("x") == [Message.user("again")]

@@ -7,8 +7,16 @@ any object implementing :class:`SessionStore` can replace it.
 """
 
 from reactloop.sessions._session import Session, open_store
-from reactloop.sessions._sqlite import SQLiteStore, default_store_path
-from reactloop.sessions._store import SessionInfo, SessionStore
+from reactloop.sessions._sqlite import SQLiteStore, SQLiteWriter, default_store_path
+from reactloop.sessions._store import SessionInfo, SessionStore, SessionWriter
 
-__all__ = ["SQLiteStore", "Session", "SessionInfo", "SessionStore", "default_store_path",
-           "open_store"]
+__all__ = [
+    "SQLiteStore",
+    "SQLiteWriter",
+    "Session",
+    "SessionInfo",
+    "SessionStore",
+    "SessionWriter",
+    "default_store_path",
+    "open_store",
+]

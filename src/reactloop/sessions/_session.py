@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reactloop.context._units import repair
-from reactloop.errors import UserError
+from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult
-from reactloop.sessions._sqlite import SQLiteStore, check_session_id
-from reactloop.sessions._store import SessionStore
+from reactloop.sessions._sqlite import SQLiteStore
+from reactloop.sessions._store import SessionStore, SessionWriter, check_session_id
 
 if TYPE_CHECKING:
     from reactloop.agent import Agent
@@ -29,7 +29,7 @@ def open_store(store: SessionStore | str | os.PathLike[str] | None = None) -> Se
         return SQLiteStore(store)
     if not isinstance(store, SessionStore):
         raise UserError(f"{store!r} is not a session store: pass a path, a SQLiteStore or an "
-                        "object with get/append/replace/clear/delete/list/close")
+                        "object with get/writer/append/replace/clear/delete/list/close")
     return store
 
 
@@ -41,27 +41,36 @@ class Session:
     the same id again — in this process or another — continues the conversation. If the last
     run ended ``WAITING_FOR_USER`` (the agent asked a question), the next :meth:`send` is the
     answer. A tool call that a crash interrupted is answered with an error result on resume.
+
+    A session has one writer at a time, across processes: each :meth:`send` holds the store's
+    writer lock for the session (``store.writer(id)``) from before the prompt is written until
+    the run has ended, and re-reads the stored history under it, so runs of several processes
+    on one session follow each other and never interleave. While another writer holds the
+    session, :meth:`send` waits up to :attr:`wait` seconds, then raises
+    :class:`~reactloop.SessionBusy`.
     """
 
     def __init__(self, agent: Agent, session_id: str | None = None,
-                 store: SessionStore | str | os.PathLike[str] | None = None) -> None:
+                 store: SessionStore | str | os.PathLike[str] | None = None, *,
+                 wait: float = 0.0) -> None:
         self.agent = agent
         self.id = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
         self.store = open_store(store)
-        self.messages: list[Message] = self._load()
+        self.wait = wait
+        """Seconds :meth:`send` waits for another writer of this session (default: none)."""
+        self.messages: list[Message] = self._open()
         self.last: RunResult | None = None
         """The result of the latest :meth:`send` in this process."""
-        self._busy = False
 
-    def _load(self) -> list[Message]:
+    def _open(self) -> list[Message]:
         stored = self.store.get(self.id)
-        fixed = repair(stored)
-        if not _same(fixed, stored):
-            if _same(fixed[:len(stored)], stored):
-                self.store.append(self.id, fixed[len(stored):])
-            else:
-                self.store.replace(self.id, fixed)
-        return fixed
+        if _same(repair(stored), stored):
+            return stored
+        try:  # a crash left tool calls unanswered: answer them, unless their writer is alive
+            with self.store.writer(self.id) as writer:
+                return _repaired(writer)
+        except SessionBusy:
+            return stored  # the calls are in flight, not interrupted: the next send repairs
 
     @property
     def waiting_for(self) -> str | None:
@@ -90,43 +99,71 @@ class Session:
         async for event in self._events(text, stream=True):
             yield event
 
+    async def _writer(self) -> SessionWriter:
+        """The session's writer lock, waiting up to :attr:`wait` seconds for another writer."""
+        deadline = time.monotonic() + self.wait
+        delay = 0.002
+        while True:
+            try:
+                return self.store.writer(self.id)
+            except SessionBusy:
+                if time.monotonic() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)  # polling: the other writer may be in another process
+            delay = min(delay * 2, 0.1)
+
     async def _events(self, text: str, *, stream: bool) -> AsyncIterator[Event]:
-        if self._busy:
-            raise UserError(f"session {self.id!r} is already running a message; wait for it "
-                            "to finish before sending the next one")
-        self._busy = True
-        history = self.messages
+        writer = await self._writer()
+        history: list[Message] = []
         written: list[Message] = []
+        failed: list[Exception] = []
         ended = False
 
         def write(message: Message) -> None:  # the write-ahead: stored before the run goes on
-            self.store.append(self.id, [message])
+            if failed:  # never a gap: after a failed write nothing more is stored
+                raise failed[0]
+            try:
+                writer.append([message])
+            except Exception as exc:
+                failed.append(exc)
+                raise
             written.append(message)
 
         try:
-            events: AsyncGenerator[Event, None] = (
-                self.agent.stream(text, history=history, on_message=write) if stream
-                else self._run_events(text, history, write))
-            async with aclosing(events) as running:
-                async for event in running:
+            history = self.messages = _repaired(writer)  # another process may have written
+            source = (self.agent.stream(text, history=history, on_message=write) if stream
+                      else self._run_events(text, history, write))
+            try:
+                async for event in source:
                     if isinstance(event, RunEndEvent):
-                        self._settle(event.result, [*history, *written])
+                        if failed:  # the run went on without its store: report the store
+                            raise failed[0]
+                        self._settle(writer, event.result, [*history, *written])
                         ended = True
                     yield event
+            finally:  # the run is closed before the lock is released
+                aclose = getattr(source, "aclose", None)
+                if aclose is not None:
+                    await aclose()
         finally:
-            self._busy = False
-            if not ended:  # abandoned or failed: the store holds whatever was written
-                self.messages = self._load()
+            try:
+                if not ended:  # abandoned or failed: keep what was written, calls answered
+                    self.messages = [*history, *written]
+                    if not failed:
+                        self.messages = _repaired(writer)
+            finally:
+                writer.close()
 
     async def _run_events(self, text: str, history: Sequence[Message],
-                          write: Callable[[Message], None]) -> AsyncGenerator[Event, None]:
+                          write: Callable[[Message], None]) -> AsyncIterator[Event]:
         result = await self.agent.run(text, history=history, on_message=write)
         yield RunEndEvent(result.run_id, result)
 
-    def _settle(self, result: RunResult, stored: Sequence[Message]) -> None:
+    def _settle(self, writer: SessionWriter, result: RunResult,
+                stored: Sequence[Message]) -> None:
         messages = list(result.messages)
         if not _same(messages, stored):  # pruned or compacted: store the new history
-            self.store.replace(self.id, messages)
+            writer.replace(messages)
         self.messages = messages
         self.last = result
 
@@ -142,6 +179,18 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, messages={len(self.messages)}, store={self.store!r})"
+
+
+def _repaired(writer: SessionWriter) -> list[Message]:
+    """The stored history with every tool call answered, the repair stored (under the lock)."""
+    stored = writer.get()
+    fixed = repair(stored)
+    if not _same(fixed, stored):
+        if _same(fixed[:len(stored)], stored):
+            writer.append(fixed[len(stored):])
+        else:
+            writer.replace(fixed)
+    return fixed
 
 
 def _same(a: Sequence[Message], b: Sequence[Message]) -> bool:

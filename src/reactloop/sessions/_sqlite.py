@@ -8,25 +8,29 @@ loss too, at the cost of an fsync per message.
 
 Several processes and threads may write to different sessions in one file at once: writers
 take the lock up front (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for each other.
+One session has one writer at a time (:meth:`SQLiteStore.writer`): a lock file per session in
+the folder ``<file>-locks`` next to the database, held with ``flock`` (see ``_filelock``).
 """
 
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from reactloop.errors import UserError
+from reactloop.errors import SessionBusy, UserError
 from reactloop.messages import Message, message_from_dict
-from reactloop.sessions._store import SessionInfo
+from reactloop.sessions import _filelock
+from reactloop.sessions._store import SessionInfo, check_session_id
 
-__all__ = ["SQLiteStore", "default_store_path"]
+__all__ = ["SQLiteStore", "SQLiteWriter", "default_store_path"]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions ("
@@ -45,14 +49,6 @@ def default_store_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("reactloop", appauthor=False)) / "sessions.sqlite3"
-
-
-def check_session_id(session_id: object) -> str:
-    if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
-            or any(ord(ch) < 32 for ch in session_id)):
-        raise UserError(f"a session id is a non-empty string of at most 200 printable "
-                        f"characters, got {session_id!r}")
-    return session_id
 
 
 def _title(messages: Sequence[Message]) -> str:
@@ -165,27 +161,50 @@ class SQLiteStore:
                 (session_id,)).fetchall()
         return [message_from_dict(json.loads(data)) for (data,) in rows]
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+    def writer(self, session_id: str) -> SQLiteWriter:
+        """Become the session's only writer, without waiting (see :class:`SQLiteWriter`).
+
+        Raises:
+            SessionBusy: another writer — in this process or another — holds the session.
+        """
         check_session_id(session_id)
-        with self._transaction() as c:
-            self._insert(c, session_id, messages)
+        with self._lock:
+            self._connection()  # a file we cannot use gets no lock folder next to it
+        locks = Path(f"{self.path}-locks")
+        locks.mkdir(exist_ok=True)
+        path = locks / (hashlib.sha256(session_id.encode()).hexdigest()[:32] + ".lock")
+        fd = _filelock.try_lock(path)
+        if fd is None:
+            raise SessionBusy(
+                f"session {session_id!r} is busy: {_filelock.holder(path)} is running a "
+                f"message on it (store {self.path}); wait for it to finish, or let send() "
+                "wait with session.wait = SECONDS")
+        return SQLiteWriter(self, session_id, fd, path)
+
+    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        with self.writer(session_id) as w:
+            w.append(messages)
 
     def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        check_session_id(session_id)
-        with self._transaction() as c:
-            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            self._insert(c, session_id, messages)
+        with self.writer(session_id) as w:
+            w.replace(messages)
 
     def clear(self, session_id: str) -> None:
-        with self._transaction() as c:
+        with self.writer(session_id), self._transaction() as c:
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             c.execute("UPDATE sessions SET updated = ?, title = '' WHERE id = ?",
                       (time.time(), session_id))
 
     def delete(self, session_id: str) -> bool:
-        with self._transaction() as c:
-            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            return c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+        w = self.writer(session_id)
+        try:
+            with self._transaction() as c:
+                c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                found = c.execute("DELETE FROM sessions WHERE id = ?",
+                                  (session_id,)).rowcount > 0
+        finally:
+            w.close(remove=True)
+        return found
 
     def info(self, session_id: str) -> SessionInfo | None:
         """One session's :class:`SessionInfo`, or ``None``."""
@@ -196,6 +215,12 @@ class SQLiteStore:
         return self._infos("", ())
 
     # -- internals -----------------------------------------------------------------------------
+    def _append(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:
+        with self._transaction() as c:
+            if replace:
+                c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            self._insert(c, session_id, messages)
+
     def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
         with self._lock:
             rows = self._connection().execute(
@@ -222,3 +247,57 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
+
+
+class SQLiteWriter:
+    """The one writer of a session in a :class:`SQLiteStore` (see ``SessionWriter``).
+
+    It holds the session's lock file until :meth:`close`; if its process dies, the operating
+    system releases the lock at once.
+    """
+
+    def __init__(self, store: SQLiteStore, session_id: str, fd: int, lock_path: Path) -> None:
+        self.session_id = session_id
+        self._store = store
+        self._fd: int | None = fd
+        self._lock_path = lock_path
+
+    def _check(self) -> None:
+        if self._fd is None:
+            raise UserError(f"the writer of session {self.session_id!r} is closed; take a new "
+                            "one with store.writer(session_id)")
+
+    def get(self) -> builtins.list[Message]:
+        self._check()
+        return self._store.get(self.session_id)
+
+    def append(self, messages: Sequence[Message]) -> None:
+        self._check()
+        self._store._append(self.session_id, messages, replace=False)
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        self._check()
+        self._store._append(self.session_id, messages, replace=True)
+
+    def close(self, *, remove: bool = False) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            if remove:
+                _filelock.remove(fd, self._lock_path)
+            else:
+                _filelock.release(fd)
+
+    def __enter__(self) -> SQLiteWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a writer dropped without close() must not hold the lock
+        if self._fd is not None:
+            with suppress(OSError):
+                self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self._fd is not None else "closed"
+        return f"SQLiteWriter({self.session_id!r}, {state}, store={self._store!r})"
