@@ -201,6 +201,7 @@ async def _chat(conversation: Any) -> None:
     from rich.console import Console
 
     from reactloop.cli._render import Renderer
+    from reactloop.errors import ReactloopError
     from reactloop.events import RunEndEvent
 
     console = Console(highlight=False)
@@ -223,11 +224,15 @@ async def _chat(conversation: Any) -> None:
         if not text.strip():
             continue
         renderer = Renderer(console)
-        async for event in conversation.stream(text):
-            if isinstance(event, RunEndEvent):
-                renderer.finish(event.result)
-            else:
-                renderer.handle(event)
+        try:
+            async for event in conversation.stream(text):
+                if isinstance(event, RunEndEvent):
+                    renderer.finish(event.result)
+                else:
+                    renderer.handle(event)
+        except ReactloopError as exc:  # a busy session or a failing store: one line, go on
+            renderer.stop()
+            click.echo(f"reactloop: {exc}", err=True)
 
 
 def _attach_optional_groups() -> None:

@@ -6,15 +6,35 @@ Attach with ``main.add_command(sessions_group)``. Every command takes ``--store 
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 __all__ = ["sessions_group", "store_option"]
+
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def _one_line_errors(f: F) -> F:
+    """A damaged store, a busy session…: ``reactloop: <message>`` on stderr, exit 1."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from reactloop.errors import ReactloopError
+
+        try:
+            f(*args, **kwargs)
+        except ReactloopError as exc:
+            click.echo(f"reactloop: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def store_option(f: Any) -> Any:
@@ -48,6 +68,7 @@ def sessions_group() -> None:
 @sessions_group.command("list")
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+@_one_line_errors
 def list_sessions(store_path: str | None, as_json: bool) -> None:
     """List the stored sessions, most recent first."""
     store = _store(store_path, must_exist=False)
@@ -74,6 +95,7 @@ def list_sessions(store_path: str | None, as_json: bool) -> None:
 @store_option
 @click.option("--full", is_flag=True, help="Show tool results and long messages in full.")
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+@_one_line_errors
 def show_session(session_id: str, store_path: str | None, full: bool, as_json: bool) -> None:
     """Show the history of SESSION_ID, with its tool calls and results."""
     store = _store(store_path, must_exist=True)
@@ -98,6 +120,7 @@ def show_session(session_id: str, store_path: str | None, full: bool, as_json: b
 @sessions_group.command("delete")
 @click.argument("session_id")
 @store_option
+@_one_line_errors
 def delete_session(session_id: str, store_path: str | None) -> None:
     """Delete SESSION_ID and its history."""
     store = _store(store_path, must_exist=True)

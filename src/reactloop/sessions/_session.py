@@ -7,10 +7,11 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from reactloop.context._units import repair
-from reactloop.errors import SessionBusy, UserError
+from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult
@@ -150,7 +151,8 @@ class Session:
                 if not ended:  # abandoned or failed: keep what was written, calls answered
                     self.messages = [*history, *written]
                     if not failed:
-                        self.messages = _repaired(writer)
+                        with suppress(SessionStoreError):  # then the next send repairs it
+                            self.messages = _repaired(writer)
             finally:
                 writer.close()
 

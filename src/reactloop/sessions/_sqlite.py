@@ -6,6 +6,10 @@ committed transaction kept. ``synchronous=NORMAL`` (the default here) keeps comm
 across process crashes; pass ``durable=True`` (``synchronous=FULL``) to keep it across power
 loss too, at the cost of an fsync per message.
 
+A file reactloop cannot use — damaged, not SQLite, another program's database, a newer
+reactloop's schema, a full disk — raises :class:`~reactloop.SessionStoreError` naming the file
+and the fix; such a file is never written to, so nothing stored in it is lost.
+
 Several processes and threads may write to different sessions in one file at once: writers
 take the lock up front (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for each other.
 One session has one writer at a time (:meth:`SQLiteStore.writer`): a lock file per session in
@@ -16,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import json
 import os
 import sqlite3
 import threading
@@ -24,10 +27,11 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
-from reactloop.errors import SessionBusy, UserError
-from reactloop.messages import Message, message_from_dict
-from reactloop.sessions import _filelock
+from reactloop.errors import SessionBusy, SessionStoreError, UserError
+from reactloop.messages import Message
+from reactloop.sessions import _codec, _filelock
 from reactloop.sessions._store import SessionInfo, check_session_id
 
 __all__ = ["SQLiteStore", "SQLiteWriter", "default_store_path"]
@@ -41,7 +45,25 @@ _SCHEMA = (
     " data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
 )
 _VERSION = 1
-_TITLE_CHARS = 80
+
+_NO_TABLES = ("the file lacks reactloop's tables or columns (edited by hand?); reactloop left "
+              "it untouched: restore it, or pass another path")
+# what SQLite's message means, and what the user can do about it
+_REASONS = (
+    ("disk is full", "the disk is full (or the file reached its size limit): free some space "
+                     "and try again; what is stored is kept"),
+    ("not a database", "the file is not a SQLite database, or it is damaged; reactloop left it "
+                       "untouched: move it away, or pass another store path"),
+    ("malformed", "the file is damaged (truncated or overwritten); reactloop left it "
+                  "untouched: restore it from a backup, or move it away and pass another path"),
+    ("unable to open", "the file cannot be opened (a folder? no permission?): pass the path of "
+                       "a file you may write"),
+    ("readonly", "the file is read-only: give write permission, or pass another path"),
+    ("no such", _NO_TABLES),
+    ("locked", "another process held the database lock for longer than the store's timeout: "
+               "try again, or raise SQLiteStore(timeout=...)"),
+    ("i/o error", "the disk reported an I/O error: check the disk and its free space"),
+)
 
 
 def default_store_path() -> Path:
@@ -49,14 +71,6 @@ def default_store_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("reactloop", appauthor=False)) / "sessions.sqlite3"
-
-
-def _title(messages: Sequence[Message]) -> str:
-    for m in messages:
-        if m.role == "user" and m.metadata.get("kind") is None and m.content.strip():
-            text = " ".join(m.content.split())
-            return text if len(text) <= _TITLE_CHARS else text[:_TITLE_CHARS - 1] + "…"
-    return ""
 
 
 def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
@@ -91,8 +105,22 @@ def _begin(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _row(m: Message) -> tuple[str, str]:
-    return m.role, json.dumps(m.to_dict(), ensure_ascii=False, default=str)
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before writing anything, a file that is not (or not yet) a reactloop store."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > _VERSION:
+        raise SessionStoreError(
+            f"session store {path} was written by a newer reactloop (schema {version}; this "
+            f"one knows up to {_VERSION}): upgrade reactloop, or pass another store path")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if version == 0 and tables:
+        raise SessionStoreError(
+            f"{path} is not a reactloop session store (it holds the tables "
+            f"{', '.join(sorted(tables))}); reactloop left it untouched: pass another store "
+            "path")
+    if version > 0 and not {"sessions", "messages"} <= tables:
+        raise SessionStoreError(
+            f"cannot open session store {path}: {_NO_TABLES}")
 
 
 class SQLiteStore:
@@ -114,32 +142,51 @@ class SQLiteStore:
         self._lock = threading.RLock()
 
     # -- connection ----------------------------------------------------------------------------
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn what SQLite and the file system raise into one clear SessionStoreError."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            text = str(exc)
+            reason = next((r for key, r in _REASONS if key in text.lower()), "check the file")
+            raise SessionStoreError(f"cannot {doing} session store {self.path} ({text}): "
+                                    f"{reason}") from exc
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
-                                   check_same_thread=False)
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-                _enable_wal(conn, self.timeout)
-                conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
-                with _begin(conn):
-                    if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
-                        for statement in _SCHEMA:
-                            conn.execute(statement)
-                        conn.execute(f"PRAGMA user_version = {_VERSION}")
-            except BaseException:
-                conn.close()
-                raise
+            with self._errors("open"):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                       check_same_thread=False)
+                try:
+                    conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+                    _check_schema(conn, self.path)
+                    _enable_wal(conn, self.timeout)
+                    conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+                    with _begin(conn):
+                        if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+                            for statement in _SCHEMA:
+                                conn.execute(statement)
+                            conn.execute(f"PRAGMA user_version = {_VERSION}")
+                except BaseException:
+                    conn.close()
+                    raise
             self._conn = conn
         return self._conn
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
             conn = self._connection()
-            with _begin(conn):
+            with self._errors(doing), _begin(conn):
                 yield conn
+
+    def _read(self, doing: str, sql: str, params: tuple[str, ...]) -> builtins.list[Any]:
+        with self._lock:
+            conn = self._connection()
+            with self._errors(doing):
+                return conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
         with self._lock:
@@ -155,11 +202,10 @@ class SQLiteStore:
 
     # -- the protocol --------------------------------------------------------------------------
     def get(self, session_id: str) -> builtins.list[Message]:
-        with self._lock:
-            rows = self._connection().execute(
-                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq",
-                (session_id,)).fetchall()
-        return [message_from_dict(json.loads(data)) for (data,) in rows]
+        rows = self._read("read", "SELECT seq, data FROM messages WHERE session_id = ?"
+                          " ORDER BY seq", (session_id,))
+        return [_codec.decode(data, f"message {seq} of session {session_id!r} in {self.path}")
+                for seq, data in rows]
 
     def writer(self, session_id: str) -> SQLiteWriter:
         """Become the session's only writer, without waiting (see :class:`SQLiteWriter`).
@@ -171,9 +217,10 @@ class SQLiteStore:
         with self._lock:
             self._connection()  # a file we cannot use gets no lock folder next to it
         locks = Path(f"{self.path}-locks")
-        locks.mkdir(exist_ok=True)
         path = locks / (hashlib.sha256(session_id.encode()).hexdigest()[:32] + ".lock")
-        fd = _filelock.try_lock(path)
+        with self._errors("lock a session in"):
+            locks.mkdir(exist_ok=True)
+            fd = _filelock.try_lock(path)
         if fd is None:
             raise SessionBusy(
                 f"session {session_id!r} is busy: {_filelock.holder(path)} is running a "
@@ -190,7 +237,7 @@ class SQLiteStore:
             w.replace(messages)
 
     def clear(self, session_id: str) -> None:
-        with self.writer(session_id), self._transaction() as c:
+        with self.writer(session_id), self._transaction("write") as c:
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             c.execute("UPDATE sessions SET updated = ?, title = '' WHERE id = ?",
                       (time.time(), session_id))
@@ -198,7 +245,7 @@ class SQLiteStore:
     def delete(self, session_id: str) -> bool:
         w = self.writer(session_id)
         try:
-            with self._transaction() as c:
+            with self._transaction("write") as c:
                 c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
                 found = c.execute("DELETE FROM sessions WHERE id = ?",
                                   (session_id,)).rowcount > 0
@@ -208,42 +255,40 @@ class SQLiteStore:
 
     def info(self, session_id: str) -> SessionInfo | None:
         """One session's :class:`SessionInfo`, or ``None``."""
-        found = [s for s in self._infos("WHERE s.id = ?", (session_id,))]
+        found = self._infos("WHERE s.id = ?", (session_id,))
         return found[0] if found else None
 
     def list(self) -> builtins.list[SessionInfo]:
         return self._infos("", ())
 
     # -- internals -----------------------------------------------------------------------------
-    def _append(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:
-        with self._transaction() as c:
+    def _write(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:
+        rows = [_codec.encode(m) for m in messages]  # before the transaction: nothing half-done
+        with self._transaction("write to") as c:
             if replace:
                 c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            self._insert(c, session_id, messages)
+            now = time.time()
+            c.execute("INSERT INTO sessions (id, created, updated, title) VALUES (?, ?, ?, '')"
+                      " ON CONFLICT (id) DO UPDATE SET updated = excluded.updated",
+                      (session_id, now, now))
+            title = _codec.title(messages)
+            if title:
+                c.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
+                          (title, session_id))
+            (last,) = c.execute("SELECT coalesce(max(seq), 0) FROM messages"
+                                " WHERE session_id = ?", (session_id,)).fetchone()
+            c.executemany(
+                "INSERT INTO messages (session_id, seq, role, data, created)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(session_id, last + i, m.role, row, now)
+                 for i, (m, row) in enumerate(zip(messages, rows, strict=True), start=1)])
 
     def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
-        with self._lock:
-            rows = self._connection().execute(
-                "SELECT s.id, s.created, s.updated, s.title,"
-                " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
-                f" FROM sessions s {where} ORDER BY s.updated DESC, s.id", params).fetchall()
+        rows = self._read(
+            "read", "SELECT s.id, s.created, s.updated, s.title,"
+            " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
+            f" FROM sessions s {where} ORDER BY s.updated DESC, s.id", params)
         return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
-
-    @staticmethod
-    def _insert(c: sqlite3.Connection, session_id: str, messages: Sequence[Message]) -> None:
-        now = time.time()
-        c.execute("INSERT INTO sessions (id, created, updated, title) VALUES (?, ?, ?, '')"
-                  " ON CONFLICT (id) DO UPDATE SET updated = excluded.updated",
-                  (session_id, now, now))
-        title = _title(messages)
-        if title:
-            c.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
-                      (title, session_id))
-        (last,) = c.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
-                            (session_id,)).fetchone()
-        c.executemany(
-            "INSERT INTO messages (session_id, seq, role, data, created) VALUES (?, ?, ?, ?, ?)",
-            [(session_id, last + i, *_row(m), now) for i, m in enumerate(messages, start=1)])
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -273,11 +318,11 @@ class SQLiteWriter:
 
     def append(self, messages: Sequence[Message]) -> None:
         self._check()
-        self._store._append(self.session_id, messages, replace=False)
+        self._store._write(self.session_id, messages, replace=False)
 
     def replace(self, messages: Sequence[Message]) -> None:
         self._check()
-        self._store._append(self.session_id, messages, replace=True)
+        self._store._write(self.session_id, messages, replace=True)
 
     def close(self, *, remove: bool = False) -> None:
         fd, self._fd = self._fd, None
