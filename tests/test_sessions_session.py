@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
 
@@ -14,10 +14,12 @@ from click.testing import CliRunner
 
 from reactloop import (
     Agent,
+    Event,
     Message,
     ModelRequest,
     ModelResponse,
     ModelSettings,
+    RunResult,
     RunState,
     SessionBusy,
     ToolCall,
@@ -277,3 +279,92 @@ def test_cli_without_a_store_file(tmp_path: Path) -> None:
     out = runner.invoke(main, ["sessions", "show", "x", "--store", str(missing)])
     assert out.exit_code == 1 and "no session store" in out.output
     assert not missing.exists()  # reading never creates a store
+
+
+# -- one behaviour: conversation and session ---------------------------------------------------
+def test_conversation_and_session_are_one_class(tmp_path: Path) -> None:
+    from reactloop import Conversation
+    from reactloop.sessions import MemoryStore
+
+    agent = Agent(model=ScriptedModel(["a", "b", "c", "d"]))
+    conversation, session = agent.conversation(), agent.session("s", store=tmp_path / "s.db")
+    assert isinstance(conversation, Session) and isinstance(conversation, Conversation)
+    assert type(session) is Session and isinstance(conversation.store, MemoryStore)
+    for chat in (conversation, session):  # the same behaviour, with and without a file
+        chat.send_sync("one")
+        assert chat.last is not None and chat.last.output in ("a", "c")
+        chat.messages.append(Message.user("not stored"))  # a copy: changes nothing
+        chat.send_sync("two")
+        assert [m.role for m in chat.messages] == ["user", "assistant"] * 2
+        assert chat.store.get(chat.id) == chat.messages
+    assert repr(conversation).startswith("Conversation(")
+
+
+def test_a_conversation_starts_from_a_history_and_repairs_it() -> None:
+    from reactloop import Conversation
+    from reactloop.context._units import INTERRUPTED
+
+    history = [Message.user("2+3?"), Message.assistant("", [ToolCall("add", {"a": 2, "b": 3},
+                                                                     "c1")])]
+    model = ScriptedModel(["I was interrupted; 5."])
+    conversation = Conversation(Agent(model=model, tools=[add]), history)
+    assert conversation.messages[2].content == INTERRUPTED  # every call has its result
+    conversation.send_sync("well?")
+    assert [m.content for m in model.requests[0].messages][:1] == ["2+3?"]
+    assert check_pairs(model.requests[0].messages) == []
+
+
+def test_history_only_starts_a_new_session(tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel(["a"]))
+    agent.session("s", store=tmp_path / "s.db").send_sync("hi")
+    with pytest.raises(UserError, match="already has 2 messages"):
+        Session(agent, "s", tmp_path / "s.db", history=[Message.user("earlier")])
+
+
+def test_any_object_with_run_and_stream_is_an_agent() -> None:
+    class Echo:
+        """Not a reactloop Agent: the public run/stream with history and on_message."""
+
+        def __init__(self) -> None:
+            self.agent = Agent(model=FunctionModel(
+                lambda r: f"{len(r.messages)} messages so far"))
+
+        def run(self, prompt: str, *, history: Sequence[Message] = (),
+                on_message: Callable[[Message], None] | None = None) -> Awaitable[RunResult]:
+            return self.agent.run(prompt, history=history, on_message=on_message)
+
+        def stream(self, prompt: str, *, history: Sequence[Message] = (),
+                   on_message: Callable[[Message], None] | None = None
+                   ) -> AsyncIterator[Event]:
+            return self.agent.stream(prompt, history=history, on_message=on_message)
+
+    chat = Session(Echo())
+    assert chat.send_sync("one").output == "1 messages so far"
+    assert chat.send_sync("two").output == "3 messages so far"
+
+
+def test_sessions_never_import_the_agent_or_the_loop() -> None:
+    import ast
+
+    import reactloop.sessions
+
+    folder = Path(reactloop.sessions.__file__).parent
+    for source in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert not name.startswith(("reactloop.agent", "reactloop._loop")), source
+            if isinstance(node, ast.ImportFrom) and node.module == "reactloop":
+                assert "Agent" not in [a.name for a in node.names], source
+
+
+def test_import_reactloop_loads_no_database_driver() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, reactloop\n"
+            "print([m for m in ('sqlite3', 'psycopg', 'psycopg_pool') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

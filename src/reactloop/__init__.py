@@ -13,7 +13,7 @@ model answers::
     result = Agent(model="local", tools=[add]).run_sync("What is 2+3?")
 """
 
-from reactloop.agent import Agent, Conversation
+from reactloop.agent import Agent
 from reactloop.errors import (
     ModelError,
     ModelHTTPError,
@@ -30,6 +30,7 @@ from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSett
 from reactloop.prompt import PromptBuilder
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
+from reactloop.sessions import Conversation
 from reactloop.tools._tool import Tool, ToolContext, tool
 
 __version__ = "0.1.0"

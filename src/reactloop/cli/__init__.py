@@ -205,7 +205,9 @@ async def _chat(conversation: Any) -> None:
     from reactloop.events import RunEndEvent
 
     console = Console(highlight=False)
-    session_id = getattr(conversation, "id", None)
+    from reactloop.sessions import MemoryStore
+
+    session_id = None if isinstance(conversation.store, MemoryStore) else conversation.id
     suffix = f" — session {session_id}" if session_id else ""
     console.print(f"[dim]reactloop chat{suffix} — /exit or Ctrl-D to leave[/]")
     waiting = getattr(conversation, "waiting_for", None)

@@ -1,4 +1,9 @@
-"""A persistent multi-turn conversation: ``agent.session(id)``."""
+"""One conversation class, with or without a store: ``agent.conversation()``, ``agent.session(id)``.
+
+It reaches the agent only through its public entry points (``run``/``stream`` with
+``history=`` and the ``on_message`` write-ahead hook), typed as :class:`AgentLike`, so this
+package never imports the agent or the loop.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +11,37 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from reactloop.context._units import repair
 from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult
-from reactloop.sessions._sqlite import SQLiteStore
+from reactloop.sessions._memory import MemoryStore
 from reactloop.sessions._store import SessionStore, SessionWriter, check_session_id
 
-if TYPE_CHECKING:
-    from reactloop.agent import Agent
+__all__ = ["AgentLike", "Conversation", "Session", "open_store"]
 
-__all__ = ["Session", "open_store"]
+
+class AgentLike(Protocol):
+    """What a conversation needs of an agent: :class:`reactloop.Agent`'s ``run`` and
+    ``stream``, each taking the earlier ``history`` and an ``on_message`` hook that is called
+    with every message the run adds (the prompt first) before the run goes on."""
+
+    def run(self, prompt: str, *, history: Sequence[Message] = ...,
+            on_message: Callable[[Message], None] | None = ...) -> Awaitable[RunResult]: ...
+
+    def stream(self, prompt: str, *, history: Sequence[Message] = ...,
+               on_message: Callable[[Message], None] | None = ...) -> AsyncIterator[Event]: ...
 
 
 def open_store(store: SessionStore | str | os.PathLike[str] | None = None) -> SessionStore:
     """``store`` itself, a :class:`SQLiteStore` at a path, or the default SQLite store."""
     if store is None or isinstance(store, (str, os.PathLike)):
+        from reactloop.sessions._sqlite import SQLiteStore
+
         return SQLiteStore(store)
     if not isinstance(store, SessionStore):
         raise UserError(f"{store!r} is not a session store: pass a path, a SQLiteStore or an "
@@ -35,13 +50,15 @@ def open_store(store: SessionStore | str | os.PathLike[str] | None = None) -> Se
 
 
 class Session:
-    """A conversation whose history is stored as it happens (see ``Agent.session``).
+    """A multi-turn conversation: each :meth:`send` continues the history of the ones before.
 
-    Every message is appended to the store the moment the run produces it, in its own
-    transaction, so a process killed at any point loses at most the step in flight. Opening
-    the same id again — in this process or another — continues the conversation. If the last
-    run ended ``WAITING_FOR_USER`` (the agent asked a question), the next :meth:`send` is the
-    answer. A tool call that a crash interrupted is answered with an error result on resume.
+    ``agent.conversation()`` keeps the history in memory (a :class:`MemoryStore`);
+    ``agent.session(id, store)`` keeps it in a store, message by message as the run produces
+    it, each in its own transaction, so a process killed at any point loses at most the step
+    in flight, and opening the same id again — in this process or another — continues the
+    conversation. If the last run ended ``WAITING_FOR_USER`` (the agent asked a question), the
+    next :meth:`send` is the answer. A tool call that a crash interrupted is answered with an
+    error result on resume.
 
     A session has one writer at a time, across processes: each :meth:`send` holds the store's
     writer lock for the session (``store.writer(id)``) from before the prompt is written until
@@ -49,21 +66,40 @@ class Session:
     on one session follow each other and never interleave. While another writer holds the
     session, :meth:`send` waits up to :attr:`wait` seconds, then raises
     :class:`~reactloop.SessionBusy`.
+
+    Args:
+        agent: a :class:`reactloop.Agent` (anything with its ``run`` and ``stream``).
+        session_id: the session to continue or start; ``None``: a new random id.
+        store: a :class:`SessionStore` or the path of a SQLite file; ``None``: in memory.
+        history: earlier messages to start a new session with.
+        wait: seconds :meth:`send` waits for another writer of the session.
     """
 
-    def __init__(self, agent: Agent, session_id: str | None = None,
+    def __init__(self, agent: AgentLike, session_id: str | None = None,
                  store: SessionStore | str | os.PathLike[str] | None = None, *,
-                 wait: float = 0.0) -> None:
+                 history: Sequence[Message] = (), wait: float = 0.0) -> None:
         self.agent = agent
         self.id = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
-        self.store = open_store(store)
+        self.store: SessionStore = MemoryStore() if store is None else open_store(store)
         self.wait = wait
         """Seconds :meth:`send` waits for another writer of this session (default: none)."""
-        self.messages: list[Message] = self._open()
         self.last: RunResult | None = None
         """The result of the latest :meth:`send` in this process."""
+        if history:
+            self._start(history)
+        self._messages: list[Message] = self._open()
+
+    def _start(self, history: Sequence[Message]) -> None:
+        with self.store.writer(self.id) as writer:
+            stored = writer.get()
+            if stored:
+                raise UserError(f"session {self.id!r} already has {len(stored)} messages in "
+                                f"{self.store!r}: pass history only to start a new session")
+            writer.append(history)
 
     def _open(self) -> list[Message]:
+        from reactloop.context import repair  # lazy: keeps `import reactloop` light
+
         stored = self.store.get(self.id)
         if _same(repair(stored), stored):
             return stored
@@ -74,9 +110,14 @@ class Session:
             return stored  # the calls are in flight, not interrupted: the next send repairs
 
     @property
+    def messages(self) -> list[Message]:
+        """The history (a copy): as stored after the latest send, or when opened."""
+        return list(self._messages)
+
+    @property
     def waiting_for(self) -> str | None:
         """The question the agent asked (``ask_question``) when it is waiting for an answer."""
-        last = self.messages[-1] if self.messages else None
+        last = self._messages[-1] if self._messages else None
         if last is not None and last.role == "tool" and last.name == "ask_question" \
                 and not last.is_error:
             return last.content
@@ -131,7 +172,7 @@ class Session:
             written.append(message)
 
         try:
-            history = self.messages = _repaired(writer)  # another process may have written
+            history = self._messages = _repaired(writer)  # another process may have written
             source = (self.agent.stream(text, history=history, on_message=write) if stream
                       else self._run_events(text, history, write))
             try:
@@ -149,10 +190,10 @@ class Session:
         finally:
             try:
                 if not ended:  # abandoned or failed: keep what was written, calls answered
-                    self.messages = [*history, *written]
+                    self._messages = [*history, *written]
                     if not failed:
                         with suppress(SessionStoreError):  # then the next send repairs it
-                            self.messages = _repaired(writer)
+                            self._messages = _repaired(writer)
             finally:
                 writer.close()
 
@@ -166,25 +207,39 @@ class Session:
         messages = list(result.messages)
         if not _same(messages, stored):  # pruned or compacted: store the new history
             writer.replace(messages)
-        self.messages = messages
+        self._messages = messages
         self.last = result
 
     def clear(self) -> None:
         """Forget the history (the session id stays)."""
         self.store.clear(self.id)
-        self.messages = []
+        self._messages = []
 
     def delete(self) -> None:
         """Remove the session from the store."""
         self.store.delete(self.id)
-        self.messages = []
+        self._messages = []
 
     def __repr__(self) -> str:
-        return f"Session({self.id!r}, messages={len(self.messages)}, store={self.store!r})"
+        return (f"{type(self).__name__}({self.id!r}, messages={len(self._messages)}, "
+                f"store={self.store!r})")
+
+
+class Conversation(Session):
+    """A :class:`Session` opened history-first: ``Conversation(agent, history)``, in memory
+    unless a ``store`` is given (what ``agent.conversation(history)`` returns)."""
+
+    def __init__(self, agent: AgentLike, history: Sequence[Message] = (), *,
+                 session_id: str | None = None,
+                 store: SessionStore | str | os.PathLike[str] | None = None,
+                 wait: float = 0.0) -> None:
+        super().__init__(agent, session_id, store, history=history, wait=wait)
 
 
 def _repaired(writer: SessionWriter) -> list[Message]:
     """The stored history with every tool call answered, the repair stored (under the lock)."""
+    from reactloop.context import repair
+
     stored = writer.get()
     fixed = repair(stored)
     if not _same(fixed, stored):
