@@ -1,5 +1,7 @@
 """Child processes for tests/test_sessions_*.py (run as ``python sessions_child.py MODE ...``).
 
+STORE is what a user passes as ``store=``: a SQLite file path or a ``postgresql://`` URL.
+
 Modes:
     work STORE ID            a session that calls a tool in a loop; prints ``W <message>`` after
                              each message is committed, until the parent kills it
@@ -21,7 +23,7 @@ import threading
 from collections.abc import Sequence
 
 from reactloop import Agent, Message, ModelRequest, ToolCall
-from reactloop.sessions import SessionWriter, SQLiteStore
+from reactloop.sessions import SessionInfo, SessionWriter, open_store
 from reactloop.testing import FunctionModel, ScriptedModel
 
 
@@ -53,11 +55,35 @@ class ReportingWriter:
         self.close()
 
 
-class ReportingStore(SQLiteStore):
-    """A store whose session writers report what they commit."""
+class ReportingStore:
+    """A store (SQLite or PostgreSQL) whose session writers report what they commit."""
 
-    def writer(self, session_id: str) -> ReportingWriter:  # type: ignore[override]
-        return ReportingWriter(super().writer(session_id))
+    def __init__(self, store: str) -> None:
+        self.inner = open_store(store)
+
+    def get(self, session_id: str) -> list[Message]:
+        return self.inner.get(session_id)
+
+    def writer(self, session_id: str) -> ReportingWriter:
+        return ReportingWriter(self.inner.writer(session_id))
+
+    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        self.inner.append(session_id, messages)
+
+    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
+        self.inner.replace(session_id, messages)
+
+    def clear(self, session_id: str) -> None:
+        self.inner.clear(session_id)
+
+    def delete(self, session_id: str) -> bool:
+        return self.inner.delete(session_id)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def list(self) -> list[SessionInfo]:
+        return self.inner.list()
 
 
 def worker_agent(block_at: int | None) -> Agent:
@@ -99,7 +125,7 @@ def main(argv: list[str]) -> None:
         print("R " + json.dumps({"state": result.state.value, "output": result.output}),
               flush=True)
     elif mode == "writer":
-        store = SQLiteStore(store_path)
+        store = open_store(store_path)
         store.list()  # connect before saying we are ready
         print("ready", flush=True)
         sys.stdin.readline()

@@ -43,7 +43,7 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop.run_context": {"RunContext", "SNAPSHOT_VERSION"},
     "reactloop.runtime": {"LocalRuntime", "OnRetry", "Runtime", "ToolBatch"},
     "reactloop.sessions": {"AgentLike", "Conversation", "MemoryStore", "MemoryWriter",
-                           "SQLiteStore", "SQLiteWriter", "Session", "SessionInfo",
+                           "PostgresStore", "PostgresWriter", "SQLiteStore", "SQLiteWriter", "Session", "SessionInfo",
                            "SessionStore", "SessionWriter", "default_store_path", "open_store"},
     "reactloop.skills": {"LOAD_SKILL", "LOAD_SKILL_REFERENCE", "SKILL_FILE", "Skill",
                          "SkillSet", "discover_skills", "load_skill_folder", "loaded_in"},

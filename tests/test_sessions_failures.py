@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from reactloop import Agent, Message, SessionStoreError, ToolCall
 from reactloop.context import check_pairs
 from reactloop.context._units import INTERRUPTED
-from reactloop.sessions import SQLiteStore
+from reactloop.sessions import SQLiteStore, open_store
 from reactloop.testing import ScriptedModel
 
 
@@ -64,8 +64,8 @@ def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) 
     assert check_pairs(stored) == [] and stored[:len(before)] == before
 
 
-def test_lone_surrogates_are_stored_losslessly(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
+def test_lone_surrogates_are_stored_losslessly(store_arg: str) -> None:
+    path = store_arg
     name = os.fsdecode(b"report-\xff.txt")  # a file name that is not UTF-8: '\udcff'
 
     def read(file: str) -> str:
@@ -79,12 +79,12 @@ def test_lone_surrogates_are_stored_losslessly(tmp_path: Path) -> None:
     model = ScriptedModel([ToolCall("read", {"file": name}), f"read {name} ✓"])
     session = Agent(model=model, tools=[read]).session("s", store=path)
     result = session.send_sync(f"read {name} please")
-    stored = SQLiteStore(path).get("s")
+    stored = open_store(path).get("s")
     assert stored == list(result.messages) == session.messages
     assert stored[0].content == f"read {name} please"
     assert stored[1].tool_calls[0].arguments == {"file": name}
     assert stored[2].content == f"contents of {name}" and stored[3].content.endswith("✓")
-    assert SQLiteStore(path).list()[0].title == "read report-?.txt please"
+    assert open_store(path).list()[0].title == "read report-?.txt please"
 
 
 def _sql(path: Path, *statements: str) -> None:
@@ -152,21 +152,27 @@ def test_unusable_files_are_refused_and_left_untouched(tmp_path: Path, how: str,
     ('{"role": "user", "content": {"a": 1}}', "content must be text"),
     ('{"role": "assistant", "tool_calls": [{"name": "x", "arguments": [1]}]}', "arguments"),
 ])
-def test_hand_edited_messages_are_a_clear_error(tmp_path: Path, data: str,
+def test_hand_edited_messages_are_a_clear_error(store_arg: str, data: str,
                                                 problem: str) -> None:
-    path = tmp_path / "s.sqlite3"
-    with SQLiteStore(path) as store:
-        store.append("edited", [Message.user("one"), Message.assistant("two")])
-        store.append("fine", [Message.user("untouched")])
-    with closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("UPDATE messages SET data = ? WHERE session_id = 'edited' AND seq = 2",
-                     (data,))
+    path = store_arg
+    store = open_store(path)
+    store.append("edited", [Message.user("one"), Message.assistant("two")])
+    store.append("fine", [Message.user("untouched")])
+    if "://" in path:
+        import psycopg
+
+        with psycopg.connect(path) as pg:
+            pg.execute("UPDATE reactloop_messages SET data = %s"
+                       " WHERE session_id = 'edited' AND seq = 2", (data,))
+    else:
+        with closing(sqlite3.connect(path)) as conn, conn:
+            conn.execute("UPDATE messages SET data = ? WHERE session_id = 'edited' AND seq = 2",
+                         (data,))
     with pytest.raises(SessionStoreError) as caught:
         Agent(model=ScriptedModel([])).session("edited", store=path)
     text = str(caught.value)
     assert f"message 2 of session 'edited' in {path}" in text and problem in text
     assert "sessions delete" in text
-    store = SQLiteStore(path)
     assert store.get("fine") == [Message.user("untouched")]  # the rest is readable
 
     from reactloop.cli import main

@@ -26,7 +26,7 @@ from reactloop import (
     UserError,
 )
 from reactloop.context import Compaction, check_pairs
-from reactloop.sessions import Session, SessionInfo, SessionStore, SQLiteStore
+from reactloop.sessions import Session, SessionInfo, SessionStore, open_store
 from reactloop.testing import FunctionModel, ScriptedModel
 
 
@@ -40,20 +40,25 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def test_a_session_remembers_across_sends_and_store_objects(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
+def another(store_arg: str) -> SessionStore:
+    """A second store object on the same file or database (its own connections)."""
+    return type(open_store(store_arg))(store_arg)  # type: ignore[call-arg]
+
+
+def test_a_session_remembers_across_sends_and_store_objects(store_arg: str) -> None:
+    path = store_arg
     model = ScriptedModel([ToolCall("add", {"a": 2, "b": 3}), "5", "You asked about 2+3."])
     agent = Agent(model=model, tools=[add])
     session = agent.session("math", store=path)
     assert isinstance(session, Session) and session.id == "math" and session.messages == []
     first = session.send_sync("What is 2+3?")
     assert first.output == "5" and len(session.messages) == 4
-    again = agent.session("math", store=SQLiteStore(path))  # another store object, same file
+    again = agent.session("math", store=another(path))  # another store object, same data
     assert again.messages == session.messages
     second = again.send_sync("What did I ask?")
     assert [m.content for m in model.requests[-1].messages][:1] == ["What is 2+3?"]
     assert second.messages[:4] == first.messages
-    assert SQLiteStore(path).get("math") == list(second.messages)
+    assert another(path).get("math") == list(second.messages)
 
 
 def test_new_sessions_get_unique_ids(tmp_path: Path) -> None:
@@ -62,9 +67,9 @@ def test_new_sessions_get_unique_ids(tmp_path: Path) -> None:
     assert one.id != two.id and len(one.id) >= 16
 
 
-def test_stream_and_async_send(tmp_path: Path) -> None:
+def test_stream_and_async_send(store_arg: str) -> None:
     model = ScriptedModel(["streamed answer", "plain"])
-    session = Agent(model=model).session("s", store=tmp_path / "s.db")
+    session = Agent(model=model).session("s", store=store_arg)
 
     async def go() -> list[str]:
         types = [e.type async for e in session.stream("hi")]
@@ -73,13 +78,13 @@ def test_stream_and_async_send(tmp_path: Path) -> None:
 
     types = asyncio.run(go())
     assert types[0] == "run_start" and types[-1] == "run_end" and "text_delta" in types
-    assert [m.content for m in SQLiteStore(tmp_path / "s.db").get("s")] == [
+    assert [m.content for m in another(store_arg).get("s")] == [
         "hi", "streamed answer", "again", "plain"]
 
 
-def test_an_abandoned_stream_keeps_what_was_written(tmp_path: Path) -> None:
+def test_an_abandoned_stream_keeps_what_was_written(store_arg: str) -> None:
     model = ScriptedModel([ToolCall("add", {"a": 1, "b": 1}), "2", "fine"])
-    session = Agent(model=model, tools=[add]).session("s", store=tmp_path / "s.db")
+    session = Agent(model=model, tools=[add]).session("s", store=store_arg)
 
     async def stop_early() -> None:
         async with aclosing(session.stream("1+1?")) as events:
@@ -89,12 +94,12 @@ def test_an_abandoned_stream_keeps_what_was_written(tmp_path: Path) -> None:
 
     asyncio.run(stop_early())
     assert [m.role for m in session.messages] == ["user", "assistant", "tool"]
-    assert session.messages == SQLiteStore(tmp_path / "s.db").get("s")
+    assert session.messages == another(store_arg).get("s")
     session.send_sync("go on")  # the session is usable again
     assert check_pairs(session.messages) == []
 
 
-def test_one_message_at_a_time(tmp_path: Path) -> None:
+def test_one_message_at_a_time(store_arg: str) -> None:
     gate, entered = asyncio.Event(), asyncio.Event()
 
     async def slow(request: ModelRequest) -> str:
@@ -102,14 +107,14 @@ def test_one_message_at_a_time(tmp_path: Path) -> None:
         await gate.wait()
         return "ok"
 
-    session = Agent(model=FunctionModel(slow)).session("s", store=tmp_path / "s.db")
+    session = Agent(model=FunctionModel(slow)).session("s", store=store_arg)
 
     async def go() -> None:
         first = asyncio.create_task(session.send("one"))
         await entered.wait()  # the first message is with the model
         with pytest.raises(SessionBusy, match=r"session 's' is busy: another writer \(pid"):
             await session.send("two")
-        other = Agent(model=ScriptedModel(["three"])).session("s", store=tmp_path / "s.db")
+        other = Agent(model=ScriptedModel(["three"])).session("s", store=another(store_arg))
         with pytest.raises(SessionBusy):  # another session object on the same id, too
             await other.send("three")
         other.wait = 60  # …or it waits for the first to finish
@@ -124,7 +129,7 @@ def test_one_message_at_a_time(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_compaction_rewrites_the_stored_history(tmp_path: Path) -> None:
+def test_compaction_rewrites_the_stored_history(store_arg: str) -> None:
     def fn(request: ModelRequest) -> ModelResponse | ToolCall:
         if request.system.startswith("You compress"):
             return ModelResponse(text="summary: many fetches")
@@ -143,16 +148,16 @@ def test_compaction_rewrites_the_stored_history(tmp_path: Path) -> None:
     model = FunctionModel(fn, context_window=4000)
     agent = Agent(model=model, tools=[fetch], max_iterations=40,
                   compaction=Compaction(keep_last=2))
-    session = agent.session("big", store=tmp_path / "s.db")
+    session = agent.session("big", store=store_arg)
     result = session.send_sync("fetch a lot")
     assert result.state is RunState.COMPLETED
     assert any(m.metadata.get("kind") == "summary" for m in result.messages)
-    stored = SQLiteStore(tmp_path / "s.db").get("big")
+    stored = another(store_arg).get("big")
     assert stored == list(result.messages) == session.messages
-    assert Session(agent, "big", tmp_path / "s.db").messages == stored
+    assert Session(agent, "big", open_store(store_arg)).messages == stored
 
 
-def test_api_keys_are_never_stored(tmp_path: Path) -> None:
+def test_api_keys_are_never_stored(store_arg: str, tmp_path: Path) -> None:
     secret = "sk-test-DO-NOT-STORE-0123456789"
 
     class KeyedModel(ScriptedModel):
@@ -161,9 +166,17 @@ def test_api_keys_are_never_stored(tmp_path: Path) -> None:
     model = KeyedModel([ToolCall("add", {"a": 1, "b": 2}), "3"])
     agent = Agent(model=model, tools=[add], deps={"api_key": secret},
                   model_settings=ModelSettings(extra={"api_key": secret}))
-    agent.session("k", store=tmp_path / "s.db").send_sync("1+2")
-    raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
-    assert raw and secret.encode() not in raw
+    agent.session("k", store=store_arg).send_sync("1+2")
+    if "://" in store_arg:  # every column of every reactloop table
+        import psycopg
+
+        with psycopg.connect(store_arg) as conn:
+            raw = "".join(str(row) for table in ("sessions", "messages", "migrations")
+                          for row in conn.execute(f"SELECT * FROM reactloop_{table}"))
+        assert "1+2" in raw and secret not in raw
+    else:
+        data = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+        assert data and secret.encode() not in data
 
 
 class DictWriter:

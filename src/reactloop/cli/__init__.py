@@ -179,8 +179,9 @@ async def _run(agent: Any, task: str, as_json: bool) -> Any:
 @click.option("--session", "session_id", metavar="ID",
               help="Continue (or start) a persistent session with this id.")
 @click.option("--new-session", is_flag=True, help="Start a persistent session; prints its id.")
-@click.option("--store", "store_path", type=click.Path(dir_okay=False),
-              help="SQLite file for sessions (default: in the user's data directory).")
+@click.option("--store", "store_path", metavar="PATH|URL",
+              help="Where sessions are kept: a SQLite file (default: in the user's data "
+                   "directory) or a postgresql:// URL.")
 def chat(session_id: str | None, new_session: bool, store_path: str | None,
          **opts: Any) -> None:
     """An interactive multi-turn conversation (type /exit or Ctrl-D to leave)."""

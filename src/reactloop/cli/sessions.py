@@ -1,7 +1,8 @@
 """``reactloop sessions list|show|delete``: the stored sessions (see :mod:`reactloop.sessions`).
 
-Attach with ``main.add_command(sessions_group)``. Every command takes ``--store PATH`` (default:
-``sessions.sqlite3`` in the user's data directory).
+Attach with ``main.add_command(sessions_group)``. Every command takes ``--store PATH|URL``: a
+SQLite file (default: ``sessions.sqlite3`` in the user's data directory) or a
+``postgresql://`` URL.
 """
 
 from __future__ import annotations
@@ -38,15 +39,17 @@ def _one_line_errors(f: F) -> F:
 
 
 def store_option(f: Any) -> Any:
-    """The ``--store PATH`` option (also used by ``chat --session``)."""
-    return click.option("--store", "store_path", type=click.Path(dir_okay=False),
-                        help="The SQLite session store (default: sessions.sqlite3 in the user's "
-                             "data directory).")(f)
+    """The ``--store PATH|URL`` option (also used by ``chat --session``)."""
+    return click.option("--store", "store_path", metavar="PATH|URL",
+                        help="The session store: a SQLite file (default: sessions.sqlite3 in "
+                             "the user's data directory) or a postgresql:// URL.")(f)
 
 
 def _store(store_path: str | None, *, must_exist: bool) -> Any:
-    from reactloop.sessions import SQLiteStore, default_store_path
+    from reactloop.sessions import SQLiteStore, default_store_path, open_store
 
+    if store_path and "://" in store_path:
+        return open_store(store_path)  # a database, or an unsupported scheme (one line)
     path = Path(store_path) if store_path else default_store_path()
     if not path.exists():
         if must_exist:
@@ -54,6 +57,15 @@ def _store(store_path: str | None, *, must_exist: bool) -> Any:
             sys.exit(1)
         return None
     return SQLiteStore(path)
+
+
+def _where(store: Any) -> str:
+    """The store's file, or its URL without the password."""
+    if hasattr(store, "path"):
+        return str(store.path)
+    from reactloop.sessions._postgres import redact
+
+    return redact(store.url)
 
 
 def _when(ts: float) -> str:
@@ -101,7 +113,7 @@ def show_session(session_id: str, store_path: str | None, full: bool, as_json: b
     store = _store(store_path, must_exist=True)
     info = store.info(session_id)
     if info is None:
-        click.echo(f"reactloop: no session {session_id!r} in {store.path}", err=True)
+        click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
         sys.exit(1)
     messages = store.get(session_id)
     if as_json:
@@ -125,6 +137,6 @@ def delete_session(session_id: str, store_path: str | None) -> None:
     """Delete SESSION_ID and its history."""
     store = _store(store_path, must_exist=True)
     if not store.delete(session_id):
-        click.echo(f"reactloop: no session {session_id!r} in {store.path}", err=True)
+        click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
         sys.exit(1)
     click.echo(f"deleted session {session_id}")

@@ -5,7 +5,8 @@ conversation's history in a store: in memory by default, or in a :class:`Session
 history of a stored session is written message by message as the run produces it
 (write-ahead), so a crash loses at most the step in flight, and ``agent.session(id)`` in a new
 process continues where it stopped. ``agent.session`` stores in a SQLite file in the user's
-data directory unless given a path or another store. A session has one writer at a time,
+data directory unless given a path, a ``postgresql://`` URL (:class:`PostgresStore`) or
+another store. A session has one writer at a time,
 across processes (``store.writer(id)``; :class:`~reactloop.SessionBusy` otherwise).
 """
 
@@ -19,6 +20,7 @@ from reactloop.sessions._session import AgentLike, Conversation, Session, open_s
 from reactloop.sessions._store import SessionInfo, SessionStore, SessionWriter
 
 if TYPE_CHECKING:
+    from reactloop.sessions._postgres import PostgresStore, PostgresWriter
     from reactloop.sessions._sqlite import SQLiteStore, SQLiteWriter, default_store_path
 
 __all__ = [
@@ -26,6 +28,8 @@ __all__ = [
     "Conversation",
     "MemoryStore",
     "MemoryWriter",
+    "PostgresStore",
+    "PostgresWriter",
     "SQLiteStore",
     "SQLiteWriter",
     "Session",
@@ -36,8 +40,9 @@ __all__ = [
     "open_store",
 ]
 
-# loaded on first use: `import reactloop` (which exports Conversation) stays free of sqlite3
-_LAZY = {"SQLiteStore": "_sqlite", "SQLiteWriter": "_sqlite", "default_store_path": "_sqlite"}
+# loaded on first use: `import reactloop` (which exports Conversation) loads no database driver
+_LAZY = {"SQLiteStore": "_sqlite", "SQLiteWriter": "_sqlite", "default_store_path": "_sqlite",
+         "PostgresStore": "_postgres", "PostgresWriter": "_postgres"}
 
 
 def __getattr__(name: str) -> Any:

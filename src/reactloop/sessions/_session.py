@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -24,6 +25,8 @@ from reactloop.sessions._store import SessionStore, SessionWriter, check_session
 
 __all__ = ["AgentLike", "Conversation", "Session", "open_store"]
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
 
 class AgentLike(Protocol):
     """What a conversation needs of an agent: :class:`reactloop.Agent`'s ``run`` and
@@ -38,14 +41,29 @@ class AgentLike(Protocol):
 
 
 def open_store(store: SessionStore | str | os.PathLike[str] | None = None) -> SessionStore:
-    """``store`` itself, a :class:`SQLiteStore` at a path, or the default SQLite store."""
+    """The store that ``store`` names.
+
+    ``None``: the default SQLite file (:func:`default_store_path`); a path: a SQLite file; a
+    ``postgresql://`` URL: that database (one shared :class:`PostgresStore` per URL in a
+    process); a store object: itself. A string with any other ``scheme://`` is an error,
+    never a file name.
+    """
+    if isinstance(store, str) and (scheme := _SCHEME.match(store)):
+        from reactloop.sessions import _postgres
+
+        if scheme.group(1).lower() in _postgres.SCHEMES:
+            return _postgres.shared_store(store)
+        raise UserError(f"unsupported session store URL {_postgres.redact(store)!r}: pass a "
+                        "file path (SQLite) or postgresql://user:password@host:port/database "
+                        "(to use a file with '://' in its name, pass a pathlib.Path)")
     if store is None or isinstance(store, (str, os.PathLike)):
         from reactloop.sessions._sqlite import SQLiteStore
 
         return SQLiteStore(store)
     if not isinstance(store, SessionStore):
-        raise UserError(f"{store!r} is not a session store: pass a path, a SQLiteStore or an "
-                        "object with get/writer/append/replace/clear/delete/list/close")
+        raise UserError(f"{store!r} is not a session store: pass a path, a postgresql:// URL, "
+                        "a store such as SQLiteStore, or an object with "
+                        "get/writer/append/replace/clear/delete/list/close")
     return store
 
 
