@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reactloop.errors import SessionBusy, UserError
 from reactloop.messages import Message
@@ -42,7 +42,7 @@ class MemoryStore:
                     "process; wait for it to finish, or let send() wait with "
                     "session.wait = SECONDS")
             self._writers.add(session_id)
-        return MemoryWriter(self, session_id)
+        return MemoryWriter(self, session_id, self._write, self._release)
 
     def append(self, session_id: str, messages: Sequence[Message]) -> None:
         with self.writer(session_id) as w:
@@ -90,9 +90,11 @@ class MemoryStore:
 class MemoryWriter:
     """The one writer of a session in a :class:`MemoryStore` (see ``SessionWriter``)."""
 
-    def __init__(self, store: MemoryStore, session_id: str) -> None:
+    def __init__(self, store: MemoryStore, session_id: str, write: Callable[..., None],
+                 release: Callable[[str], None]) -> None:
         self.session_id = session_id
         self._store: MemoryStore | None = store
+        self._write, self._release = write, release  # the store's unlocked write, its unlock
 
     def _open(self) -> MemoryStore:
         if self._store is None:
@@ -104,15 +106,17 @@ class MemoryWriter:
         return self._open().get(self.session_id)
 
     def append(self, messages: Sequence[Message]) -> None:
-        self._open()._write(self.session_id, messages, replace=False)
+        self._open()
+        self._write(self.session_id, messages, replace=False)
 
     def replace(self, messages: Sequence[Message]) -> None:
-        self._open()._write(self.session_id, messages, replace=True)
+        self._open()
+        self._write(self.session_id, messages, replace=True)
 
     def close(self) -> None:
         store, self._store = self._store, None
         if store is not None:
-            store._release(self.session_id)
+            self._release(self.session_id)
 
     def __enter__(self) -> MemoryWriter:
         return self

@@ -33,8 +33,8 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
@@ -270,7 +270,8 @@ class PostgresStore:
                 f"session {session_id!r} is busy: {holder} is running a message on it (store "
                 f"{redact(self.url)}); wait for it to finish, or let send() wait with "
                 "session.wait = SECONDS")
-        return PostgresWriter(self, session_id, conn, key, pooled)
+        return PostgresWriter(self, session_id, conn, key, pooled, errors=self._errors,
+                              give_back=self._give_back)
 
     def _writer_connection(self) -> tuple[psycopg.Connection[Any], bool]:
         """A pooled connection if one is free at once, else a connection of its own.
@@ -304,16 +305,15 @@ class PostgresStore:
             w.replace(messages)
 
     def clear(self, session_id: str) -> None:
-        with self.writer(session_id) as w, self._errors("write to"), w._conn.transaction():
-            w._conn.execute("DELETE FROM reactloop_messages WHERE session_id = %s",
-                            (session_id,))
-            w._conn.execute("UPDATE reactloop_sessions SET updated = %s, title = ''"
-                            " WHERE id = %s", (time.time(), session_id))
+        with self.writer(session_id), self._connection("write to") as conn, \
+                conn.transaction():
+            conn.execute("DELETE FROM reactloop_messages WHERE session_id = %s", (session_id,))
+            conn.execute("UPDATE reactloop_sessions SET updated = %s, title = '' WHERE id = %s",
+                         (time.time(), session_id))
 
     def delete(self, session_id: str) -> bool:
-        with self.writer(session_id) as w, self._errors("write to"):
-            cursor = w._conn.execute("DELETE FROM reactloop_sessions WHERE id = %s",
-                                     (session_id,))
+        with self.writer(session_id), self._connection("write to") as conn:
+            cursor = conn.execute("DELETE FROM reactloop_sessions WHERE id = %s", (session_id,))
             return cursor.rowcount > 0
 
     def info(self, session_id: str) -> SessionInfo | None:
@@ -344,10 +344,12 @@ class PostgresWriter:
     through that connection only.
     """
 
-    def __init__(self, store: PostgresStore, session_id: str,
-                 conn: psycopg.Connection[Any], key: int, pooled: bool) -> None:
+    def __init__(self, store: PostgresStore, session_id: str, conn: psycopg.Connection[Any],
+                 key: int, pooled: bool, *, errors: Callable[[str], AbstractContextManager[None]],
+                 give_back: Callable[[psycopg.Connection[Any], bool], None]) -> None:
         self.session_id = session_id
         self._store = store
+        self._errors, self._give_back = errors, give_back  # the store's error translation
         self._conn = conn
         self._key = key
         self._pooled = pooled
@@ -360,7 +362,7 @@ class PostgresWriter:
 
     def get(self) -> builtins.list[Message]:
         self._check()
-        with self._store._errors("read"):
+        with self._errors("read"):
             return _get(self._conn, self.session_id, self._store.url)
 
     def append(self, messages: Sequence[Message]) -> None:
@@ -373,7 +375,7 @@ class PostgresWriter:
         self._check()
         rows = [(m.role, _codec.encode(m)) for m in messages]  # before the transaction
         sid, now, title = self.session_id, time.time(), _codec.title(messages)
-        with self._store._errors("write to"), self._conn.transaction():
+        with self._errors("write to"), self._conn.transaction():
             c = self._conn
             if replace:
                 c.execute("DELETE FROM reactloop_messages WHERE session_id = %s", (sid,))
@@ -402,7 +404,7 @@ class PostgresWriter:
                 self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
             except Exception:  # the connection is gone, and its lock with it
                 self._conn.close()
-        self._store._give_back(self._conn, self._pooled)
+        self._give_back(self._conn, self._pooled)
 
     def __enter__(self) -> PostgresWriter:
         return self

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -226,7 +226,7 @@ class SQLiteStore:
                 f"session {session_id!r} is busy: {_filelock.holder(path)} is running a "
                 f"message on it (store {self.path}); wait for it to finish, or let send() "
                 "wait with session.wait = SECONDS")
-        return SQLiteWriter(self, session_id, fd, path)
+        return SQLiteWriter(self, session_id, fd, path, self._write)
 
     def append(self, session_id: str, messages: Sequence[Message]) -> None:
         with self.writer(session_id) as w:
@@ -301,9 +301,11 @@ class SQLiteWriter:
     system releases the lock at once.
     """
 
-    def __init__(self, store: SQLiteStore, session_id: str, fd: int, lock_path: Path) -> None:
+    def __init__(self, store: SQLiteStore, session_id: str, fd: int, lock_path: Path,
+                 write: Callable[..., None]) -> None:
         self.session_id = session_id
         self._store = store
+        self._write = write  # the store's unlocked write: the lock is ours
         self._fd: int | None = fd
         self._lock_path = lock_path
 
@@ -318,11 +320,11 @@ class SQLiteWriter:
 
     def append(self, messages: Sequence[Message]) -> None:
         self._check()
-        self._store._write(self.session_id, messages, replace=False)
+        self._write(self.session_id, messages, replace=False)
 
     def replace(self, messages: Sequence[Message]) -> None:
         self._check()
-        self._store._write(self.session_id, messages, replace=True)
+        self._write(self.session_id, messages, replace=True)
 
     def close(self, *, remove: bool = False) -> None:
         fd, self._fd = self._fd, None
