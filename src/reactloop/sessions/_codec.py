@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from reactloop.errors import SessionStoreError
 from reactloop.messages import Message, message_from_dict
 
-__all__ = ["decode", "encode", "title"]
+__all__ = ["decode", "decode_rows", "encode", "title"]
 
 _TITLE_CHARS = 80
 
@@ -29,16 +29,29 @@ def encode(message: Message) -> str:
     return text
 
 
-def decode(text: str, where: str) -> Message:
-    """The message stored as ``text``; a :class:`SessionStoreError` naming ``where`` (which
-    message of which session in which store) if it cannot be read."""
+def decode_rows(rows: Sequence[tuple[int, str]], session_id: str, store: object
+                ) -> list[Message]:
+    """The messages stored as ``(seq, text)`` rows of ``session_id`` in ``store`` (named in
+    the error when one cannot be read)."""
+    out = []
+    for seq, text in rows:
+        try:
+            out.append(decode(text))
+        except SessionStoreError as exc:
+            raise SessionStoreError(f"message {seq} of session {session_id!r} in {store} {exc}"
+                                    ) from exc.__cause__
+    return out
+
+
+def decode(text: str) -> Message:
+    """The message stored as ``text``, or a :class:`SessionStoreError` saying why not."""
     try:
         message = message_from_dict(json.loads(text))
         _check(message)
         return message
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise SessionStoreError(
-            f"{where} cannot be read ({type(exc).__name__}: {exc}): it was edited or damaged. "
+            f"cannot be read ({type(exc).__name__}: {exc}): it was edited or damaged. "
             "Fix or delete that message, or delete the session (reactloop sessions delete ID "
             "--store STORE); reactloop changed nothing") from exc
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 __all__ = ["holder", "release", "remove", "try_lock"]
 
+_NOTE_SIZE = 256
+
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
@@ -64,11 +66,10 @@ def try_lock(path: Path) -> int | None:
                 os.close(fd)
                 return None
             if _still_there(fd, path):
-                note = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                note = json.dumps({"pid": os.getpid(), "host": socket.gethostname()[:100],
                                    "since": time.time()}).encode()
-                os.ftruncate(fd, _NOTE_AT)
                 os.lseek(fd, _NOTE_AT, os.SEEK_SET)
-                os.write(fd, note)
+                os.write(fd, note.ljust(_NOTE_SIZE))  # overwrite, no truncate: it is slow
                 return fd
         except BaseException:
             os.close(fd)
@@ -107,7 +108,7 @@ def holder(path: Path) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(_NOTE_AT)
-            note = json.loads(f.read(512))
+            note = json.loads(f.read(_NOTE_SIZE))
         since = time.strftime("%H:%M:%S", time.localtime(float(note["since"])))
         return f"another writer (pid {int(note['pid'])} on {note['host']}, since {since})"
     except (OSError, ValueError, KeyError, TypeError):

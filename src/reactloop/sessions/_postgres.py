@@ -441,8 +441,7 @@ def _migrate(conn: psycopg.Connection[Any], url: str) -> None:
 def _get(conn: psycopg.Connection[Any], session_id: str, url: str) -> builtins.list[Message]:
     rows = conn.execute("SELECT seq, data FROM reactloop_messages WHERE session_id = %s"
                         " ORDER BY seq", (session_id,)).fetchall()
-    return [_codec.decode(data, f"message {seq} of session {session_id!r} in {redact(url)}")
-            for seq, data in rows]
+    return _codec.decode_rows(rows, session_id, redact(url))
 
 
 def _holder(conn: psycopg.Connection[Any], key: int) -> str:

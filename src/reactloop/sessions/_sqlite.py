@@ -204,8 +204,7 @@ class SQLiteStore:
     def get(self, session_id: str) -> builtins.list[Message]:
         rows = self._read("read", "SELECT seq, data FROM messages WHERE session_id = ?"
                           " ORDER BY seq", (session_id,))
-        return [_codec.decode(data, f"message {seq} of session {session_id!r} in {self.path}")
-                for seq, data in rows]
+        return _codec.decode_rows(rows, session_id, self.path)
 
     def writer(self, session_id: str) -> SQLiteWriter:
         """Become the session's only writer, without waiting (see :class:`SQLiteWriter`).
