@@ -381,3 +381,14 @@ def test_import_reactloop_loads_no_database_driver() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_wait_is_a_finite_number_of_seconds() -> None:
+    session = Agent(model=ScriptedModel([])).conversation()
+    for bad in (float("nan"), float("inf"), -1, "5", True):
+        with pytest.raises(UserError, match="wait must be a finite number"):
+            session.wait = bad  # type: ignore[assignment]
+    with pytest.raises(UserError, match="wait must be a finite number"):
+        Session(Agent(model=ScriptedModel([])), wait=float("nan"))
+    session.wait = 2
+    assert session.wait == 2.0

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
+    Pool = ConnectionPool[psycopg.Connection[Any]]
+
 __all__ = ["SCHEMES", "PostgresStore", "PostgresWriter", "redact"]
 
 SCHEMES = ("postgresql", "postgres")
@@ -209,8 +211,9 @@ class PostgresStore:
                 with self._errors("open"), psycopg.connect(self.url, **self._kwargs) as conn:
                     _migrate(conn, self.url)  # the real error at once, not a pool timeout
                 pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-                    self.url, kwargs=self._kwargs, min_size=self.min_size, max_size=self.max_size,
-                    timeout=self.timeout, check=ConnectionPool.check_connection, name="reactloop-sessions",
+                    self.url, kwargs=self._kwargs, min_size=self.min_size,
+                    max_size=self.max_size, timeout=self.timeout,
+                    check=ConnectionPool.check_connection, name="reactloop-sessions",
                     open=False)
                 pool.open(wait=False)
                 self._pool = pool
@@ -257,23 +260,22 @@ class PostgresStore:
         check_session_id(session_id)
         key = _key(f"reactloop session\0{session_id}")
         with self._errors("lock a session in"):
-            conn, pooled = self._writer_connection()
+            conn, pool = self._writer_connection()
             try:
                 locked = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
                 holder = None if locked and locked[0] else _holder(conn, key)
             except BaseException:
-                self._give_back(conn, pooled)
+                _give_back(conn, pool)
                 raise
         if holder is not None:
-            self._give_back(conn, pooled)
+            _give_back(conn, pool)
             raise SessionBusy(
                 f"session {session_id!r} is busy: {holder} is running a message on it (store "
                 f"{redact(self.url)}); wait for it to finish, or let send() wait with "
                 "session.wait = SECONDS")
-        return PostgresWriter(self, session_id, conn, key, pooled, errors=self._errors,
-                              give_back=self._give_back)
+        return PostgresWriter(self, session_id, conn, key, pool, errors=self._errors)
 
-    def _writer_connection(self) -> tuple[psycopg.Connection[Any], bool]:
+    def _writer_connection(self) -> tuple[psycopg.Connection[Any], Pool | None]:
         """A pooled connection if one is free at once, else a connection of its own.
 
         A writer keeps its connection for a whole run, so waiting for the pool could wait for
@@ -285,16 +287,9 @@ class PostgresStore:
 
         pool = self._connect()
         try:
-            return pool.getconn(timeout=0.05), True
+            return pool.getconn(timeout=0.05), pool
         except PoolTimeout:
-            return psycopg.connect(self.url, **self._kwargs), False
-
-    def _give_back(self, conn: psycopg.Connection[Any], pooled: bool) -> None:
-        pool = self._pool
-        if pooled and pool is not None:
-            pool.putconn(conn)  # a closed (broken) connection is dropped, not reused
-        else:
-            conn.close()
+            return psycopg.connect(self.url, **self._kwargs), None
 
     def append(self, session_id: str, messages: Sequence[Message]) -> None:
         with self.writer(session_id) as w:
@@ -345,14 +340,14 @@ class PostgresWriter:
     """
 
     def __init__(self, store: PostgresStore, session_id: str, conn: psycopg.Connection[Any],
-                 key: int, pooled: bool, *, errors: Callable[[str], AbstractContextManager[None]],
-                 give_back: Callable[[psycopg.Connection[Any], bool], None]) -> None:
+                 key: int, pool: Pool | None, *,
+                 errors: Callable[[str], AbstractContextManager[None]]) -> None:
         self.session_id = session_id
         self._store = store
-        self._errors, self._give_back = errors, give_back  # the store's error translation
+        self._errors = errors  # the store's error translation
         self._conn = conn
         self._key = key
-        self._pooled = pooled
+        self._pool = pool  # where the connection goes back (None: its own, closed at the end)
         self._open = True
 
     def _check(self) -> None:
@@ -399,12 +394,12 @@ class PostgresWriter:
         if not self._open:
             return
         self._open = False
-        if self._pooled:
+        if self._pool is not None:
             try:
                 self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
             except Exception:  # the connection is gone, and its lock with it
                 self._conn.close()
-        self._give_back(self._conn, self._pooled)
+        _give_back(self._conn, self._pool)
 
     def __enter__(self) -> PostgresWriter:
         return self
@@ -415,6 +410,14 @@ class PostgresWriter:
     def __repr__(self) -> str:
         state = "open" if self._open else "closed"
         return f"PostgresWriter({self.session_id!r}, {state}, store={self._store!r})"
+
+
+def _give_back(conn: psycopg.Connection[Any], pool: Pool | None) -> None:
+    """Return a connection to the pool it came from, or close it."""
+    if pool is not None and not pool.closed:
+        pool.putconn(conn)  # a closed (broken) connection is dropped, not reused
+    else:
+        conn.close()
 
 
 def _migrate(conn: psycopg.Connection[Any], url: str) -> None:

@@ -8,6 +8,7 @@ package never imports the agent or the loop.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import re
 import time
@@ -16,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import suppress
 from typing import Protocol
 
-from reactloop.errors import SessionBusy, SessionStoreError, UserError
+from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult
@@ -100,7 +101,6 @@ class Session:
         self.id = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
         self.store: SessionStore = MemoryStore() if store is None else open_store(store)
         self.wait = wait
-        """Seconds :meth:`send` waits for another writer of this session (default: none)."""
         self.last: RunResult | None = None
         """The result of the latest :meth:`send` in this process."""
         if history:
@@ -126,6 +126,19 @@ class Session:
                 return _repaired(writer)
         except SessionBusy:
             return stored  # the calls are in flight, not interrupted: the next send repairs
+
+    @property
+    def wait(self) -> float:
+        """Seconds :meth:`send` waits for another writer of this session (default 0: none)."""
+        return self._wait
+
+    @wait.setter
+    def wait(self, seconds: float) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) \
+                or not math.isfinite(seconds) or seconds < 0:
+            raise UserError(f"wait must be a finite number of seconds (at least 0), got "
+                            f"{seconds!r}")
+        self._wait = float(seconds)
 
     @property
     def messages(self) -> list[Message]:
@@ -174,7 +187,7 @@ class Session:
 
     async def _events(self, text: str, *, stream: bool) -> AsyncIterator[Event]:
         writer = await self._writer()
-        history: list[Message] = []
+        history: list[Message] = self._messages
         written: list[Message] = []
         failed: list[Exception] = []
         ended = False
@@ -210,7 +223,7 @@ class Session:
                 if not ended:  # abandoned or failed: keep what was written, calls answered
                     self._messages = [*history, *written]
                     if not failed:
-                        with suppress(SessionStoreError):  # then the next send repairs it
+                        with suppress(Exception):  # else the next send repairs it
                             self._messages = _repaired(writer)
             finally:
                 writer.close()
