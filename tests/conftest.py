@@ -129,3 +129,51 @@ def demo_http():
 
 
 # ---- end MCP ------------------------------------------------------------------------------
+
+
+# ---- Sessions (issues 10, 18) -------------------------------------------------------------
+# One throw-away PostgreSQL cluster per test session (see tests/_postgres.py), a fresh database
+# per test, and `store_arg`: the same session test on SQLite and on PostgreSQL.
+
+import uuid as _uuid  # noqa: E402 - this block is appended
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """Base URL ``postgresql://postgres@127.0.0.1:PORT`` of the session's cluster."""
+    import _postgres
+
+    reason = _postgres.missing()
+    if reason is not None:
+        if _os.environ.get("CI"):
+            pytest.fail(f"CI must run the PostgreSQL tests: {reason}")
+        pytest.skip(reason)
+    with _postgres.cluster() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A new empty database on the cluster, dropped after the test."""
+    import _postgres
+
+    name = f"t_{_uuid.uuid4().hex[:16]}"
+    url = _postgres.create_database(postgres_server, name)
+    yield url
+    from reactloop.sessions import _postgres as store_module
+
+    shared = store_module._stores.pop(url, None)  # this process's pool for it, if any
+    if shared is not None:
+        shared.close()
+    _postgres.drop_database(postgres_server, name)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_arg(request, tmp_path):
+    """What a user passes as ``store=``: a SQLite file path or a postgresql:// URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "sessions.sqlite3")
+    return request.getfixturevalue("postgres_url")
+
+
+# ---- end Sessions -------------------------------------------------------------------------

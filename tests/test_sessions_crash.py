@@ -1,5 +1,6 @@
 """Crash safety: a session killed with SIGKILL mid-run loses nothing it had written, the
-store stays intact, and a fresh process resumes the conversation. Also: concurrent writers."""
+store stays intact, and a fresh process resumes the conversation. Also: concurrent writers,
+one writer per session. Every test runs on SQLite and on PostgreSQL (``store_arg``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from reactloop.context import check_pairs
 from reactloop.context._units import INTERRUPTED
-from reactloop.messages import message_from_dict
-from reactloop.sessions import SQLiteStore
+from reactloop.messages import Message, message_from_dict
+from reactloop.sessions import SQLiteStore, open_store
 
 CHILD = str(Path(__file__).with_name("sessions_child.py"))
 
@@ -28,9 +30,25 @@ def spawn(*args: str, stdin: int | None = None) -> subprocess.Popen[str]:
                             stdin=stdin, text=True, bufsize=1)
 
 
-def integrity(path: Path) -> str:
-    with sqlite3.connect(path) as conn:
-        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+def stored(store: str, session_id: str) -> list[Message]:
+    """What a fresh store object reads (a new connection for SQLite)."""
+    if "://" in store:
+        return open_store(store).get(session_id)
+    with closing(SQLiteStore(store)) as s:
+        return s.get(session_id)
+
+
+def intact(store: str) -> bool:
+    """SQLite's own integrity check; PostgreSQL's messages numbered without gaps."""
+    if "://" not in store:
+        with closing(sqlite3.connect(store)) as conn:
+            return str(conn.execute("PRAGMA integrity_check").fetchone()[0]) == "ok"
+    import psycopg
+
+    with psycopg.connect(store) as conn:
+        return not conn.execute(
+            "SELECT session_id FROM reactloop_messages GROUP BY session_id"
+            " HAVING max(seq) <> count(*)").fetchall()
 
 
 def kill_after(child: subprocess.Popen[str], lines: int, marker: str | None = None
@@ -52,8 +70,8 @@ def kill_after(child: subprocess.Popen[str], lines: int, marker: str | None = No
     return written
 
 
-def resume(store: Path, session_id: str) -> tuple[list[dict[str, object]], dict[str, object]]:
-    out = subprocess.run([sys.executable, CHILD, "resume", str(store), session_id, "continue"],
+def resume(store: str, session_id: str) -> tuple[list[dict[str, object]], dict[str, object]]:
+    out = subprocess.run([sys.executable, CHILD, "resume", store, session_id, "continue"],
                          capture_output=True, text=True, check=True, timeout=120).stdout
     before = next(json.loads(x[2:]) for x in out.splitlines() if x.startswith("B "))
     result = next(json.loads(x[2:]) for x in out.splitlines() if x.startswith("R "))
@@ -61,32 +79,32 @@ def resume(store: Path, session_id: str) -> tuple[list[dict[str, object]], dict[
 
 
 @pytest.mark.parametrize("lines", [1, 7, 60, 201])
-def test_sigkill_mid_run_loses_nothing_written_and_resumes(tmp_path: Path, lines: int) -> None:
-    store = tmp_path / "sessions.sqlite3"
-    written = kill_after(spawn("work", str(store), "crash"), lines)
+def test_sigkill_mid_run_loses_nothing_written_and_resumes(store_arg: str, lines: int) -> None:
+    store = store_arg
+    written = kill_after(spawn("work", store, "crash"), lines)
     assert len(written) >= lines
-    assert integrity(store) == "ok"
-    stored = [m.to_dict() for m in SQLiteStore(store).get("crash")]
-    assert stored[:len(written)] == written  # everything reported as written is there
-    assert stored[0] == {"role": "user", "content": "do all the work"}
+    assert intact(store)
+    kept = [m.to_dict() for m in stored(store, "crash")]
+    assert kept[:len(written)] == written  # everything reported as written is there
+    assert kept[0] == {"role": "user", "content": "do all the work"}
 
     before, result = resume(store, "crash")  # a fresh process continues the session
-    assert before[:len(stored)] == stored
+    assert before[:len(kept)] == kept
     history = [message_from_dict(d) for d in result["messages"]]  # type: ignore[union-attr]
     assert check_pairs(history) == []
     assert result["state"] == "completed" and result["output"] == "resumed fine"
     assert [m.content for m in history[-2:]] == ["continue", "resumed fine"]
-    assert [m.to_dict() for m in SQLiteStore(store).get("crash")] == result["messages"]
-    assert integrity(store) == "ok"
+    assert [m.to_dict() for m in stored(store, "crash")] == result["messages"]
+    assert intact(store)
 
 
-def test_sigkill_while_a_tool_runs_answers_the_call_as_interrupted(tmp_path: Path) -> None:
-    store = tmp_path / "s.sqlite3"
-    written = kill_after(spawn("block", str(store), "blocked", "3"), 10**9, marker="BLOCKED")
+def test_sigkill_while_a_tool_runs_answers_the_call_as_interrupted(store_arg: str) -> None:
+    store = store_arg
+    written = kill_after(spawn("block", store, "blocked", "3"), 10**9, marker="BLOCKED")
     # user, then 3 steps of call + result, then the 4th call whose tool never returned
     assert len(written) == 1 + 3 * 2 + 1
     assert written[-1]["tool_calls"][0]["arguments"] == {"i": 3}  # type: ignore[index]
-    assert integrity(store) == "ok"
+    assert intact(store)
     before, result = resume(store, "blocked")
     assert before[:len(written)] == written
     interrupted = before[len(written)]
@@ -94,20 +112,15 @@ def test_sigkill_while_a_tool_runs_answers_the_call_as_interrupted(tmp_path: Pat
     assert interrupted["content"] == INTERRUPTED
     assert result["state"] == "completed"
     # the repair was stored too, so the store is a well-formed history again
-    assert check_pairs(SQLiteStore(store).get("blocked")) == []
+    assert check_pairs(stored(store, "blocked")) == []
 
 
-def test_concurrent_writer_processes_on_one_file(tmp_path: Path) -> None:
-    store = tmp_path / "shared.sqlite3"
+def test_concurrent_writer_processes_on_one_store(store_arg: str) -> None:
+    store = store_arg
     n, ids = 150, [f"writer-{i}" for i in range(4)]
-    children = [spawn("writer", str(store), sid, str(n), stdin=subprocess.PIPE) for sid in ids]
+    children = [spawn("writer", store, sid, str(n), stdin=subprocess.PIPE) for sid in ids]
     try:
-        for c in children:  # every writer is connected…
-            assert c.stdout is not None and c.stdout.readline().strip() == "ready"
-        for c in children:  # …then all start at once
-            assert c.stdin is not None
-            c.stdin.write("go\n")
-            c.stdin.flush()
+        start_together(children)
         for c in children:
             assert c.stdout is not None and c.stdout.readline().strip() == "done"
             assert c.wait(timeout=120) == 0
@@ -115,19 +128,96 @@ def test_concurrent_writer_processes_on_one_file(tmp_path: Path) -> None:
         for c in children:
             c.kill()
             c.wait()
-    s = SQLiteStore(store)
-    assert sorted(i.id for i in s.list()) == ids
+    assert sorted(i.id for i in open_store(store).list()) == ids
     for sid in ids:
-        assert [m.content for m in s.get(sid)] == [f"{sid} message {i}" for i in range(n)]
-    assert integrity(store) == "ok"
+        assert [m.content for m in stored(store, sid)] == [f"{sid} message {i}" for i in range(n)]
+    assert intact(store)
 
 
-def test_waiting_for_user_resumes_in_another_process(tmp_path: Path) -> None:
+def start_together(children: list[subprocess.Popen[str]]) -> None:
+    for c in children:  # every child is ready…
+        assert c.stdout is not None and c.stdout.readline().strip() == "ready"
+    for c in children:  # …then all start at once
+        assert c.stdin is not None
+        c.stdin.write("go\n")
+        c.stdin.flush()
+
+
+def test_processes_sending_to_one_session_take_turns(store_arg: str) -> None:
+    store, k = store_arg, 6
+    names = [f"p{i}" for i in range(4)]
+    children = [spawn("turn", store, "shared", name, str(k), stdin=subprocess.PIPE)
+                for name in names]
+    try:
+        start_together(children)
+        for c, name in zip(children, names, strict=True):
+            assert c.stdout is not None
+            assert json.loads(c.stdout.readline()[2:]) == {"state": "completed",
+                                                           "output": f"{name} done"}
+            assert c.wait(timeout=120) == 0
+    finally:
+        for c in children:
+            c.kill()
+            c.wait()
+    history = stored(store, "shared")
+    assert check_pairs(history) == [] and INTERRUPTED not in [m.content for m in history]
+    turns = [i for i, m in enumerate(history) if m.role == "user"]
+    assert len(turns) == len(names) and len(history) == len(names) * (2 * k + 2)
+    seen = []
+    for start in turns:  # each turn is one process's, whole and in order
+        turn = history[start:start + 2 * k + 2]
+        name = turn[0].content.removeprefix("from ")
+        seen.append(name)
+        calls = [m.tool_calls[0].arguments for m in turn[1:-1:2]]
+        assert calls == [{"tag": name, "i": i} for i in range(k)]
+        assert [m.content for m in turn[2:-1:2]] == [f"{name} result {i}" for i in range(k)]
+        assert turn[-1].content == f"{name} done"
+    assert sorted(seen) == names
+
+
+def test_a_live_writer_is_never_repaired_and_a_killed_one_frees_the_session(
+        store_arg: str) -> None:
+    from reactloop import Agent, SessionBusy
+    from reactloop.testing import ScriptedModel
+
+    store = store_arg
+    child = spawn("block", store, "live", "2")
+    assert child.stdout is not None
+    try:
+        for line in child.stdout:  # the child is inside its third tool call, holding the lock
+            if line.strip() == "BLOCKED":
+                break
+        before = stored(store, "live")
+        raw = Path(store).read_bytes() if "://" not in store else b""
+        assert before[-1].tool_calls  # the call in flight has no result yet
+        session = Agent(model=ScriptedModel(["after"])).session("live", store=store)
+        assert session.messages == before  # shown as stored, not "interrupted"
+        with pytest.raises(SessionBusy, match=rf"pid {child.pid} on "):
+            session.send_sync("may I?")
+        for attempt in (lambda s: s.append("live", []), lambda s: s.delete("live"),
+                        lambda s: s.clear("live"), lambda s: s.replace("live", [])):
+            with pytest.raises(SessionBusy):
+                attempt(open_store(store))
+        assert stored(store, "live") == before
+        assert raw == (Path(store).read_bytes() if "://" not in store else b"")
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    finally:
+        child.kill()
+        child.wait()
+    session.wait = 60  # the dead writer's lock is gone with it: no lease to run out
+    assert session.send_sync("may I?").output == "after"
+    history = stored(store, "live")
+    assert history[:len(before)] == before
+    assert history[len(before)].content == INTERRUPTED and check_pairs(history) == []
+
+
+def test_waiting_for_user_resumes_in_another_process(store_arg: str) -> None:
     from reactloop import Agent, ModelRequest, RunState, ToolCall
     from reactloop.testing import FunctionModel
 
-    store = tmp_path / "s.sqlite3"
-    out = subprocess.run([sys.executable, CHILD, "ask", str(store), "trip"],
+    store = store_arg
+    out = subprocess.run([sys.executable, CHILD, "ask", store, "trip"],
                          capture_output=True, text=True, check=True, timeout=120).stdout
     asked = json.loads(out.splitlines()[-1][2:])
     assert asked == {"state": "waiting_for_user", "output": "Which city?"}
@@ -144,4 +234,4 @@ def test_waiting_for_user_resumes_in_another_process(tmp_path: Path) -> None:
     result = session.send_sync("Paris")
     assert result.state is RunState.COMPLETED and result.output == "Flight to Paris booked."
     assert session.waiting_for is None
-    assert len(SQLiteStore(store).get("trip")) == len(result.messages) == 6
+    assert len(stored(store, "trip")) == len(result.messages) == 6

@@ -13,11 +13,13 @@ model answers::
     result = Agent(model="local", tools=[add]).run_sync("What is 2+3?")
 """
 
-from reactloop.agent import Agent, Conversation
+from reactloop.agent import Agent
 from reactloop.errors import (
     ModelError,
     ModelHTTPError,
     ReactloopError,
+    SessionBusy,
+    SessionStoreError,
     ToolRetry,
     UsageLimitExceeded,
     UserError,
@@ -29,6 +31,7 @@ from reactloop.models._retry import RetryPolicy
 from reactloop.prompt import PromptBuilder
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
+from reactloop.sessions import Conversation
 from reactloop.tools._tool import Tool, ToolContext, tool
 
 __version__ = "0.1.0"
@@ -51,6 +54,8 @@ __all__ = [
     "RunContext",
     "RunResult",
     "RunState",
+    "SessionBusy",
+    "SessionStoreError",
     "Step",
     "Tool",
     "ToolCall",

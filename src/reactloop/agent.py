@@ -10,7 +10,7 @@ import asyncio
 import json
 import math
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +34,10 @@ from reactloop.tools._source import ToolSource
 if TYPE_CHECKING:
     from reactloop.context import Compaction
     from reactloop.context._manager import ContextPolicy
-    from reactloop.sessions import Session, SessionStore
+    from reactloop.sessions import Conversation, Session, SessionStore
     from reactloop.tools.workspace import Workspace
 
-__all__ = ["Agent", "ContextProvider", "Conversation"]
+__all__ = ["Agent", "ContextProvider"]
 
 
 class Agent:
@@ -187,6 +187,8 @@ class Agent:
 
     def conversation(self, history: Sequence[Message] = ()) -> Conversation:
         """An in-memory multi-turn conversation (see :meth:`session` for a persistent one)."""
+        from reactloop.sessions import Conversation
+
         return Conversation(self, history)
 
     def session(self, session_id: str | None = None,
@@ -199,9 +201,9 @@ class Agent:
             store: a :class:`~reactloop.sessions.SessionStore`, or the path of a SQLite file;
                 default: ``sessions.sqlite3`` in the user's data directory.
         """
-        from reactloop.sessions import Session
+        from reactloop.sessions import Session, open_store
 
-        return Session(self, session_id, store)
+        return Session(self, session_id, open_store(store))
 
     async def resume(self, saved: str | Mapping[str, Any] | RunContext, prompt: str, *,
                      on_message: Callable[[Message], None] | None = None) -> RunResult:
@@ -264,31 +266,6 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
-
-
-class Conversation:
-    """An in-memory multi-turn conversation: the history carries over between messages."""
-
-    def __init__(self, agent: Agent, history: Sequence[Message] = ()) -> None:
-        self.agent = agent
-        self.messages: list[Message] = list(history)
-        self.last: RunResult | None = None
-
-    async def send(self, text: str) -> RunResult:
-        result = await self.agent.run(text, history=self.messages)
-        self.messages = list(result.messages)
-        self.last = result
-        return result
-
-    def send_sync(self, text: str) -> RunResult:
-        return asyncio.run(self.send(text))
-
-    async def stream(self, text: str) -> AsyncIterator[Event]:
-        async for event in self.agent.stream(text, history=self.messages):
-            if isinstance(event, RunEndEvent):
-                self.messages = list(event.result.messages)
-                self.last = event.result
-            yield event
 
 
 def _builtin_extensions(skills: Iterable[str | os.PathLike[str]], workspace: Any,

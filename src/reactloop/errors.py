@@ -8,7 +8,9 @@
     ├── ModelError                 the model could not produce a response
     │   ├── ModelHTTPError         a provider answered with an HTTP error (status_code, retryable)
     │   └── ContextTooSmall        the latest message alone does not fit the context window
-    └── UsageLimitExceeded         a run exceeded a configured limit
+    ├── UsageLimitExceeded         a run exceeded a configured limit
+    ├── SessionBusy                another writer (any process) is running a message on a session
+    └── SessionStoreError          a session store cannot be read or written (names store and fix)
     ToolRetry                      raised *by a tool* to send a message back to the model
 
 Exceptions carry data only; raising one never has side effects.
@@ -22,6 +24,8 @@ __all__ = [
     "ModelHTTPError",
     "ModelNotAvailable",
     "ReactloopError",
+    "SessionBusy",
+    "SessionStoreError",
     "ToolRetry",
     "UsageLimitExceeded",
     "UserError",
@@ -73,6 +77,20 @@ class ContextTooSmall(ModelError):
 
 class UsageLimitExceeded(ReactloopError):
     """A run went past a configured limit (tokens, requests)."""
+
+
+class SessionBusy(ReactloopError):
+    """Another writer holds the session: a ``send`` is running on it in this or another process.
+
+    Sessions have one writer at a time so that two runs never interleave their messages.
+    Wait for the other run to finish, or let ``send`` wait (``session.wait = seconds``).
+    """
+
+
+class SessionStoreError(ReactloopError):
+    """A session store could not be read or written: a damaged or foreign file, a full disk,
+    a lost database connection. The message names the store and what to do; what was already
+    stored is kept (reactloop never rewrites a store it cannot read)."""
 
 
 class ToolRetry(Exception):

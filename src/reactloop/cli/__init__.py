@@ -196,8 +196,9 @@ async def _run(agent: Any, task: str, as_json: bool) -> Any:
 @click.option("--session", "session_id", metavar="ID",
               help="Continue (or start) a persistent session with this id.")
 @click.option("--new-session", is_flag=True, help="Start a persistent session; prints its id.")
-@click.option("--store", "store_path", type=click.Path(dir_okay=False),
-              help="SQLite file for sessions (default: in the user's data directory).")
+@click.option("--store", "store_path", metavar="PATH|URL",
+              help="Where sessions are kept: a SQLite file (default: in the user's data "
+                   "directory) or a postgresql:// URL.")
 def chat(session_id: str | None, new_session: bool, store_path: str | None,
          **opts: Any) -> None:
     """An interactive multi-turn conversation (type /exit or Ctrl-D to leave)."""
@@ -218,10 +219,13 @@ async def _chat(conversation: Any) -> None:
     from rich.console import Console
 
     from reactloop.cli._render import Renderer
+    from reactloop.errors import ReactloopError
     from reactloop.events import RunEndEvent
 
     console = Console(highlight=False)
-    session_id = getattr(conversation, "id", None)
+    from reactloop.sessions import MemoryStore
+
+    session_id = None if isinstance(conversation.store, MemoryStore) else conversation.id
     suffix = f" — session {session_id}" if session_id else ""
     console.print(f"[dim]reactloop chat{suffix} — /exit or Ctrl-D to leave[/]")
     waiting = getattr(conversation, "waiting_for", None)
@@ -240,11 +244,15 @@ async def _chat(conversation: Any) -> None:
         if not text.strip():
             continue
         renderer = Renderer(console)
-        async for event in conversation.stream(text):
-            if isinstance(event, RunEndEvent):
-                renderer.finish(event.result)
-            else:
-                renderer.handle(event)
+        try:
+            async for event in conversation.stream(text):
+                if isinstance(event, RunEndEvent):
+                    renderer.finish(event.result)
+                else:
+                    renderer.handle(event)
+        except ReactloopError as exc:  # a busy session or a failing store: one line, go on
+            renderer.stop()
+            click.echo(f"reactloop: {exc}", err=True)
 
 
 def _attach_optional_groups() -> None:

@@ -1,32 +1,55 @@
 """``reactloop sessions list|show|delete``: the stored sessions (see :mod:`reactloop.sessions`).
 
-Attach with ``main.add_command(sessions_group)``. Every command takes ``--store PATH`` (default:
-``sessions.sqlite3`` in the user's data directory).
+Attach with ``main.add_command(sessions_group)``. Every command takes ``--store PATH|URL``: a
+SQLite file (default: ``sessions.sqlite3`` in the user's data directory) or a
+``postgresql://`` URL.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 __all__ = ["sessions_group", "store_option"]
 
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def _one_line_errors(f: F) -> F:
+    """A damaged store, a busy session…: ``reactloop: <message>`` on stderr, exit 1."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from reactloop.errors import ReactloopError
+
+        try:
+            f(*args, **kwargs)
+        except ReactloopError as exc:
+            click.echo(f"reactloop: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
 
 def store_option(f: Any) -> Any:
-    """The ``--store PATH`` option (also used by ``chat --session``)."""
-    return click.option("--store", "store_path", type=click.Path(dir_okay=False),
-                        help="The SQLite session store (default: sessions.sqlite3 in the user's "
-                             "data directory).")(f)
+    """The ``--store PATH|URL`` option (also used by ``chat --session``)."""
+    return click.option("--store", "store_path", metavar="PATH|URL",
+                        help="The session store: a SQLite file (default: sessions.sqlite3 in "
+                             "the user's data directory) or a postgresql:// URL.")(f)
 
 
 def _store(store_path: str | None, *, must_exist: bool) -> Any:
-    from reactloop.sessions import SQLiteStore, default_store_path
+    from reactloop.sessions import SQLiteStore, default_store_path, open_store
 
+    if store_path and "://" in store_path:
+        return open_store(store_path)  # a database, or an unsupported scheme (one line)
     path = Path(store_path) if store_path else default_store_path()
     if not path.exists():
         if must_exist:
@@ -34,6 +57,15 @@ def _store(store_path: str | None, *, must_exist: bool) -> Any:
             sys.exit(1)
         return None
     return SQLiteStore(path)
+
+
+def _where(store: Any) -> str:
+    """The store's file, or its URL without the password."""
+    if hasattr(store, "path"):
+        return str(store.path)
+    from reactloop.sessions._postgres import redact
+
+    return redact(store.url)
 
 
 def _when(ts: float) -> str:
@@ -48,6 +80,7 @@ def sessions_group() -> None:
 @sessions_group.command("list")
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+@_one_line_errors
 def list_sessions(store_path: str | None, as_json: bool) -> None:
     """List the stored sessions, most recent first."""
     store = _store(store_path, must_exist=False)
@@ -74,12 +107,13 @@ def list_sessions(store_path: str | None, as_json: bool) -> None:
 @store_option
 @click.option("--full", is_flag=True, help="Show tool results and long messages in full.")
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+@_one_line_errors
 def show_session(session_id: str, store_path: str | None, full: bool, as_json: bool) -> None:
     """Show the history of SESSION_ID, with its tool calls and results."""
     store = _store(store_path, must_exist=True)
     info = store.info(session_id)
     if info is None:
-        click.echo(f"reactloop: no session {session_id!r} in {store.path}", err=True)
+        click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
         sys.exit(1)
     messages = store.get(session_id)
     if as_json:
@@ -98,10 +132,11 @@ def show_session(session_id: str, store_path: str | None, full: bool, as_json: b
 @sessions_group.command("delete")
 @click.argument("session_id")
 @store_option
+@_one_line_errors
 def delete_session(session_id: str, store_path: str | None) -> None:
     """Delete SESSION_ID and its history."""
     store = _store(store_path, must_exist=True)
     if not store.delete(session_id):
-        click.echo(f"reactloop: no session {session_id!r} in {store.path}", err=True)
+        click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
         sys.exit(1)
     click.echo(f"deleted session {session_id}")

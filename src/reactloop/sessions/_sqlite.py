@@ -6,27 +6,35 @@ committed transaction kept. ``synchronous=NORMAL`` (the default here) keeps comm
 across process crashes; pass ``durable=True`` (``synchronous=FULL``) to keep it across power
 loss too, at the cost of an fsync per message.
 
+A file reactloop cannot use — damaged, not SQLite, another program's database, a newer
+reactloop's schema, a full disk — raises :class:`~reactloop.SessionStoreError` naming the file
+and the fix; such a file is never written to, so nothing stored in it is lost.
+
 Several processes and threads may write to different sessions in one file at once: writers
 take the lock up front (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for each other.
+One session has one writer at a time (:meth:`SQLiteStore.writer`): a lock file per session in
+the folder ``<file>-locks`` next to the database, held with ``flock`` (see ``_filelock``).
 """
 
 from __future__ import annotations
 
 import builtins
-import json
+import hashlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
-from reactloop.errors import UserError
-from reactloop.messages import Message, message_from_dict
-from reactloop.sessions._store import SessionInfo
+from reactloop.errors import SessionBusy, SessionStoreError, UserError
+from reactloop.messages import Message
+from reactloop.sessions import _codec, _filelock
+from reactloop.sessions._store import SessionInfo, check_session_id
 
-__all__ = ["SQLiteStore", "default_store_path"]
+__all__ = ["SQLiteStore", "SQLiteWriter", "default_store_path"]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sessions ("
@@ -37,7 +45,25 @@ _SCHEMA = (
     " data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
 )
 _VERSION = 1
-_TITLE_CHARS = 80
+
+_NO_TABLES = ("the file lacks reactloop's tables or columns (edited by hand?); reactloop left "
+              "it untouched: restore it, or pass another path")
+# what SQLite's message means, and what the user can do about it
+_REASONS = (
+    ("disk is full", "the disk is full (or the file reached its size limit): free some space "
+                     "and try again; what is stored is kept"),
+    ("not a database", "the file is not a SQLite database, or it is damaged; reactloop left it "
+                       "untouched: move it away, or pass another store path"),
+    ("malformed", "the file is damaged (truncated or overwritten); reactloop left it "
+                  "untouched: restore it from a backup, or move it away and pass another path"),
+    ("unable to open", "the file cannot be opened (a folder? no permission?): pass the path of "
+                       "a file you may write"),
+    ("readonly", "the file is read-only: give write permission, or pass another path"),
+    ("no such", _NO_TABLES),
+    ("locked", "another process held the database lock for longer than the store's timeout: "
+               "try again, or raise SQLiteStore(timeout=...)"),
+    ("i/o error", "the disk reported an I/O error: check the disk and its free space"),
+)
 
 
 def default_store_path() -> Path:
@@ -45,22 +71,6 @@ def default_store_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("reactloop", appauthor=False)) / "sessions.sqlite3"
-
-
-def check_session_id(session_id: object) -> str:
-    if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
-            or any(ord(ch) < 32 for ch in session_id)):
-        raise UserError(f"a session id is a non-empty string of at most 200 printable "
-                        f"characters, got {session_id!r}")
-    return session_id
-
-
-def _title(messages: Sequence[Message]) -> str:
-    for m in messages:
-        if m.role == "user" and m.metadata.get("kind") is None and m.content.strip():
-            text = " ".join(m.content.split())
-            return text if len(text) <= _TITLE_CHARS else text[:_TITLE_CHARS - 1] + "…"
-    return ""
 
 
 def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
@@ -95,8 +105,22 @@ def _begin(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _row(m: Message) -> tuple[str, str]:
-    return m.role, json.dumps(m.to_dict(), ensure_ascii=False, default=str)
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before writing anything, a file that is not (or not yet) a reactloop store."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > _VERSION:
+        raise SessionStoreError(
+            f"session store {path} was written by a newer reactloop (schema {version}; this "
+            f"one knows up to {_VERSION}): upgrade reactloop, or pass another store path")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if version == 0 and tables:
+        raise SessionStoreError(
+            f"{path} is not a reactloop session store (it holds the tables "
+            f"{', '.join(sorted(tables))}); reactloop left it untouched: pass another store "
+            "path")
+    if version > 0 and not {"sessions", "messages"} <= tables:
+        raise SessionStoreError(
+            f"cannot open session store {path}: {_NO_TABLES}")
 
 
 class SQLiteStore:
@@ -118,32 +142,51 @@ class SQLiteStore:
         self._lock = threading.RLock()
 
     # -- connection ----------------------------------------------------------------------------
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn what SQLite and the file system raise into one clear SessionStoreError."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            text = str(exc)
+            reason = next((r for key, r in _REASONS if key in text.lower()), "check the file")
+            raise SessionStoreError(f"cannot {doing} session store {self.path} ({text}): "
+                                    f"{reason}") from exc
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
-                                   check_same_thread=False)
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-                _enable_wal(conn, self.timeout)
-                conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
-                with _begin(conn):
-                    if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
-                        for statement in _SCHEMA:
-                            conn.execute(statement)
-                        conn.execute(f"PRAGMA user_version = {_VERSION}")
-            except BaseException:
-                conn.close()
-                raise
+            with self._errors("open"):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                       check_same_thread=False)
+                try:
+                    conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+                    _check_schema(conn, self.path)
+                    _enable_wal(conn, self.timeout)
+                    conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+                    with _begin(conn):
+                        if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+                            for statement in _SCHEMA:
+                                conn.execute(statement)
+                            conn.execute(f"PRAGMA user_version = {_VERSION}")
+                except BaseException:
+                    conn.close()
+                    raise
             self._conn = conn
         return self._conn
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
             conn = self._connection()
-            with _begin(conn):
+            with self._errors(doing), _begin(conn):
                 yield conn
+
+    def _read(self, doing: str, sql: str, params: tuple[str, ...]) -> builtins.list[Any]:
+        with self._lock:
+            conn = self._connection()
+            with self._errors(doing):
+                return conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
         with self._lock:
@@ -159,66 +202,148 @@ class SQLiteStore:
 
     # -- the protocol --------------------------------------------------------------------------
     def get(self, session_id: str) -> builtins.list[Message]:
+        rows = self._read("read", "SELECT seq, data FROM messages WHERE session_id = ?"
+                          " ORDER BY seq", (session_id,))
+        return _codec.decode_rows(rows, session_id, self.path)
+
+    def writer(self, session_id: str) -> SQLiteWriter:
+        """Become the session's only writer, without waiting (see :class:`SQLiteWriter`).
+
+        Raises:
+            SessionBusy: another writer — in this process or another — holds the session.
+        """
+        check_session_id(session_id)
         with self._lock:
-            rows = self._connection().execute(
-                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq",
-                (session_id,)).fetchall()
-        return [message_from_dict(json.loads(data)) for (data,) in rows]
+            self._connection()  # a file we cannot use gets no lock folder next to it
+        locks = Path(f"{self.path}-locks")
+        path = locks / (hashlib.sha256(session_id.encode()).hexdigest()[:32] + ".lock")
+        with self._errors("lock a session in"):
+            locks.mkdir(exist_ok=True)
+            fd = _filelock.try_lock(path)
+        if fd is None:
+            raise SessionBusy(
+                f"session {session_id!r} is busy: {_filelock.holder(path)} is running a "
+                f"message on it (store {self.path}); wait for it to finish, or let send() "
+                "wait with session.wait = SECONDS")
+        return SQLiteWriter(self, session_id, fd, path, self._write)
 
     def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        check_session_id(session_id)
-        with self._transaction() as c:
-            self._insert(c, session_id, messages)
+        with self.writer(session_id) as w:
+            w.append(messages)
 
     def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        check_session_id(session_id)
-        with self._transaction() as c:
-            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            self._insert(c, session_id, messages)
+        with self.writer(session_id) as w:
+            w.replace(messages)
 
     def clear(self, session_id: str) -> None:
-        with self._transaction() as c:
+        with self.writer(session_id), self._transaction("write") as c:
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             c.execute("UPDATE sessions SET updated = ?, title = '' WHERE id = ?",
                       (time.time(), session_id))
 
     def delete(self, session_id: str) -> bool:
-        with self._transaction() as c:
-            c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            return c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+        w = self.writer(session_id)
+        try:
+            with self._transaction("write") as c:
+                c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                found = c.execute("DELETE FROM sessions WHERE id = ?",
+                                  (session_id,)).rowcount > 0
+        finally:
+            w.close(remove=True)
+        return found
 
     def info(self, session_id: str) -> SessionInfo | None:
         """One session's :class:`SessionInfo`, or ``None``."""
-        found = [s for s in self._infos("WHERE s.id = ?", (session_id,))]
+        found = self._infos("WHERE s.id = ?", (session_id,))
         return found[0] if found else None
 
     def list(self) -> builtins.list[SessionInfo]:
         return self._infos("", ())
 
     # -- internals -----------------------------------------------------------------------------
-    def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
-        with self._lock:
-            rows = self._connection().execute(
-                "SELECT s.id, s.created, s.updated, s.title,"
-                " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
-                f" FROM sessions s {where} ORDER BY s.updated DESC, s.id", params).fetchall()
-        return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
+    def _write(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:
+        rows = [_codec.encode(m) for m in messages]  # before the transaction: nothing half-done
+        with self._transaction("write to") as c:
+            if replace:
+                c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            now = time.time()
+            c.execute("INSERT INTO sessions (id, created, updated, title) VALUES (?, ?, ?, '')"
+                      " ON CONFLICT (id) DO UPDATE SET updated = excluded.updated",
+                      (session_id, now, now))
+            title = _codec.title(messages)
+            if title:
+                c.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
+                          (title, session_id))
+            (last,) = c.execute("SELECT coalesce(max(seq), 0) FROM messages"
+                                " WHERE session_id = ?", (session_id,)).fetchone()
+            c.executemany(
+                "INSERT INTO messages (session_id, seq, role, data, created)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(session_id, last + i, m.role, row, now)
+                 for i, (m, row) in enumerate(zip(messages, rows, strict=True), start=1)])
 
-    @staticmethod
-    def _insert(c: sqlite3.Connection, session_id: str, messages: Sequence[Message]) -> None:
-        now = time.time()
-        c.execute("INSERT INTO sessions (id, created, updated, title) VALUES (?, ?, ?, '')"
-                  " ON CONFLICT (id) DO UPDATE SET updated = excluded.updated",
-                  (session_id, now, now))
-        title = _title(messages)
-        if title:
-            c.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
-                      (title, session_id))
-        (last,) = c.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
-                            (session_id,)).fetchone()
-        c.executemany(
-            "INSERT INTO messages (session_id, seq, role, data, created) VALUES (?, ?, ?, ?, ?)",
-            [(session_id, last + i, *_row(m), now) for i, m in enumerate(messages, start=1)])
+    def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
+        rows = self._read(
+            "read", "SELECT s.id, s.created, s.updated, s.title,"
+            " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
+            f" FROM sessions s {where} ORDER BY s.updated DESC, s.id", params)
+        return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
+
+
+class SQLiteWriter:
+    """The one writer of a session in a :class:`SQLiteStore` (see ``SessionWriter``).
+
+    It holds the session's lock file until :meth:`close`; if its process dies, the operating
+    system releases the lock at once.
+    """
+
+    def __init__(self, store: SQLiteStore, session_id: str, fd: int, lock_path: Path,
+                 write: Callable[..., None]) -> None:
+        self.session_id = session_id
+        self._store = store
+        self._write = write  # the store's unlocked write: the lock is ours
+        self._fd: int | None = fd
+        self._lock_path = lock_path
+
+    def _check(self) -> None:
+        if self._fd is None:
+            raise UserError(f"the writer of session {self.session_id!r} is closed; take a new "
+                            "one with store.writer(session_id)")
+
+    def get(self) -> builtins.list[Message]:
+        self._check()
+        return self._store.get(self.session_id)
+
+    def append(self, messages: Sequence[Message]) -> None:
+        self._check()
+        self._write(self.session_id, messages, replace=False)
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        self._check()
+        self._write(self.session_id, messages, replace=True)
+
+    def close(self, *, remove: bool = False) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            if remove:
+                _filelock.remove(fd, self._lock_path)
+            else:
+                _filelock.release(fd)
+
+    def __enter__(self) -> SQLiteWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a writer dropped without close() must not hold the lock
+        if self._fd is not None:
+            with suppress(OSError):
+                self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self._fd is not None else "closed"
+        return f"SQLiteWriter({self.session_id!r}, {state}, store={self._store!r})"

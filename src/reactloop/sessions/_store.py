@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from reactloop.errors import UserError
 from reactloop.messages import Message
 
-__all__ = ["SessionInfo", "SessionStore"]
+__all__ = ["SessionInfo", "SessionStore", "SessionWriter", "check_session_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,15 +28,58 @@ class SessionInfo:
 
 
 @runtime_checkable
+class SessionWriter(Protocol):
+    """The one writer of a session, from :meth:`SessionStore.writer` until :meth:`close`.
+
+    While it is open no other writer — in this process, another process or another machine
+    sharing the store — can write the session. Use it as a context manager.
+    """
+
+    session_id: str
+
+    def get(self) -> list[Message]:
+        """The session's messages, read under the lock."""
+        ...
+
+    def append(self, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end, in one transaction."""
+        ...
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole history, in one transaction."""
+        ...
+
+    def close(self) -> None:
+        """Give up the lock; safe to call more than once."""
+        ...
+
+    def __enter__(self) -> SessionWriter: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+@runtime_checkable
 class SessionStore(Protocol):
     """Where sessions keep their history. Every method is a complete, atomic operation: a
     process killed at any point leaves each session either before or after it.
+
+    A session has one writer at a time (:meth:`writer`); the other writing methods take the
+    session's lock for their transaction, so they raise :class:`~reactloop.SessionBusy` while
+    another writer holds it. A writer killed by any signal loses its lock at once.
 
     Stores hold messages only — never the agent's configuration, so never an API key.
     """
 
     def get(self, session_id: str) -> list[Message]:
         """The session's messages in order (empty for an unknown session)."""
+        ...
+
+    def writer(self, session_id: str) -> SessionWriter:
+        """Become the session's only writer, without waiting.
+
+        Raises:
+            SessionBusy: another writer holds the session; the message says which.
+        """
         ...
 
     def append(self, session_id: str, messages: Sequence[Message]) -> None:
@@ -61,3 +105,12 @@ class SessionStore(Protocol):
     def list(self) -> list[SessionInfo]:
         """Every session, most recently updated first."""
         ...
+
+
+def check_session_id(session_id: object) -> str:
+    """``session_id`` if it is a valid session id, else a :class:`UserError`."""
+    if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
+            or any(ord(ch) < 32 or 0xD800 <= ord(ch) < 0xE000 for ch in session_id)):
+        raise UserError(f"a session id is a non-empty string of at most 200 printable "
+                        f"characters, got {session_id!r}")
+    return session_id
