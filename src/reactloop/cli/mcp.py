@@ -107,7 +107,7 @@ def serve_command(tool_specs: tuple[str, ...], agent_spec: str | None, name: str
     """
     from reactloop.cli._load import load_object
     from reactloop.errors import ReactloopError
-    from reactloop.mcp._server import require_sdk
+    from reactloop.mcp._errors import require_sdk
 
     if not tool_specs and not agent_spec:
         raise click.UsageError("give --tools MODULE:ATTR (repeatable) and/or --agent MODULE:ATTR")

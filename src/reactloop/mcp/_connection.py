@@ -28,7 +28,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from reactloop.errors import ToolRetry
-from reactloop.mcp._server import MCPServer, MCPServerError
+from reactloop.mcp._errors import MCPServerError, ServerConfig
 
 if TYPE_CHECKING:
     from mcp.client import Transport
@@ -164,7 +164,7 @@ class _WriteWatch:
 class Connection:
     """One started server process (stdio) or HTTP session, owned by its own task."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: ServerConfig) -> None:
         self.server = server
         self.client: Client | None = None
         self.tools: list[types.Tool] = []
@@ -345,7 +345,7 @@ class Link:
     """The connection of one ``open()``: restarts a lost server once and retries calls that
     provably did not reach it."""
 
-    def __init__(self, server: MCPServer, emit: Emit) -> None:
+    def __init__(self, server: ServerConfig, emit: Emit) -> None:
         self.server = server
         self.emit = emit
         self.conn: Connection | None = None
@@ -458,7 +458,7 @@ class Link:
         )
 
 
-def _start_error(server: MCPServer, exc: Exception, tail: str, noise: str = ""
+def _start_error(server: ServerConfig, exc: Exception, tail: str, noise: str = ""
                  ) -> MCPServerError:
     what = "could not be reached" if server.transport == "http" else "failed to start"
     reason = _reason(exc) + (f"; {noise}" if noise else "")

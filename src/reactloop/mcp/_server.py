@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import logging
 import os
 import shlex
@@ -11,7 +9,8 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-from reactloop.errors import ReactloopError, UserError
+from reactloop.errors import UserError
+from reactloop.mcp._errors import MCPServerError, require_sdk
 from reactloop.mcp._names import derive_http_name, derive_stdio_name, safe_name, tool_names
 from reactloop.tools._tool import Tool
 
@@ -25,35 +24,6 @@ __all__ = ["MCPServer", "MCPServerError", "MCPTools"]
 
 log = logging.getLogger("reactloop.mcp")
 
-INSTALL_HINT = "pip install 'reactloop[mcp]'"
-
-
-class MCPServerError(ReactloopError):
-    """An MCP server failed to start or to complete the MCP handshake.
-
-    The message names the server and, for stdio servers, ends with the tail of its stderr.
-    """
-
-    def __init__(
-        self, message: str, *, server: str, reason: str = "", stderr_tail: str = ""
-    ) -> None:
-        super().__init__(message)
-        self.server = server
-        self.reason = reason or message
-        """Why, without the server's name and stderr."""
-        self.stderr_tail = stderr_tail
-
-
-def require_sdk() -> None:
-    """Raise :class:`UserError` unless the ``mcp`` SDK (version 2 or later) is importable."""
-    if importlib.util.find_spec("mcp") is None:
-        raise UserError(f"MCP servers need the official MCP SDK: {INSTALL_HINT}")
-    try:  # the version from the package metadata: importing mcp here would cost ~0.5 s
-        major = int(importlib.metadata.version("mcp").split(".")[0])
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        return
-    if major < 2:
-        raise UserError(f"MCP servers need version 2 or later of the MCP SDK: {INSTALL_HINT} -U")
 
 
 class MCPTools(list[Tool]):
