@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-__all__ = ["load_object", "load_tools"]
+__all__ = ["load_agent", "load_object", "load_tools"]
 
 
 def load_object(spec: str, what: str) -> Any:
@@ -43,3 +43,18 @@ def load_tools(specs: tuple[str, ...]) -> list[Any]:
         else:
             tools.append(obj)
     return tools
+
+
+def load_agent(spec: str) -> Any:
+    """The :class:`~reactloop.Agent` named ``module:attr`` (an Agent, or a function without
+    arguments that returns one), for ``--agent``."""
+    from reactloop.agent import Agent
+
+    obj = load_object(spec, "--agent")
+    if not isinstance(obj, Agent) and callable(obj) and not isinstance(obj, type):
+        obj = obj()
+    if not isinstance(obj, Agent):
+        raise click.BadParameter(
+            f"{spec!r} is a {type(obj).__name__}, not a reactloop Agent; point it at an "
+            "Agent object (or a function returning one)", param_hint="--agent")
+    return obj
