@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from typing import Any
@@ -51,8 +52,12 @@ def load_agent(spec: str) -> Any:
     from reactloop.agent import Agent
 
     obj = load_object(spec, "--agent")
-    if not isinstance(obj, Agent) and callable(obj) and not isinstance(obj, type):
-        obj = obj()
+    if inspect.isfunction(obj):  # a factory
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise click.BadParameter(f"{spec!r} must take no arguments to build the agent: "
+                                     f"{exc}", param_hint="--agent") from None
     if not isinstance(obj, Agent):
         raise click.BadParameter(
             f"{spec!r} is a {type(obj).__name__}, not a reactloop Agent; point it at an "

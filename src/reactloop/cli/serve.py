@@ -39,8 +39,11 @@ def serve_command(agent_spec: str | None, host: str, port: int,
     from reactloop.errors import ReactloopError
 
     try:
-        agent = _agent(click.get_current_context(), agent_spec, opts)
         from reactloop.serve import create_app
+        from reactloop.serve._security import check_bind
+
+        check_bind(host, token)  # before the agent loads: fail fast
+        agent = _agent(click.get_current_context(), agent_spec, opts)
 
         app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
                          allowed_origins=allowed_origins)

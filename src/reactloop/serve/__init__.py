@@ -31,10 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["create_app"]
 
-MIN_TOKEN_LENGTH = 16
-"""Shorter tokens are refused (they could be guessed)."""
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
-_TOKEN_HINT = ("make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\"")
 
 
 def _require_extra() -> None:
@@ -77,20 +74,14 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
         LOOPBACK_HOSTS,
         WILDCARD_HOSTS,
         Policy,
+        check_bind,
         environ_secrets,
-        is_loopback,
     )
     from reactloop.sessions import open_store
 
     if not isinstance(agent, Agent):
         raise UserError(f"create_app needs a reactloop Agent, got {type(agent).__name__}")
-    if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        raise UserError(f"the token is shorter than {MIN_TOKEN_LENGTH} characters; "
-                        f"{_TOKEN_HINT}")
-    if token is None and not is_loopback(host):
-        raise UserError(f"host {host!r} exposes the server beyond this machine: pass a token "
-                        "(--token TOKEN or REACTLOOP_SERVE_TOKEN); every API call then needs "
-                        f"'Authorization: Bearer TOKEN'; {_TOKEN_HINT}")
+    check_bind(host, token)
     if max_body_bytes < 1024:
         raise UserError(f"max_body_bytes must be at least 1024, got {max_body_bytes}")
     bind = host.strip("[]").lower()

@@ -23,13 +23,14 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+if TYPE_CHECKING:  # only types: this module imports without the serve extra
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["LOOPBACK_HOSTS", "WILDCARD_HOSTS", "Guard", "Policy", "Redactor", "environ_secrets",
-           "is_loopback", "secret_values"]
+__all__ = ["LOOPBACK_HOSTS", "MIN_TOKEN_LENGTH", "WILDCARD_HOSTS", "Guard", "Policy", "Redactor",
+           "check_bind", "environ_secrets", "is_loopback", "secret_values"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 """Bind addresses that keep the server on this machine (no token needed)."""
@@ -44,9 +45,28 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _MIN_SECRET = 8  # shorter environment values are too common to scrub ("1", "true", …)
 
 
+MIN_TOKEN_LENGTH = 16
+"""Shorter tokens are refused (they could be guessed)."""
+_TOKEN_HINT = "make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\""
+
+
 def is_loopback(host: str) -> bool:
     """True for the bind addresses that keep the server on this machine."""
     return host.strip("[]").lower() in LOOPBACK_HOSTS
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """:class:`UserError` unless binding ``host`` with ``token`` is safe: a token of
+    :data:`MIN_TOKEN_LENGTH`+ characters whenever ``host`` is not a loopback address."""
+    from reactloop.errors import UserError
+
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise UserError(f"the token is shorter than {MIN_TOKEN_LENGTH} characters; "
+                        f"{_TOKEN_HINT}")
+    if token is None and not is_loopback(host):
+        raise UserError(f"host {host!r} exposes the server beyond this machine: pass a token "
+                        "(--token TOKEN or REACTLOOP_SERVE_TOKEN); every API call then needs "
+                        f"'Authorization: Bearer TOKEN'; {_TOKEN_HINT}")
 
 
 @dataclass(frozen=True, slots=True)
