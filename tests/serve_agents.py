@@ -7,7 +7,8 @@ between sessions), by the words of the turn's user message:
   ``show_poi`` (a marker) or ``show_directions`` (a route), then answer;
 - ``plan``: makes a two-step plan with ``update_plan``, completes a step, answers;
 - ``burst N``: N tool calls in one response, then a long streamed answer (a 500-event run);
-- ``wait PATH``: blocks until the file PATH exists, then answers (to hold a session busy);
+- ``wait NAME …``: holds the run until another session's message ``release NAME`` (to keep
+  sessions busy on purpose), then goes on like the default below;
 - ``secret``: a tool returns the value of ``SERVE_TEST_API_KEY`` and the model repeats it;
 - ``fail``: the model raises, so the run ends ``error``;
 - anything else: calls ``echo`` with the text, then answers with JSON describing what it saw
@@ -19,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from reactloop.messages import Message, ModelRequest
 from reactloop.testing import FunctionModel
 
 SKILLS = Path(__file__).resolve().parents[1] / "examples" / "skills"
-WAIT_LIMIT = 60.0  # a held session gives up after this many seconds
+WAIT_LIMIT = 120.0  # a held session gives up after this many seconds
 
 
 @tool
@@ -110,14 +110,22 @@ def _burst(text: str, after: list[Message]) -> Any:
     return " ".join(f"word{i}" for i in range(n)) + " done."
 
 
-async def _wait(text: str) -> str:
-    path = Path(text.split(maxsplit=1)[1])
-    deadline = time.monotonic() + WAIT_LIMIT
-    while not await asyncio.to_thread(path.exists):  # the test creates it to end the run
-        if time.monotonic() > deadline:
-            return "gave up waiting"
-        await asyncio.sleep(0.01)
-    return "released"
+_gates: dict[str, asyncio.Event] = {}  # wait/release: shared by design, across sessions
+
+
+async def _wait(text: str) -> Any:
+    gate = _gates.setdefault(text.split()[1], asyncio.Event())
+    try:
+        await asyncio.wait_for(gate.wait(), WAIT_LIMIT)
+    except TimeoutError:
+        return "gave up waiting"
+    return ToolCall("echo", {"text": text})
+
+
+def _release(text: str) -> str:
+    name = text.split()[1]
+    _gates.setdefault(name, asyncio.Event()).set()
+    return f"released {name}"
 
 
 def _echo(text: str, request: ModelRequest, after: list[Message]) -> Any:
@@ -140,8 +148,10 @@ async def respond(request: ModelRequest) -> Any:
         return _plan(after)
     if words[:1] == ["burst"]:
         return _burst(text, after)
-    if words[:1] == ["wait"]:
+    if words[:1] == ["wait"] and not after:
         return await _wait(text)
+    if words[:1] == ["release"]:
+        return _release(text)
     if words[:1] == ["secret"]:
         last = _last_tool(after)
         return ToolCall("read_secret", {}) if last is None else f"The key is {last.content}"

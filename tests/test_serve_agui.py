@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,7 @@ def test_secrets_are_redacted_in_agui_too(client) -> None:
     assert "[redacted]" in json.dumps(events)
 
 
-def test_invalid_inputs_are_400_and_a_busy_thread_409(client, tmp_path: Path) -> None:
+def test_invalid_inputs_are_400_and_a_busy_thread_409(client) -> None:
     bad = client.post("/api/agui", json={"threadId": "t"})
     assert bad.status_code == 400 and "not an AG-UI RunAgentInput" in bad.json()["error"]
     last_assistant = run_input("agui-bad", "hi")
@@ -132,12 +133,12 @@ def test_invalid_inputs_are_400_and_a_busy_thread_409(client, tmp_path: Path) ->
     r = client.post("/api/agui", json=last_assistant)
     assert r.status_code == 400 and "the last message is a 'assistant' message" in r.json()[
         "error"]
-    gate = tmp_path / "release"
+    gate = f"gate-{uuid.uuid4().hex}"
     with client.stream("POST", "/api/agui", json=run_input("agui-busy", f"wait {gate}")) as r:
         lines = r.iter_lines()
         assert '"RUN_STARTED"' in next(lines)
         assert client.post("/api/agui", json=run_input("agui-busy", "hi")).status_code == 409
-        gate.touch()
+        assert agui(client, "agui-releaser", f"release {gate}")[-1]["type"] == "RUN_FINISHED"
         rest = [line for line in lines if line.startswith("data:")]
     assert '"RUN_FINISHED"' in rest[-1]
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -109,9 +110,9 @@ def test_message_streams_every_event_in_order_and_ends_with_run_end(client) -> N
     assert len(result["messages"]) == 4
 
 
-def test_a_second_message_to_a_busy_session_gets_409(client, tmp_path: Path) -> None:
+def test_a_second_message_to_a_busy_session_gets_409(client) -> None:
     session_id = new_session(client)
-    gate = tmp_path / "release"
+    gate = f"gate-{uuid.uuid4().hex}"
     with client.stream("POST", f"/api/sessions/{session_id}/messages",
                        json={"text": f"wait {gate}"}) as first:
         lines = first.iter_lines()
@@ -122,12 +123,14 @@ def test_a_second_message_to_a_busy_session_gets_409(client, tmp_path: Path) -> 
         assert client.delete(f"/api/sessions/{session_id}").status_code == 409
         listed = {s["id"]: s for s in client.get("/api/sessions").json()}
         assert listed[session_id]["running"] is True
-        other = new_session(client)  # other sessions are not blocked
-        assert send(client, other, "hello other")[-1][1]["result"]["state"] == "completed"
-        gate.touch()
+        # another session runs meanwhile; its message lets the first run go on
+        released = send(client, new_session(client), f"release {gate}")
+        assert released[-1][1]["result"]["output"] == f"released {gate}"
         rest = parse_sse(["event: run_start", *lines])
-    assert rest[-1][0] == "run_end" and rest[-1][1]["result"]["output"] == "released"
+    assert rest[-1][0] == "run_end"
+    assert json.loads(rest[-1][1]["result"]["output"])["echo"] == f"wait {gate}"
     assert send(client, session_id, "hello after")[-1][1]["result"]["state"] == "completed"
+    assert {s["id"]: s for s in client.get("/api/sessions").json()}[session_id]["running"] is False
 
 
 def test_sessions_never_see_each_others_state(client) -> None:
@@ -271,3 +274,11 @@ def test_cli_help_lists_serve() -> None:
     for option in ("--agent", "--host", "--port", "--store", "--token", "REACTLOOP_SERVE_TOKEN",
                    "--skills", "--mcp"):
         assert option in out, option
+
+
+def test_the_server_stack_is_imported_only_when_serving() -> None:
+    code = ("import sys, reactloop, reactloop.cli, reactloop.serve\n"
+            "print(','.join(m for m in ('starlette', 'uvicorn', 'ag_ui') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.strip()
+    assert out == ""

@@ -26,8 +26,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import RunAgentInput
-from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -37,14 +35,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from reactloop.errors import UserError
-from reactloop.serve._agui import AGUIInputError, AGUITranslator, prompt_of
 from reactloop.serve._runs import Busy, Run, Runs
 from reactloop.serve._security import Guard, Policy, Redactor
 
 if TYPE_CHECKING:
+    from ag_ui.encoder import EventEncoder
     from starlette.types import ASGIApp
 
     from reactloop.agent import Agent
+    from reactloop.events import Event
+    from reactloop.serve._agui import AGUITranslator
     from reactloop.sessions import SessionStore
 
 __all__ = ["build_app"]
@@ -225,17 +225,26 @@ class _Api:
 
     async def _sse(self, run: Run) -> AsyncIterator[bytes]:
         try:
-            async for event in run.events():
-                if event is None:
+            async for batch in run.batches():
+                if not batch:
                     yield b": keep-alive\n\n"
                     continue
-                data = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
-                yield f"event: {event.type}\ndata: {self.redact(data)}\n\n".encode()
+                yield "".join(self._frame(event) for event in batch).encode()
         except Exception as exc:  # the store failed, or similar: say so, then end
             data = json.dumps({"error": self.redact(f"{type(exc).__name__}: {exc}")})
             yield f"event: error\ndata: {data}\n\n".encode()
 
+    def _frame(self, event: Event) -> str:
+        data = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+        return f"event: {event.type}\ndata: {self.redact(data)}\n\n"
+
     async def agui(self, request: Request) -> Response:
+        # imported on first use: the protocol's models take a moment to build
+        from ag_ui.core import RunAgentInput
+        from ag_ui.encoder import EventEncoder
+
+        from reactloop.serve._agui import AGUIInputError, AGUITranslator, prompt_of
+
         body = await _json_body(request, required=True)
         try:
             run_input = RunAgentInput.model_validate(body)
@@ -256,15 +265,15 @@ class _Api:
     async def _agui(self, run: Run, translator: AGUITranslator, encoder: EventEncoder
                     ) -> AsyncIterator[bytes]:
         try:
-            async for event in run.events():
-                if event is None:
+            async for batch in run.batches():
+                if not batch:
                     yield b": keep-alive\n\n"
                     continue
-                for out in translator.translate(event):
-                    yield self.redact(encoder.encode(out)).encode()
+                yield self.redact("".join(encoder.encode(out) for event in batch
+                                          for out in translator.translate(event))).encode()
         except Exception as exc:
-            for out in translator.error(self.redact(f"{type(exc).__name__}: {exc}")):
-                yield self.redact(encoder.encode(out)).encode()
+            message = self.redact(f"{type(exc).__name__}: {exc}")
+            yield "".join(encoder.encode(out) for out in translator.error(message)).encode()
 
 
 async def _json_body(request: Request, *, required: bool) -> dict[str, Any]:

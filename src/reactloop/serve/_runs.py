@@ -3,7 +3,7 @@
 Each message opens the session afresh from the store (``agent.session(id, store)``), so the
 run starts from exactly what is stored — also what another process wrote — and keeps nothing
 in memory between messages. The run is driven by a task of its own that feeds a queue; the
-HTTP response reads the queue. When the client goes away the response cancels the task, the
+HTTP response reads the queue, writing every event already waiting in one go. When the client goes away the response cancels the task, the
 run ends ``CANCELLED`` and what it wrote so far stays in the store.
 """
 
@@ -80,22 +80,33 @@ class Run:
             self._runs._release(self.session.id)
             self._queue.put_nowait(_DONE)
 
-    async def events(self) -> AsyncIterator[Event | None]:
-        """The run's events in order; ``None`` after :data:`KEEPALIVE` seconds of silence.
+    async def batches(self) -> AsyncIterator[list[Event]]:
+        """The run's events in order, in batches of those already waiting (so a busy server
+        writes several events at once); an empty batch after :data:`KEEPALIVE` seconds of
+        silence.
 
         Raises what broke the run outside the loop (the loop itself never raises). Leaving
         early (the client disconnected) cancels the run."""
         try:
-            while True:
+            done = False
+            while not done:
                 try:
                     async with asyncio.timeout(KEEPALIVE):
                         item = await self._queue.get()
                 except TimeoutError:
-                    yield None
+                    yield []
                     continue
-                if item is _DONE:
-                    break
-                yield item
+                batch: list[Event] = []
+                while True:
+                    if item is _DONE:
+                        done = True
+                        break
+                    batch.append(item)
+                    if self._queue.empty():
+                        break
+                    item = self._queue.get_nowait()
+                if batch:
+                    yield batch
             if self._failure is not None:
                 raise self._failure
         finally:
