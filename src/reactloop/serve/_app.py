@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from reactloop.events import Event
     from reactloop.serve._agui import AGUITranslator
     from reactloop.sessions import SessionStore
+    from reactloop.skills import Skill
 
 __all__ = ["build_app"]
 
@@ -307,8 +308,8 @@ def _exists(store: SessionStore, session_id: str) -> bool:
     return _info(store, session_id) is not None
 
 
-def _skills_of(agent: Agent) -> list[Any]:
-    """The agent's skills (``reactloop.skills.Skill`` objects), or none."""
-    # TODO(lead): read a public ``Agent.skills`` once the run-state refactor adds one
-    skills = getattr(agent, "skills", None) or getattr(agent, "_skills", None) or ()
-    return [s for s in skills if hasattr(s, "resolve_file") and hasattr(s, "files")]
+def _skills_of(agent: Agent) -> list[Skill]:
+    """The agent's skills (from its skill-set extensions)."""
+    from reactloop.skills import SkillSet
+
+    return [skill for ext in agent.extensions if isinstance(ext, SkillSet) for skill in ext]

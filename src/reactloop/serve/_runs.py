@@ -50,10 +50,10 @@ class Runs:
         session = self.agent.session(session_id, store=self.store)
         return Run(self, session, text)
 
-    def _claim(self, session_id: str) -> None:
+    def claim(self, session_id: str) -> None:
         self._busy[session_id] = time.time()
 
-    def _release(self, session_id: str) -> None:
+    def release(self, session_id: str) -> None:
         self._busy.pop(session_id, None)
 
 
@@ -65,7 +65,7 @@ class Run:
         self._runs = runs
         self._queue: asyncio.Queue[Any] = asyncio.Queue()  # unbounded: see _produce
         self._failure: BaseException | None = None
-        runs._claim(session.id)
+        runs.claim(session.id)
         # the run starts now and always ends (releasing the session), even if the response
         # is never read; the queue is unbounded so a vanished reader cannot stall it
         self._task = asyncio.get_running_loop().create_task(self._produce(text))
@@ -77,7 +77,7 @@ class Run:
         except Exception as exc:  # outside the loop's own handling (e.g. the store failed)
             self._failure = exc
         finally:
-            self._runs._release(self.session.id)
+            self._runs.release(self.session.id)
             self._queue.put_nowait(_DONE)
 
     async def batches(self) -> AsyncIterator[list[Event]]:
