@@ -89,8 +89,8 @@ def _airport(text: str, after: list[Message]) -> Any:
     if done == "search_pois" and last is not None:
         return ToolCall("show_poi", {"poi_id": json.loads(last.content)[0]["id"]})
     details = json.loads(last.content) if last is not None else {}
-    return (f"Gate B12 ({details.get('name')}) is in {details.get('building')}, "
-            f"{details.get('location', '').lower()}. I marked it on your map.")
+    return (f"{details.get('name')} is in {details.get('building')} "
+            f"({details.get('location')}). I marked it on your map.")
 
 
 def _plan(after: list[Message]) -> Any:

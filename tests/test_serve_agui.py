@@ -93,7 +93,7 @@ def test_a_run_is_a_valid_agui_stream(client) -> None:
         "action": "show_poi", "poi_id": 111, "name": "Gate 12", "building": "Terminal B"}} \
         in custom
     text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
-    assert text.startswith("Gate B12 (Gate 12) is in Terminal B")
+    assert text.startswith("Gate 12 is in Terminal B")
     finished = events[-1]
     assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "success"}
     assert finished["result"]["output"] == text and finished["result"]["state"] == "completed"
@@ -168,7 +168,7 @@ def test_the_official_agui_js_client_drives_the_endpoint(served) -> None:
     assert len(results) == 3 and json.loads(results[2]["content"])["name"] == "Gate 12"
     answer = [m["content"] for m in first["newMessages"] if m["role"] == "assistant"
               and m.get("content")]
-    assert answer[-1].startswith("Gate B12 (Gate 12) is in Terminal B")
+    assert answer[-1].startswith("Gate 12 is in Terminal B")
     assert first["result"]["state"] == "completed"
     # second run on the same thread: the client sends its whole history, the server runs the
     # new user message on the stored session; the plan arrives as state

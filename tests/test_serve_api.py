@@ -162,7 +162,7 @@ def test_tool_ui_events_arrive_as_custom_events(client) -> None:
     ui = [d["data"] for t, d in events if t == "custom" and d["name"] == "ui"]
     assert ui == [{"action": "show_poi", "poi_id": 111, "name": "Gate 12",
                    "building": "Terminal B"}]
-    assert "Gate B12 (Gate 12) is in Terminal B" in events[-1][1]["result"]["output"]
+    assert "Gate 12 is in Terminal B" in events[-1][1]["result"]["output"]
 
 
 def test_a_failing_model_ends_the_stream_with_run_end_error(client) -> None:

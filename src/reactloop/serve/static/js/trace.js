@@ -192,7 +192,8 @@ export class Trace {
 
   on_custom(data) {
     const value = data.data || {};
-    const what = data.name === "ui" && value.action ? `${value.action}${value.name ? " · " + value.name : ""}` : short(pretty(value), 140);
+    const detail = value.name || (value.distance_m !== undefined ? `${value.distance_m} m` : "");
+    const what = data.name === "ui" && value.action ? `${value.action}${detail ? " · " + detail : ""}` : short(JSON.stringify(value), 140);
     this.row("custom", h("span.tag", { text: data.name }), h("span", { text: what }));
   }
 
