@@ -11,6 +11,7 @@ between sessions), by the words of the turn's user message:
   sessions busy on purpose), then goes on like the default below;
 - ``secret``: a tool returns the value of ``SERVE_TEST_API_KEY`` and the model repeats it;
 - ``fail``: the model raises, so the run ends ``error``;
+- ``broken``: calls ``count`` with an invalid argument (a tool error), then answers;
 - anything else: calls ``echo`` with the text, then answers with JSON describing what it saw
   (the turn's echo, every user message in the history, the tools offered).
 """
@@ -155,6 +156,9 @@ async def respond(request: ModelRequest) -> Any:
     if words[:1] == ["secret"]:
         last = _last_tool(after)
         return ToolCall("read_secret", {}) if last is None else f"The key is {last.content}"
+    if words[:1] == ["broken"]:
+        last = _last_tool(after)
+        return ToolCall("count", {"n": "many"}) if last is None else "The count tool refused."
     if words[:1] == ["fail"]:
         raise ModelError("the scripted model failed on purpose")
     return _echo(text, request, after)

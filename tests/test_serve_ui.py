@@ -141,3 +141,22 @@ def test_a_run_of_more_than_500_events_renders_completely(page, served) -> None:
     expect(page.locator(".messages .msg.assistant .bubble").last).to_contain_text(
         f"word{BURST - 1} done.")
     expect(turn.locator(".turn-foot")).to_contain_text(f"{BURST} tool calls")
+
+
+def test_tool_errors_and_failed_runs_show_in_the_trace(page, served) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, "broken tool please")
+    call = page.locator('.trace .row.call[data-tool="count"]')
+    expect(call).to_have_attribute("data-state", "error")
+    expect(call.locator(".call-preview")).to_contain_text(
+        "✗ Invalid arguments: argument 'n': Input should be a valid integer")
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
+        "The count tool refused.")
+    ask(page, "fail please")
+    turn = page.locator(".trace .turn").last
+    expect(turn).to_have_attribute("data-state", "error")
+    expect(turn.locator(".turn-foot .error-text")).to_contain_text("failed on purpose")
+    expect(page.locator(".messages .msg.assistant").last).to_have_attribute("data-state", "error")

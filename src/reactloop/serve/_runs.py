@@ -58,7 +58,7 @@ class Runs:
 
 
 class Run:
-    """One message being run: iterate :meth:`events` for the run's events."""
+    """One message being run: iterate :meth:`batches` for the run's events."""
 
     def __init__(self, runs: Runs, session: Session, text: str) -> None:
         self.session = session

@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # only types: this module imports without the serve extra
@@ -264,12 +264,6 @@ class Redactor:
             if s in text:
                 text = text.replace(s, "[redacted]")
         return text
-
-    def data(self, value: Any) -> Any:
-        """``value`` (JSON data) with every secret replaced."""
-        if not self._secrets:
-            return value
-        return json.loads(self(json.dumps(value, ensure_ascii=False, default=str)))
 
 
 def environ_secrets(token: str | None) -> Redactor:

@@ -103,10 +103,9 @@ export async function readSSE(body, onEvent) {
     const { value, done } = await reader.read();
     if (done) break;
     buffer += value;
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
+    const blocks = buffer.split("\n\n");
+    buffer = blocks.pop(); // the unfinished tail
+    for (const block of blocks) {
       let type = "message";
       const data = [];
       for (const line of block.split("\n")) {
