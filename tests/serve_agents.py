@@ -46,7 +46,8 @@ def echo(text: str) -> str:
 @tool
 def read_secret() -> str:
     """Read the service's API key (a test of redaction: the value must never leave)."""
-    return os.environ.get("SERVE_TEST_API_KEY", "")
+    key = os.environ.get("SERVE_TEST_API_KEY", "")
+    return f'{key} (sent as Authorization: "Bearer {key}")'  # quotes: JSON escapes around it
 
 
 @tool

@@ -122,7 +122,7 @@ def test_a_failed_run_is_run_error(client) -> None:
 def test_secrets_are_redacted_in_agui_too(client) -> None:
     events = agui(client, "agui-secret", "secret please")
     assert SERVE_SECRET not in json.dumps(events)
-    assert "[redacted]" in json.dumps(events)
+    assert "[REDACTED]" in json.dumps(events)
 
 
 def test_invalid_inputs_are_400_and_a_busy_thread_409(client) -> None:

@@ -92,4 +92,4 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
                     max_body=max_body_bytes)
     owns_store = store is None or isinstance(store, (str, os.PathLike))
     return build_app(agent, open_store(store), owns_store=owns_store, policy=policy,
-                     redactor=environ_secrets(token))
+                     scrub=environ_secrets(token))

@@ -36,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 
 from reactloop.errors import UserError
 from reactloop.serve._runs import Busy, Run, Runs
-from reactloop.serve._security import Guard, Policy, Redactor
+from reactloop.serve._security import Guard, Policy, Scrubber
 
 if TYPE_CHECKING:
     from ag_ui.encoder import EventEncoder
@@ -70,9 +70,9 @@ class ApiError(Exception):
 
 
 def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Policy,
-              redactor: Redactor) -> ASGIApp:
+              scrub: Scrubber) -> ASGIApp:
     """The app behind ``create_app`` (arguments already checked there)."""
-    api = _Api(agent, store, redactor)
+    api = _Api(agent, store, scrub)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -113,15 +113,14 @@ async def _index(request: Request) -> Response:
 
 
 class _Api:
-    def __init__(self, agent: Agent, store: SessionStore, redactor: Redactor) -> None:
+    def __init__(self, agent: Agent, store: SessionStore, scrub: Scrubber) -> None:
         self.agent = agent
         self.store = store
-        self.redact = redactor
+        self.scrub = scrub
         self.runs = Runs(agent, store)
 
     def json(self, data: Any, status: int = 200) -> Response:
-        text = json.dumps(data, ensure_ascii=False, default=str)
-        return Response(self.redact(text), status, media_type="application/json")
+        return Response(self.scrub.json(data), status, media_type="application/json")
 
     # -- errors ----------------------------------------------------------------------------------
     async def on_api_error(self, request: Request, exc: Exception) -> Response:
@@ -159,8 +158,10 @@ class _Api:
         media = _TEXT_TYPES.get(found.suffix.lower())
         if media is None:
             return Response(found.read_bytes(), media_type="application/octet-stream")
-        return Response(self.redact(found.read_text(encoding="utf-8", errors="replace")),
-                        media_type=media)
+        text = found.read_text(encoding="utf-8", errors="replace")
+        scrubbed = self.scrub.json_text(text) if media == "application/json" \
+            else self.scrub.text(text)
+        return Response(scrubbed, media_type=media)
 
     # -- sessions --------------------------------------------------------------------------------
     async def list_sessions(self, request: Request) -> Response:
@@ -232,12 +233,11 @@ class _Api:
                     continue
                 yield "".join(self._frame(event) for event in batch).encode()
         except Exception as exc:  # the store failed, or similar: say so, then end
-            data = json.dumps({"error": self.redact(f"{type(exc).__name__}: {exc}")})
+            data = self.scrub.json({"error": f"{type(exc).__name__}: {exc}"})
             yield f"event: error\ndata: {data}\n\n".encode()
 
     def _frame(self, event: Event) -> str:
-        data = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
-        return f"event: {event.type}\ndata: {self.redact(data)}\n\n"
+        return f"event: {event.type}\ndata: {self.scrub.json(event.to_dict())}\n\n"
 
     async def agui(self, request: Request) -> Response:
         # imported on first use: the protocol's models take a moment to build
@@ -270,11 +270,18 @@ class _Api:
                 if not batch:
                     yield b": keep-alive\n\n"
                     continue
-                yield self.redact("".join(encoder.encode(out) for event in batch
-                                          for out in translator.translate(event))).encode()
+                yield "".join(self._agui_frame(encoder.encode(out)) for event in batch
+                              for out in translator.translate(event)).encode()
         except Exception as exc:
-            message = self.redact(f"{type(exc).__name__}: {exc}")
-            yield "".join(encoder.encode(out) for out in translator.error(message)).encode()
+            message = self.scrub.text(f"{type(exc).__name__}: {exc}")
+            yield "".join(self._agui_frame(encoder.encode(out))
+                          for out in translator.error(message)).encode()
+
+    def _agui_frame(self, frame: str) -> str:
+        """One encoded AG-UI frame (``data: {...}``), without secrets."""
+        if self.scrub.text(frame) == frame:
+            return frame
+        return f"data: {self.scrub.json_text(frame.removeprefix('data: ').strip())}\n\n"
 
 
 async def _json_body(request: Request, *, required: bool) -> dict[str, Any]:

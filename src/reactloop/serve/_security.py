@@ -12,7 +12,8 @@ One pure ASGI middleware (so streamed responses pass through untouched) that, in
 5. adds protective headers to every response.
 
 It also knows the secrets that must never leave the process (the token, and environment
-variables named like keys) and scrubs them from what the app sends (:class:`Redactor`).
+variables named like keys): :func:`environ_secrets` registers them with reactloop's redaction,
+which scrubs everything the app sends.
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ import fnmatch
 import hmac
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # only types: this module imports without the serve extra
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["LOOPBACK_HOSTS", "MIN_TOKEN_LENGTH", "WILDCARD_HOSTS", "Guard", "Policy", "Redactor",
+__all__ = ["LOOPBACK_HOSTS", "MIN_TOKEN_LENGTH", "WILDCARD_HOSTS", "Guard", "Policy", "Scrubber",
            "check_bind", "environ_secrets", "is_loopback", "secret_values"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -42,7 +43,6 @@ _SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"cross-origin-resource-policy", b"same-origin"),
 )
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-_MIN_SECRET = 8  # shorter environment values are too common to scrub ("1", "true", …)
 
 
 MIN_TOKEN_LENGTH = 16
@@ -240,32 +240,58 @@ async def _reply(send: Send, status: int, message: str, *, cors_origin: str | No
 def secret_values(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -> list[str]:
     """The values that must never appear in a response: environment variables named like
     secrets (the workspace's patterns: ``*API_KEY*``, ``*TOKEN*``, …) and ``extra``."""
+    from reactloop._redact import MIN_SECRET_LENGTH
     from reactloop.tools.workspace import SECRET_ENV_PATTERNS
 
     found = {v for k, v in environ.items()
-             if len(v) >= _MIN_SECRET
+             if len(v.strip()) >= MIN_SECRET_LENGTH
              and any(fnmatch.fnmatchcase(k.upper(), p) for p in SECRET_ENV_PATTERNS)}
     found.update(v for v in extra if v)
     return sorted(found, key=len, reverse=True)  # longest first: no partial leftovers
 
 
-class Redactor:
-    """Replaces secret values in outgoing text with ``[redacted]``."""
+class Scrubber:
+    """Scrubs secrets from outgoing text and JSON with reactloop's redaction.
 
-    def __init__(self, secrets: Iterable[str]) -> None:
-        forms: set[str] = set()
-        for s in secrets:
-            forms.add(s)
-            forms.add(json.dumps(s)[1:-1])  # as it appears inside a JSON string
-        self._secrets = sorted(forms, key=len, reverse=True)
+    JSON is checked as text first (the common case: nothing found, nothing to do); when
+    something is found, the secrets are replaced inside the decoded strings and the JSON is
+    encoded again, so a replacement can never break an escape sequence."""
 
-    def __call__(self, text: str) -> str:
-        for s in self._secrets:
-            if s in text:
-                text = text.replace(s, "[redacted]")
-        return text
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        self.text = redact
+
+    def json(self, data: Any) -> str:
+        """``data`` as JSON, without secrets."""
+        text = json.dumps(data, ensure_ascii=False, default=str)
+        return text if self.text(text) == text else json.dumps(
+            self._values(json.loads(text)), ensure_ascii=False)
+
+    def json_text(self, text: str) -> str:
+        """A JSON document's text, without secrets."""
+        if self.text(text) == text:
+            return text
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return self.text(text)
+        return json.dumps(self._values(data), ensure_ascii=False)
+
+    def _values(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k): self._values(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._values(v) for v in value]
+        return value
 
 
-def environ_secrets(token: str | None) -> Redactor:
-    """The redactor for this process: its secret-looking environment and ``token``."""
-    return Redactor(secret_values(os.environ, [token]))
+def environ_secrets(token: str | None) -> Scrubber:
+    """Register this process's secret-looking environment values and ``token`` with reactloop's
+    redaction (registered secrets, credential headers, key-shaped strings) and return the
+    :class:`Scrubber` for everything the app sends."""
+    from reactloop._redact import add_secret, redact
+
+    for value in secret_values(os.environ, [token]):
+        add_secret(value)
+    return Scrubber(redact)
