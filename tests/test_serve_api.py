@@ -244,6 +244,20 @@ def test_history_survives_a_server_restart(tmp_path: Path) -> None:
 
 # -- the command line --------------------------------------------------------------------------
 
+def test_serve_builds_the_agent_from_the_options_of_run(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="pip install 'reactloop[local]'")
+    skills = Path(__file__).resolve().parents[1] / "examples" / "skills"
+    server = ServeProcess("--skills", str(skills), "--tools", "serve_agents:echo",
+                          "--max-iterations", "3", store=tmp_path / "options.sqlite3").start()
+    try:
+        info = httpx.get(f"{server.url}/api/info", timeout=30).json()
+    finally:
+        server.stop()
+    assert info["model"].startswith("local:")  # the default model, loaded on first use
+    assert info["tools"] == ["echo", "load_skill", "load_skill_reference"]
+    assert {s["name"] for s in info["skills"]} == {"airport", "book-flight", "data-analyst"}
+
+
 def _serve_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k != "REACTLOOP_SERVE_TOKEN"}
     return subprocess.run([sys.executable, "-m", "reactloop", "serve", *args],
