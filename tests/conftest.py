@@ -177,3 +177,120 @@ def store_arg(request, tmp_path):
 
 
 # ---- end Sessions -------------------------------------------------------------------------
+# ---- serve (issue 13) ---------------------------------------------------------------------
+# `reactloop serve` started for real (a subprocess on a loopback port), the SSE parser the
+# tests read streams with, and `require()`: skip with an install hint, but FAIL under CI.
+
+import json as _json  # noqa: E402 - this block is appended
+import re as _re  # noqa: E402 - this block is appended
+import threading as _threading  # noqa: E402 - this block is appended
+from collections.abc import Iterable as _Iterable  # noqa: E402 - this block is appended
+
+SERVE_TESTS_DIR = _Path(__file__).resolve().parent
+SERVE_SECRET = "sk-serve-test-0123456789abcdef"  # an "API key" no response may contain
+SERVE_TOKEN = "serve-test-token-0123456789abcdef"
+
+
+def require(condition: object, reason: str) -> None:
+    """Skip with ``reason`` (which says how to install what is missing) — or fail under CI,
+    where every prerequisite is installed by .ci/run and a skip would hide a broken setup."""
+    if condition:
+        return
+    if _os.environ.get("CI"):
+        pytest.fail(f"CI: {reason}")
+    pytest.skip(reason)
+
+
+class ServeProcess:
+    """``reactloop serve`` in a subprocess; ``url`` once it listens."""
+
+    def __init__(self, *args: str, store: _Path, env: dict[str, str] | None = None) -> None:
+        self.args = args
+        self.store = store
+        inherited = {k: v for k, v in _os.environ.items() if k != "REACTLOOP_SERVE_TOKEN"}
+        self.env = {**inherited, "SERVE_TEST_API_KEY": SERVE_SECRET, **(env or {})}
+        self.lines: list[str] = []
+        self.url = ""
+        self.proc: _subprocess.Popen[str] | None = None
+
+    def start(self, timeout: float = 60) -> ServeProcess:
+        self.stderr = open(self.store.with_suffix(".stderr"), "w")  # noqa: SIM115
+        self.proc = _subprocess.Popen(
+            [_sys.executable, "-m", "reactloop", "serve", "--port", "0",
+             "--store", str(self.store), *self.args],
+            cwd=SERVE_TESTS_DIR, env=self.env, stdout=_subprocess.PIPE, stderr=self.stderr,
+            text=True)
+        ready = _threading.Event()
+
+        def read() -> None:
+            assert self.proc is not None and self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.lines.append(line)
+                found = _re.search(r"http://\S+/", line)
+                if found and not self.url:
+                    self.url = found.group(0).rstrip("/")
+                    ready.set()
+            ready.set()
+
+        _threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(timeout) or not self.url:
+            self.stop()
+            raise RuntimeError(f"reactloop serve did not start: {self.output()}")
+        return self
+
+    def wait_for(self, text: str, timeout: float = 30) -> bool:
+        """True once ``text`` appears in the server's output (polled, with a deadline)."""
+        deadline = _time.monotonic() + timeout
+        while not any(text in line for line in self.lines):
+            if _time.monotonic() > deadline:
+                return False
+            _time.sleep(0.01)
+        return True
+
+    def output(self) -> str:
+        err = self.store.with_suffix(".stderr")
+        return "".join(self.lines) + (err.read_text() if err.exists() else "")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except _subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if getattr(self, "stderr", None) is not None:
+            self.stderr.close()
+
+
+def parse_sse(lines: _Iterable[str]) -> list[tuple[str, dict]]:
+    """``(event type, data)`` pairs of a text/event-stream (comments skipped)."""
+    out: list[tuple[str, dict]] = []
+    kind, data = "message", []
+    for line in lines:
+        if line == "":
+            if data:
+                out.append((kind, _json.loads("\n".join(data))))
+            kind, data = "message", []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        out.append((kind, _json.loads("\n".join(data))))
+    return out
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory):
+    """One server for the session: the test agent (tests/serve_agents.py) on 127.0.0.1."""
+    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
+    server = ServeProcess("--agent", "serve_agents:agent",
+                          store=tmp_path_factory.mktemp("serve") / "sessions.sqlite3").start()
+    yield server
+    server.stop()
+
+
+# ---- end serve ----------------------------------------------------------------------------

@@ -258,7 +258,8 @@ async def _chat(conversation: Any) -> None:
 def _attach_optional_groups() -> None:
     # command groups owned by other modules; each is attached only if it exists
     for module, attr in (("reactloop.cli.mcp", "mcp_group"),
-                         ("reactloop.cli.sessions", "sessions_group")):
+                         ("reactloop.cli.sessions", "sessions_group"),
+                         ("reactloop.cli.serve", "serve_command")):
         import importlib.util
 
         if importlib.util.find_spec(module) is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 import traceback
@@ -10,7 +11,7 @@ from typing import Any
 
 import click
 
-__all__ = ["LoadError", "load_object", "load_tools"]
+__all__ = ["LoadError", "load_agent", "load_object", "load_tools"]
 
 
 def load_object(spec: str, what: str) -> Any:
@@ -78,3 +79,22 @@ def load_tools(specs: tuple[str, ...]) -> list[Any]:
         else:
             tools.append(obj)
     return tools
+
+
+def load_agent(spec: str) -> Any:
+    """The :class:`~reactloop.Agent` named ``module:attr`` (an Agent, or a function without
+    arguments that returns one), for ``--agent``."""
+    from reactloop.agent import Agent
+
+    obj = load_object(spec, "--agent")
+    if inspect.isfunction(obj):  # a factory
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise click.BadParameter(f"{spec!r} must take no arguments to build the agent: "
+                                     f"{exc}", param_hint="--agent") from None
+    if not isinstance(obj, Agent):
+        raise click.BadParameter(
+            f"{spec!r} is a {type(obj).__name__}, not a reactloop Agent; point it at an "
+            "Agent object (or a function returning one)", param_hint="--agent")
+    return obj

@@ -1,0 +1,79 @@
+"""``reactloop serve``: the agent over HTTP (sessions API, SSE, AG-UI) with the dev UI.
+
+Attach with ``main.add_command(serve_command)``. Only click is imported here; the server's
+dependencies load when the command runs, so ``reactloop --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reactloop.cli import _agent_options, _build_agent, _fail
+
+__all__ = ["serve_command"]
+
+
+@click.command("serve")
+@click.option("--agent", "agent_spec", metavar="MODULE:ATTR",
+              help="Serve this Agent (or a function returning one) instead of building one "
+                   "from the options below.")
+@_agent_options
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind; anything but 127.0.0.1/localhost/::1 needs --token.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0: any free port; the URL printed says which).")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False),
+              help="The SQLite session store (default: the one `reactloop sessions` uses).")
+@click.option("--token", envvar="REACTLOOP_SERVE_TOKEN", show_envvar=True,
+              help="Require 'Authorization: Bearer TOKEN' on every API call (16+ characters).")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer to this Host name (e.g. behind a proxy). Repeatable.")
+@click.option("--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
+              help="Let this browser origin (https://app.example) call the API. Repeatable.")
+def serve_command(agent_spec: str | None, host: str, port: int,
+                  store_path: str | None, token: str | None, allowed_hosts: tuple[str, ...],
+                  allowed_origins: tuple[str, ...], **opts: Any) -> None:
+    """Serve the agent over HTTP: sessions API, AG-UI, and the dev UI at the printed URL."""
+    from reactloop.errors import ReactloopError
+
+    try:
+        from reactloop.serve import create_app
+        from reactloop.serve._security import check_bind
+
+        check_bind(host, token)  # before the agent loads: fail fast
+        agent = _agent(click.get_current_context(), agent_spec, opts)
+
+        app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
+                         allowed_origins=allowed_origins)
+    except ReactloopError as exc:
+        _fail(str(exc))
+    from reactloop.serve._server import run_server
+    from reactloop.sessions import default_store_path
+
+    store = store_path or default_store_path()
+
+    def ready(url: str) -> None:
+        click.echo(f"reactloop serve: {url}  (agent {agent.name!r}, model "
+                   f"{agent.model.name!r}, store {store})")
+        if token:
+            click.echo("API calls need the header 'Authorization: Bearer <token>'; the dev UI "
+                       "asks for the token once.")
+        click.echo("Press Ctrl-C to stop.")
+
+    run_server(app, host, port, on_ready=ready)
+
+
+def _agent(ctx: click.Context, agent_spec: str | None, opts: dict[str, Any]) -> Any:
+    if agent_spec is None:
+        return _build_agent(opts)
+    params = {p.name: p for p in ctx.command.params}
+    given = [params[name].opts[0] for name in opts
+             if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
+    if given:
+        raise click.UsageError(f"--agent already defines the agent; drop {', '.join(given)} "
+                               "(or drop --agent and build the agent from the options)")
+    from reactloop.cli._load import load_agent
+
+    return load_agent(agent_spec)

@@ -1,0 +1,219 @@
+"""AG-UI at the edge: reactloop's events translated into the protocol's own event types.
+
+The reactloop event stream stays the source; this module only translates it, with the
+``ag-ui-protocol`` package's models (so the wire format is the protocol's) and its encoder.
+
+=====================================  ==========================================================
+reactloop event                        AG-UI events
+=====================================  ==========================================================
+``run_start``                          ``RUN_STARTED``
+``iteration_start``                    ``STEP_FINISHED`` (previous) + ``STEP_STARTED``
+``text_delta``                         ``TEXT_MESSAGE_START`` (first) + ``TEXT_MESSAGE_CONTENT``
+``model_response``                     ``TEXT_MESSAGE_END`` (or START/CONTENT/END if unstreamed)
+``tool_call``                          ``TOOL_CALL_START`` + ``TOOL_CALL_ARGS`` + ``TOOL_CALL_END``
+``tool_result`` / ``tool_error``       ``TOOL_CALL_RESULT``
+``plan_update``                        ``STATE_SNAPSHOT`` (``{"plan": ...}``)
+``custom`` (emitted by a tool)         ``CUSTOM`` (same name and value)
+``retry``, ``compaction``,             ``CUSTOM`` named ``reactloop.<type>``
+``no_tool_call``
+``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``) or
+                                       ``RUN_ERROR``
+=====================================  ==========================================================
+
+To translate a new event type, subclass :class:`AGUITranslator` and add ``on_<type>``;
+to end runs differently (an approval becomes an interrupt), override :meth:`outcome`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+if TYPE_CHECKING:
+    from reactloop.events import Event
+    from reactloop.result import RunResult
+
+__all__ = ["AGUIInputError", "AGUITranslator", "prompt_of"]
+
+Outcome = RunFinishedSuccessOutcome | RunFinishedCancelledOutcome
+_AS_CUSTOM = ("retry", "compaction", "no_tool_call")
+
+
+class AGUIInputError(ValueError):
+    """A ``RunAgentInput`` reactloop cannot run; the message says what to send instead."""
+
+
+def prompt_of(run_input: RunAgentInput) -> str:
+    """The new user text of ``run_input``: its last message, which must be the user's.
+
+    The thread's history is the reactloop session (``threadId`` is its id), so earlier
+    messages in the input are not read again."""
+    if not run_input.messages:
+        raise AGUIInputError("the input has no messages: send the user's message last")
+    last = run_input.messages[-1]
+    if last.role != "user":
+        raise AGUIInputError(
+            f"the last message is a {last.role!r} message; reactloop runs the thread's new "
+            "user message (its tools run on the server, not in the client)")
+    content: Any = last.content
+    if isinstance(content, str):
+        text = content
+    else:
+        kinds = {getattr(part, "type", "?") for part in content}
+        if kinds - {"text"}:
+            raise AGUIInputError(f"only text content is supported, got {sorted(kinds)}")
+        text = "\n".join(getattr(part, "text", "") for part in content)
+    if not text.strip():
+        raise AGUIInputError("the user's message is empty")
+    return text
+
+
+class AGUITranslator:
+    """Translates the events of one run into AG-UI events (see the module docstring)."""
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self._parent = _new_id()  # the assistant message of the current iteration
+        self._open_text: str | None = None
+        self._step: str | None = None
+        self._last_text = ""
+
+    def translate(self, event: Event) -> list[BaseEvent]:
+        """The AG-UI events for one reactloop event (often none or several)."""
+        handler: Callable[[Any], list[BaseEvent]] | None = getattr(self, f"on_{event.type}",
+                                                                    None)
+        if handler is not None:
+            return handler(event)
+        if event.type in _AS_CUSTOM:
+            return [CustomEvent(name=f"reactloop.{event.type}", value=event.to_dict())]
+        return []
+
+    def error(self, message: str) -> list[BaseEvent]:
+        """How a failure outside the loop ends the stream."""
+        return [*self._close(), RunErrorEvent(message=message, code="error")]
+
+    # -- one method per reactloop event type ---------------------------------------------------
+    def on_run_start(self, event: Any) -> list[BaseEvent]:
+        return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
+
+    def on_iteration_start(self, event: Any) -> list[BaseEvent]:
+        out = self._close()
+        self._parent = _new_id()
+        self._step = f"iteration {event.iteration}"
+        out.append(StepStartedEvent(step_name=self._step))
+        return out
+
+    def on_text_delta(self, event: Any) -> list[BaseEvent]:
+        if not event.text:
+            return []
+        out: list[BaseEvent] = []
+        if self._open_text is None:
+            self._open_text = self._parent
+            self._last_text = ""
+            out.append(TextMessageStartEvent(message_id=self._parent, role="assistant"))
+        self._last_text += event.text
+        out.append(TextMessageContentEvent(message_id=self._parent, delta=event.text))
+        return out
+
+    def on_model_response(self, event: Any) -> list[BaseEvent]:
+        if self._open_text is not None:
+            return self._end_text()
+        text = event.response.text or ""
+        return self._say(text, self._parent) if text.strip() else []
+
+    def on_tool_call(self, event: Any) -> list[BaseEvent]:
+        call = event.call
+        call_id = call.id or _new_id()
+        return [ToolCallStartEvent(tool_call_id=call_id, tool_call_name=call.name,
+                                   parent_message_id=self._parent),
+                ToolCallArgsEvent(tool_call_id=call_id,
+                                  delta=json.dumps(dict(call.arguments), ensure_ascii=False,
+                                                   default=str)),
+                ToolCallEndEvent(tool_call_id=call_id)]
+
+    def on_tool_result(self, event: Any) -> list[BaseEvent]:
+        r = event.result
+        content = r.content or r.error or json.dumps(event.to_dict()["result"]["result"])
+        return [ToolCallResultEvent(message_id=_new_id(), tool_call_id=r.call_id,
+                                    content=content, role="tool")]
+
+    on_tool_error = on_tool_result
+
+    def on_plan_update(self, event: Any) -> list[BaseEvent]:
+        return [StateSnapshotEvent(snapshot={"plan": event.to_dict()["plan"]})]
+
+    def on_custom(self, event: Any) -> list[BaseEvent]:
+        return [CustomEvent(name=event.name, value=event.to_dict()["data"])]
+
+    def on_run_end(self, event: Any) -> list[BaseEvent]:
+        result: RunResult = event.result
+        data = result.to_dict()
+        out = self._close()
+        output = data["output"] if isinstance(data["output"], str) else json.dumps(
+            data["output"], ensure_ascii=False)
+        if output.strip() and output.strip() != self._last_text.strip():
+            out += self._say(output, _new_id())  # e.g. a question asked with a tool
+        if data["state"] == "error":
+            return [*out, RunErrorEvent(message=data["error"] or output, code="error")]
+        m = result.metrics
+        usage = TokenUsage(input_tokens=m.input_tokens, output_tokens=m.output_tokens,
+                           total_tokens=m.input_tokens + m.output_tokens)
+        return [*out, RunFinishedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, outcome=self.outcome(result),
+            result={"output": data["output"], "state": data["state"], "plan": data["plan"]},
+            usage=[usage])]
+
+    def outcome(self, result: RunResult) -> Outcome:
+        """How ``RUN_FINISHED`` describes the end of the run (approvals: an interrupt)."""
+        if result.state.value == "cancelled":
+            return RunFinishedCancelledOutcome()
+        return RunFinishedSuccessOutcome()
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _say(self, text: str, message_id: str) -> list[BaseEvent]:
+        self._last_text = text
+        return [TextMessageStartEvent(message_id=message_id, role="assistant"),
+                TextMessageContentEvent(message_id=message_id, delta=text),
+                TextMessageEndEvent(message_id=message_id)]
+
+    def _end_text(self) -> list[BaseEvent]:
+        if self._open_text is None:
+            return []
+        message_id, self._open_text = self._open_text, None
+        return [TextMessageEndEvent(message_id=message_id)]
+
+    def _close(self) -> list[BaseEvent]:
+        out = self._end_text()
+        if self._step is not None:
+            out.append(StepFinishedEvent(step_name=self._step))
+            self._step = None
+        return out
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex

@@ -1,0 +1,322 @@
+"""The ASGI app of ``reactloop serve``: the sessions API, SSE runs, AG-UI and the dev UI.
+
+Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
+
+- ``GET /api/health`` → ``{"status": "ok"}``
+- ``GET /api/info`` → the agent's name, model name, tools and skills (never a key)
+- ``GET /api/sessions`` → the stored sessions, most recent first
+- ``POST /api/sessions`` (optional ``{"id": ...}``) → ``{"id": ...}`` (201)
+- ``GET /api/sessions/{id}`` → ``{"id", "title", "messages", "plan", "running"}``
+- ``DELETE /api/sessions/{id}``
+- ``POST /api/sessions/{id}/messages`` with ``{"text": ...}`` → ``text/event-stream``: one
+  event per reactloop event (``event:`` its type, ``data:`` its JSON), ``run_end`` last; 409
+  while the session runs another message
+- ``POST /api/agui`` → AG-UI (see ``_agui``)
+- ``GET /api/skills/{name}/files/{path}`` → one file of one of the agent's skills (the dev UI
+  draws the airport map from the airport skill's data)
+- ``GET /`` and ``/static/...`` → the dev UI
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from reactloop.errors import UserError
+from reactloop.serve._runs import Busy, Run, Runs
+from reactloop.serve._security import Guard, Policy, Scrubber
+
+if TYPE_CHECKING:
+    from ag_ui.encoder import EventEncoder
+    from starlette.types import ASGIApp
+
+    from reactloop.agent import Agent
+    from reactloop.events import Event
+    from reactloop.serve._agui import AGUITranslator
+    from reactloop.sessions import SessionStore
+    from reactloop.skills import Skill
+
+__all__ = ["build_app"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+_STREAM_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+_MAX_SKILL_FILE = 2 * 1024 * 1024
+_TEXT_TYPES = {".json": "application/json", ".md": "text/plain; charset=utf-8",
+               ".txt": "text/plain; charset=utf-8", ".csv": "text/csv; charset=utf-8",
+               ".svg": "image/svg+xml"}
+
+
+class ApiError(Exception):
+    """Ends a request with ``status`` and ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Policy,
+              scrub: Scrubber) -> ASGIApp:
+    """The app behind ``create_app`` (arguments already checked there)."""
+    api = _Api(agent, store, scrub)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        if owns_store:
+            store.close()
+
+    routes = [
+        Route("/", _index, methods=["GET"]),
+        Route("/api/health", api.health, methods=["GET"]),
+        Route("/api/info", api.info, methods=["GET"]),
+        Route("/api/sessions", api.list_sessions, methods=["GET"]),
+        Route("/api/sessions", api.create_session, methods=["POST"]),
+        Route("/api/sessions/{session_id}", api.get_session, methods=["GET"]),
+        Route("/api/sessions/{session_id}", api.delete_session, methods=["DELETE"]),
+        Route("/api/sessions/{session_id}/messages", api.post_message, methods=["POST"]),
+        Route("/api/agui", api.agui, methods=["POST"]),
+        Route("/api/skills/{name}/files/{path:path}", api.skill_file, methods=["GET"]),
+        Mount("/static", app=_Static(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+        ApiError: api.on_api_error, HTTPException: api.on_http_error})
+    return Guard(app, policy)
+
+
+class _Static(StaticFiles):
+    """The dev UI's files; revalidated on every load so an upgrade shows at once."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["cache-control"] = "no-cache"
+        return response
+
+
+async def _index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers={
+        "content-security-policy": _CSP, "cache-control": "no-cache"})
+
+
+class _Api:
+    def __init__(self, agent: Agent, store: SessionStore, scrub: Scrubber) -> None:
+        self.agent = agent
+        self.store = store
+        self.scrub = scrub
+        self.runs = Runs(agent, store)
+
+    def json(self, data: Any, status: int = 200) -> Response:
+        return Response(self.scrub.json(data), status, media_type="application/json")
+
+    # -- errors ----------------------------------------------------------------------------------
+    async def on_api_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return self.json({"error": exc.message}, exc.status)
+
+    async def on_http_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        detail = {404: f"no such path: {request.url.path}",
+                  405: f"{request.method} is not allowed on {request.url.path}"}
+        return self.json({"error": detail.get(exc.status_code, exc.detail)}, exc.status_code)
+
+    # -- small endpoints -------------------------------------------------------------------------
+    async def health(self, request: Request) -> Response:
+        return self.json({"status": "ok"})
+
+    async def info(self, request: Request) -> Response:
+        import reactloop
+
+        skills = [{"name": s.name, "description": s.description, "files": s.files()[:200]}
+                  for s in _skills_of(self.agent)]
+        return self.json({"name": self.agent.name, "model": self.agent.model.name,
+                          "tools": self.agent.tools, "skills": skills,
+                          "version": reactloop.__version__})
+
+    async def skill_file(self, request: Request) -> Response:
+        name, path = request.path_params["name"], request.path_params["path"]
+        skill = next((s for s in _skills_of(self.agent) if s.name == name), None)
+        if skill is None:
+            raise ApiError(404, f"the agent has no skill named {name!r}")
+        found = None if any(p.startswith(".") for p in path.split("/")) \
+            else skill.resolve_file(path)
+        if found is None or found.stat().st_size > _MAX_SKILL_FILE:
+            raise ApiError(404, f"skill {name!r} has no file {path!r} (or it is too large)")
+        media = _TEXT_TYPES.get(found.suffix.lower())
+        if media is None:
+            return Response(found.read_bytes(), media_type="application/octet-stream")
+        text = found.read_text(encoding="utf-8", errors="replace")
+        scrubbed = self.scrub.json_text(text) if media == "application/json" \
+            else self.scrub.text(text)
+        return Response(scrubbed, media_type=media)
+
+    # -- sessions --------------------------------------------------------------------------------
+    async def list_sessions(self, request: Request) -> Response:
+        return self.json([{"id": s.id, "title": s.title, "messages": s.messages,
+                           "created": s.created, "updated": s.updated,
+                           "running": self.runs.running(s.id)} for s in self.store.list()])
+
+    async def create_session(self, request: Request) -> Response:
+        body = await _json_body(request, required=False)
+        session_id = body.get("id") or uuid.uuid4().hex
+        if not isinstance(session_id, str):
+            raise ApiError(400, "'id' must be a string")
+        if _exists(self.store, session_id):
+            raise ApiError(409, f"session {session_id!r} already exists")
+        try:
+            self.agent.session(session_id, store=self.store)  # checks the id
+        except UserError as exc:
+            raise ApiError(400, str(exc)) from None
+        self.store.append(session_id, [])  # listed from now on, with no messages
+        return self.json({"id": session_id}, 201)
+
+    async def get_session(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        info = _info(self.store, session_id)
+        if info is None:
+            raise ApiError(404, f"no session {session_id!r}")
+        messages = self.store.get(session_id)
+        from reactloop.planning import plan_from_history
+
+        plan = plan_from_history(messages)
+        return self.json({"id": session_id, "title": info.get("title", ""),
+                          "messages": [m.to_dict() for m in messages],
+                          "plan": None if plan is None else plan.to_dict(),
+                          "running": self.runs.running(session_id)})
+
+    async def delete_session(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        if self.runs.running(session_id):
+            raise ApiError(409, f"session {session_id!r} is running a message; delete it "
+                                "when the run has ended")
+        if not self.store.delete(session_id):
+            raise ApiError(404, f"no session {session_id!r}")
+        return self.json({"id": session_id, "deleted": True})
+
+    # -- runs ------------------------------------------------------------------------------------
+    def _start(self, session_id: str, text: str) -> Run:
+        try:
+            return self.runs.start(session_id, text)
+        except Busy:
+            raise ApiError(409, f"session {session_id!r} is still running a message; send the "
+                                "next one when its run has ended") from None
+        except UserError as exc:
+            raise ApiError(400, str(exc)) from None
+
+    async def post_message(self, request: Request) -> Response:
+        body = await _json_body(request, required=True)
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise ApiError(400, 'send {"text": "..."} with a non-empty message')
+        run = self._start(request.path_params["session_id"], text)
+        return StreamingResponse(self._sse(run), media_type="text/event-stream",
+                                 headers=_STREAM_HEADERS)
+
+    async def _sse(self, run: Run) -> AsyncIterator[bytes]:
+        try:
+            async for batch in run.batches():
+                if not batch:
+                    yield b": keep-alive\n\n"
+                    continue
+                yield "".join(self._frame(event) for event in batch).encode()
+        except Exception as exc:  # the store failed, or similar: say so, then end
+            data = self.scrub.json({"error": f"{type(exc).__name__}: {exc}"})
+            yield f"event: error\ndata: {data}\n\n".encode()
+
+    def _frame(self, event: Event) -> str:
+        return f"event: {event.type}\ndata: {self.scrub.json(event.to_dict())}\n\n"
+
+    async def agui(self, request: Request) -> Response:
+        # imported on first use: the protocol's models take a moment to build
+        from ag_ui.core import RunAgentInput
+        from ag_ui.encoder import EventEncoder
+
+        from reactloop.serve._agui import AGUIInputError, AGUITranslator, prompt_of
+
+        body = await _json_body(request, required=True)
+        try:
+            run_input = RunAgentInput.model_validate(body)
+            text = prompt_of(run_input)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ApiError(400, f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
+        except AGUIInputError as exc:
+            raise ApiError(400, str(exc)) from None
+        run = self._start(run_input.thread_id, text)
+        encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
+        translator = AGUITranslator(run_input.thread_id, run_input.run_id)
+        return StreamingResponse(self._agui(run, translator, encoder),
+                                 media_type=encoder.get_content_type(),
+                                 headers=_STREAM_HEADERS)
+
+    async def _agui(self, run: Run, translator: AGUITranslator, encoder: EventEncoder
+                    ) -> AsyncIterator[bytes]:
+        try:
+            async for batch in run.batches():
+                if not batch:
+                    yield b": keep-alive\n\n"
+                    continue
+                yield "".join(self._agui_frame(encoder.encode(out)) for event in batch
+                              for out in translator.translate(event)).encode()
+        except Exception as exc:
+            message = self.scrub.text(f"{type(exc).__name__}: {exc}")
+            yield "".join(self._agui_frame(encoder.encode(out))
+                          for out in translator.error(message)).encode()
+
+    def _agui_frame(self, frame: str) -> str:
+        """One encoded AG-UI frame (``data: {...}``), without secrets."""
+        if self.scrub.text(frame) == frame:
+            return frame
+        return f"data: {self.scrub.json_text(frame.removeprefix('data: ').strip())}\n\n"
+
+
+async def _json_body(request: Request, *, required: bool) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip():
+        if required:
+            raise ApiError(400, "the request needs a JSON body")
+        return {}
+    if "json" not in request.headers.get("content-type", ""):
+        raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    return data
+
+
+def _info(store: SessionStore, session_id: str) -> dict[str, Any] | None:
+    """The session's listing entry, or None when there is no such session."""
+    info = getattr(store, "info", None)  # SQLiteStore answers for one id directly
+    found: Iterable[Any] = [info(session_id)] if callable(info) else store.list()
+    for s in found:
+        if s is not None and s.id == session_id:
+            return {"title": s.title, "messages": s.messages}
+    return None
+
+
+def _exists(store: SessionStore, session_id: str) -> bool:
+    return _info(store, session_id) is not None
+
+
+def _skills_of(agent: Agent) -> list[Skill]:
+    """The agent's skills (from its skill-set extensions)."""
+    from reactloop.skills import SkillSet
+
+    return [skill for ext in agent.extensions if isinstance(ext, SkillSet) for skill in ext]

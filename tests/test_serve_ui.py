@@ -1,0 +1,162 @@
+"""The dev UI in a real browser: Playwright driving Debian's Chromium (headless).
+
+The airport assistant of seed 001: ask "where is gate B12?", see the tool calls in the trace,
+the answer in the chat and the marker on the map; ask for directions and see the route;
+reload and find it all again; then a run of 500+ events. A screenshot is saved as a test
+artifact (``build/test-artifacts/serve-ui.png``, or ``$REACTLOOP_TEST_ARTIFACTS``); with
+``REACTLOOP_UPDATE_SCREENSHOT=1`` it also replaces ``docs/serve.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import require
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium",
+                       "/usr/bin/chromium-browser", "/snap/bin/chromium")
+BURST = 180  # tool calls in one response: 2 events each, plus ~180 text deltas (> 500 events)
+
+
+def chromium() -> str | None:
+    wanted = os.environ.get("REACTLOOP_CHROMIUM")
+    if wanted:
+        return wanted
+    for path in CHROMIUM_CANDIDATES:
+        if Path(path).is_file() and os.access(path, os.X_OK):
+            return path
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
+    path = chromium()
+    require(path, "Chromium is not installed: apt-get install chromium (or set "
+                  "REACTLOOP_CHROMIUM to a Chromium binary)")
+    assert sync_playwright is not None and path is not None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, served):
+    context = browser.new_context(viewport={"width": 1440, "height": 900},
+                                  color_scheme="light", device_scale_factor=1)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+    assert errors == [], errors  # no script error, no CSP violation
+
+
+def ask(page, text: str) -> None:
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+
+
+def test_airport_question_in_the_browser(page, served) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    expect(page.locator("svg.map .poi")).to_have_count(41)  # every point of the skill's data
+    ask(page, "where is gate B12?")
+
+    # the trace: the skill's tool calls, with their results, iteration by iteration
+    show = page.locator('.trace .row.call[data-tool="show_poi"]')
+    expect(show).to_have_attribute("data-state", "ok")
+    expect(show.locator(".call-args")).to_have_text("(poi_id: 111)")
+    expect(page.locator('.trace .row.call[data-tool="search_pois"] .call-preview')).to_contain_text(
+        '"name":"Gate 12"')
+    expect(page.locator(".trace .turn").first).to_have_attribute("data-state", "completed")
+    expect(page.locator(".trace .iter")).to_have_count(4)
+    expect(page.locator(".trace .chip.tokens").first).to_contain_text("tok")
+    # the chat: the answer; the map: the marker on Gate 12
+    answer = page.locator(".messages .msg.assistant:not(.interim) .bubble").last
+    expect(answer).to_contain_text("Gate 12 is in Terminal B")
+    expect(page.locator('svg.map .pin[data-marker="111"]')).to_be_visible()
+    expect(page.locator('svg.map .poi[data-poi="111"]')).to_have_class("poi cat-gate active")
+
+    ask(page, "how do I get from gate B12 to the coffee bar?")
+    expect(page.locator(".trace .turn").nth(1)).to_have_attribute("data-state", "completed")
+    expect(page.locator("svg.map polyline.route")).to_have_attribute(
+        "data-route", "poi-111 b1 b0 plaza poi-126")
+    expect(page.locator(".map-status")).to_have_text("Route Gate 12 → Plaza Coffee Bar · 290 m")
+    session_id = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('s')")
+    assert session_id
+    expect(page.locator(f'.session[data-id="{session_id}"]')).to_have_class("session active")
+
+    artifacts = Path(os.environ.get("REACTLOOP_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(artifacts / "serve-ui.png"))
+    if os.environ.get("REACTLOOP_UPDATE_SCREENSHOT"):
+        shutil.copy(artifacts / "serve-ui.png", ROOT / "docs" / "serve.png")
+
+    # reload: the session's history comes back from the store (chat, trace, map)
+    page.reload()
+    expect(page.locator(".messages .msg.user .bubble")).to_have_text(
+        ["where is gate B12?", "how do I get from gate B12 to the coffee bar?"])
+    expect(page.locator(".messages .msg.assistant:not(.interim) .bubble").first).to_contain_text(
+        "Gate 12 is in Terminal B")
+    expect(page.locator('.trace .row.call[data-tool="show_poi"]')).to_have_attribute(
+        "data-state", "ok")
+    expect(page.locator(".trace .turn")).to_have_count(2)
+    expect(page.locator('svg.map .pin[data-marker="111"]')).to_be_visible()
+    expect(page.locator("svg.map polyline.route")).to_have_count(1)
+
+
+def test_a_run_of_more_than_500_events_renders_completely(page, served) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    events = page.evaluate("""async (n) => {
+        // count the events the server sends for the same message, on a session of our own
+        const s = await (await fetch('/api/sessions', {method: 'POST'})).json();
+        const r = await fetch(`/api/sessions/${s.id}/messages`, {method: 'POST',
+            headers: {'Content-Type': 'application/json'}, body: JSON.stringify({text: `burst ${n}`})});
+        return (await r.text()).split('\\n\\n').filter(b => b.startsWith('event:')).length;
+    }""", BURST)
+    assert events > 500
+    ask(page, f"burst {BURST}")
+    turn = page.locator(".trace .turn").last
+    expect(turn).to_have_attribute("data-state", "completed", timeout=60_000)
+    expect(turn.locator('.row.call[data-tool="count"][data-state="ok"]')).to_have_count(BURST)
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_contain_text(
+        f"word{BURST - 1} done.")
+    expect(turn.locator(".turn-foot")).to_contain_text(f"{BURST} tool calls")
+
+
+def test_tool_errors_and_failed_runs_show_in_the_trace(page, served) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, "broken tool please")
+    call = page.locator('.trace .row.call[data-tool="count"]')
+    expect(call).to_have_attribute("data-state", "error")
+    expect(call.locator(".call-preview")).to_contain_text(
+        "✗ Invalid arguments: argument 'n': Input should be a valid integer")
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
+        "The count tool refused.")
+    ask(page, "fail please")
+    turn = page.locator(".trace .turn").last
+    expect(turn).to_have_attribute("data-state", "error")
+    expect(turn.locator(".turn-foot .error-text")).to_contain_text("failed on purpose")
+    expect(page.locator(".messages .msg.assistant").last).to_have_attribute("data-state", "error")
