@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reactloop.context._manager import ContextPolicy
 from reactloop.extensions import Extension
 from reactloop.messages import ModelSettings
 from reactloop.models._base import Model
@@ -19,6 +18,9 @@ from reactloop.run_context import RunContext
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._source import ToolSource
 from reactloop.tools._tool import Tool
+
+if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
+    from reactloop.context._manager import ContextPolicy
 
 __all__ = ["RunSpec", "StaticExtension"]
 
