@@ -12,14 +12,13 @@ IMPORT = "import reactloop"
 PEER = False
 
 
-def build(delay: float, n_calls: int, counter: list[int], *, inline: bool = False
-          ) -> Callable[[], Awaitable[int]]:
+def build(delay: float, n_calls: int, counter: list[int], *, inline: bool = False,
+          async_tool: bool = False) -> Callable[[], Awaitable[int]]:
     from reactloop import Agent, ModelResponse, ToolCall, tool
     from reactloop.testing import FunctionModel
 
     # inline=True (where this reactloop has it) runs the sync tool on the event loop instead of
     # a worker thread; the default row uses the plain decorator, like the peers' rows
-    @(tool(inline=True) if inline else tool)
     def add(a: int, b: int) -> int:
         """Add two integers.
 
@@ -29,6 +28,13 @@ def build(delay: float, n_calls: int, counter: list[int], *, inline: bool = Fals
         """
         counter[1] += 1
         return a + b
+
+    async def add_async(a: int, b: int) -> int:
+        return add(a, b)
+
+    add_async.__doc__ = add.__doc__
+    add_tool = (tool(name="add")(add_async) if async_tool
+                else tool(inline=True)(add) if inline else tool(add))
 
     def reply(request: Any) -> ModelResponse:
         counter[0] += 1
@@ -43,7 +49,7 @@ def build(delay: float, n_calls: int, counter: list[int], *, inline: bool = Fals
 
     model = FunctionModel(slow_reply if delay else reply)
     # max_iterations leaves room for n_calls + 1 model calls without budget notes
-    agent = Agent(model=model, tools=[add], max_iterations=n_calls + 5)
+    agent = Agent(model=model, tools=[add_tool], max_iterations=n_calls + 5)
 
     async def run_once() -> int:
         result = await agent.run("Add the numbers.")
