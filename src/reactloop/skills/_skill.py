@@ -26,7 +26,6 @@ Two skills with the same name: the first found is used, the other skipped with a
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reactloop._redact import get_logger
 from reactloop.errors import UserError
 from reactloop.skills._frontmatter import split_front_matter
 
@@ -53,7 +53,7 @@ _KNOWN = frozenset({"name", "description", "license", "compatibility", "metadata
 # folders that never hold skills or skill files worth showing a model
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".venv", "venv"})
 
-log = logging.getLogger("reactloop.skills")
+log = get_logger("reactloop.skills")
 _WARNED: set[str] = set()
 _WARNED_LOCK = threading.Lock()
 
