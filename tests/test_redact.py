@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reactloop._redact import (
     PLACEHOLDER,
@@ -70,6 +73,20 @@ def test_credential_shapes_are_redacted(text: str, expected: str) -> None:
 ])
 def test_prose_is_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+@given(st.dictionaries(st.sampled_from(["Authorization", "x-api-key", "note", "api_key"]),
+                       st.text(max_size=30), max_size=3),
+       st.sampled_from(["Bearer tok-123456789", "secret-value-9876", "sk-" + "a" * 20]))
+def test_redacted_json_stays_json_and_hides_the_credential(body: dict[str, str],
+                                                           credential: str) -> None:
+    # a server echoing the request's headers inside a JSON error body: the header spelling
+    # arrives JSON-escaped (Authorization: \"Bearer ...\"), which must not break the JSON
+    body["error"] = f'upstream said: {{"Authorization": "{credential}"}}'
+    text = json.dumps(body)
+    clean = redact(text)
+    assert credential not in clean
+    assert json.loads(clean).keys() == body.keys()
 
 
 def test_redact_exception_cleans_message_and_cuts_a_leaking_chain() -> None:

@@ -56,13 +56,14 @@ _secrets: set[str] = set()
 _lock = threading.Lock()
 _compiled: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
 
-# a header name, its separator (": ", '": "', "': '", "="), then the value up to a quote,
-# comma, brace or line end; the separator is kept so the text stays readable
+# a header name, its separator (": ", '": "', "': '", "=", also JSON-escaped: '\\": \\"'), then
+# the value up to a quote, backslash, comma, brace or line end; the separator is kept so the
+# text stays readable, and an escaped quote is never split (JSON text stays valid JSON)
 _HEADER_VALUE = re.compile(
     r"""(?ix)
     (\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bapi_key)
-    (["']?\s*[:=]\s*["']?)
-    ([^"'\r\n,}]+)
+    (\\?["']?\s*[:=]\s*\\?["']?)
+    ([^"'\\\r\n,}]+)
     """
 )
 # a token has a digit or a symbol somewhere, which keeps prose ("bearer authentication") intact
