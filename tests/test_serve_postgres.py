@@ -45,3 +45,35 @@ def test_two_servers_on_one_postgres_store_serve_one_session_alternately(
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_session_running_on_the_other_server_gets_409(postgres_url: str,
+                                                         tmp_path: Path) -> None:
+    import uuid
+    a = ServeProcess("--agent", "serve_agents:agent", "--store", postgres_url,
+                     store=tmp_path / "a.sqlite3").start()
+    b = ServeProcess("--agent", "serve_agents:agent", "--store", postgres_url,
+                     store=tmp_path / "b.sqlite3").start()
+    gate = f"gate-{uuid.uuid4().hex}"
+    try:
+        with httpx.Client(base_url=a.url, timeout=60) as ca, \
+                httpx.Client(base_url=b.url, timeout=60) as cb:
+            sid = ca.post("/api/sessions").json()["id"]
+            with ca.stream("POST", f"/api/sessions/{sid}/messages",
+                           json={"text": f"wait {gate}"}) as first:
+                lines = first.iter_lines()
+                assert next(lines) == "event: run_start"  # a holds the session's writer lock
+                busy = cb.post(f"/api/sessions/{sid}/messages", json={"text": "hello"})
+                assert busy.status_code == 409, busy.text
+                assert "another process" in busy.json()["error"]
+                send(ca, ca.post("/api/sessions").json()["id"], f"release {gate}")
+                rest = parse_sse(["event: run_start", *lines])
+            assert rest[-1][1]["result"]["state"] == "completed"
+            # nothing of the refused message was stored; b serves the session now
+            assert send(cb, sid, "hello after")[-1][1]["result"]["state"] == "completed"
+            users = [m["content"] for m in cb.get(f"/api/sessions/{sid}").json()["messages"]
+                     if m["role"] == "user"]
+            assert users == [f"wait {gate}", "hello after"]
+    finally:
+        a.stop()
+        b.stop()

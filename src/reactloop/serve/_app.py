@@ -34,7 +34,7 @@ from starlette.responses import FileResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from reactloop.errors import UserError
+from reactloop.errors import SessionBusy, UserError
 from reactloop.serve._runs import Busy, Run, Runs
 from reactloop.serve._security import Guard, Policy, Scrubber
 
@@ -207,21 +207,26 @@ class _Api:
         return self.json({"id": session_id, "deleted": True})
 
     # -- runs ------------------------------------------------------------------------------------
-    def _start(self, session_id: str, text: str) -> Run:
+    async def _start(self, session_id: str, text: str) -> Run:
+        busy = (f"session {session_id!r} is still running a message; send the next one when "
+                "its run has ended")
         try:
-            return self.runs.start(session_id, text)
+            run = self.runs.start(session_id, text)
+            await run.begun()
         except Busy:
-            raise ApiError(409, f"session {session_id!r} is still running a message; send the "
-                                "next one when its run has ended") from None
+            raise ApiError(409, busy) from None
+        except SessionBusy:  # another process (a second server on the same store) writes it
+            raise ApiError(409, busy + " (in another process)") from None
         except UserError as exc:
             raise ApiError(400, str(exc)) from None
+        return run
 
     async def post_message(self, request: Request) -> Response:
         body = await _json_body(request, required=True)
         text = body.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ApiError(400, 'send {"text": "..."} with a non-empty message')
-        run = self._start(request.path_params["session_id"], text)
+        run = await self._start(request.path_params["session_id"], text)
         return StreamingResponse(self._sse(run), media_type="text/event-stream",
                                  headers=_STREAM_HEADERS)
 
@@ -256,7 +261,7 @@ class _Api:
             raise ApiError(400, f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
         except AGUIInputError as exc:
             raise ApiError(400, str(exc)) from None
-        run = self._start(run_input.thread_id, text)
+        run = await self._start(run_input.thread_id, text)
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
         translator = AGUITranslator(run_input.thread_id, run_input.run_id)
         return StreamingResponse(self._agui(run, translator, encoder),

@@ -65,6 +65,7 @@ class Run:
         self._runs = runs
         self._queue: asyncio.Queue[Any] = asyncio.Queue()  # unbounded: see _produce
         self._failure: BaseException | None = None
+        self._begun = asyncio.Event()  # set by the first event, or by the end of the run
         runs.claim(session.id)
         # the run starts now and always ends (releasing the session), even if the response
         # is never read; the queue is unbounded so a vanished reader cannot stall it
@@ -74,11 +75,24 @@ class Run:
         try:
             async for event in self.session.stream(text):
                 self._queue.put_nowait(event)
+                self._begun.set()
         except Exception as exc:  # outside the loop's own handling (e.g. the store failed)
             self._failure = exc
         finally:
             self._runs.release(self.session.id)
             self._queue.put_nowait(_DONE)
+            self._begun.set()
+
+    async def begun(self) -> None:
+        """Wait until the run has produced its first event.
+
+        Raises what stopped it before that (another process writing the session:
+        :class:`~reactloop.SessionBusy`), so the caller can answer with a status code instead
+        of a stream that only carries the error."""
+        await self._begun.wait()
+        if self._failure is not None and self._queue.qsize() == 1:  # nothing but the end
+            self._queue.get_nowait()
+            raise self._failure
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         """The run's events in order, in batches of those already waiting (so a busy server
