@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ _SCHEMA = (
     " data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
 )
 _VERSION = 1
+_RUNS_TABLE = ("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, session_id TEXT,"
+               " created REAL NOT NULL, data TEXT NOT NULL)")
 
 _NO_TABLES = ("the file lacks reactloop's tables or columns (edited by hand?); reactloop left "
               "it untouched: restore it, or pass another path")
@@ -103,6 +106,10 @@ def _begin(conn: sqlite3.Connection) -> Iterator[None]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _has_runs(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone() is not None
 
 
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
@@ -246,6 +253,8 @@ class SQLiteStore:
         try:
             with self._transaction("write") as c:
                 c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                if _has_runs(c):  # the session's run log goes with it
+                    c.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))
                 found = c.execute("DELETE FROM sessions WHERE id = ?",
                                   (session_id,)).rowcount > 0
         finally:
@@ -259,6 +268,25 @@ class SQLiteStore:
 
     def list(self) -> builtins.list[SessionInfo]:
         return self._infos("", ())
+
+    # -- the CLI's run log (reactloop logs; not part of the SessionStore protocol) -------------
+    def log_run(self, run_id: str, session_id: str | None, record: Mapping[str, Any]) -> None:
+        """Store (or replace) the JSON-ready ``record`` of one run, next to its session."""
+        data = json.dumps(record, ensure_ascii=False, default=str)
+        with self._transaction("write to") as c:
+            c.execute(_RUNS_TABLE)  # made on first use: older files stay readable by older code
+            c.execute("INSERT OR REPLACE INTO runs (id, session_id, created, data)"
+                      " VALUES (?, ?, ?, ?)", (run_id, session_id, time.time(), data))
+
+    def runs(self, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """Run records, newest first, each with its ``id``, ``session_id`` and ``created``."""
+        if not self._read("read", "SELECT 1 FROM sqlite_master WHERE name = 'runs'", ()):
+            return []
+        rows = self._read("read", "SELECT id, session_id, created, data FROM runs"
+                          f" ORDER BY created DESC, id LIMIT {-1 if limit is None else int(limit)}",
+                          ())
+        return [{**json.loads(r[3]), "id": r[0], "session_id": r[1], "created": r[2]}
+                for r in rows]
 
     # -- internals -----------------------------------------------------------------------------
     def _write(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:

@@ -1,0 +1,29 @@
+"""Ids typed by people: a unique prefix is enough; an unknown id is an error, never a new one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reactloop.errors import UserError
+
+__all__ = ["resolve_id"]
+
+
+def resolve_id(typed: str, known: Iterable[str], *, what: str, where: str, hint: str) -> str:
+    """The one id in ``known`` equal to ``typed`` or starting with it.
+
+    Raises:
+        UserError: nothing matches (naming ``where`` and the ``hint`` command that lists the
+            ids), or the prefix is ambiguous (listing a few of the candidates).
+    """
+    ids = list(known)
+    if typed in ids:
+        return typed
+    matches = [i for i in ids if typed and i.startswith(typed)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UserError(f"no {what} {typed!r} in {where} ({hint} lists them)")
+    shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+    raise UserError(f"{what} id {typed!r} is ambiguous: {len(matches)} match ({shown}); "
+                    "type more of it")
