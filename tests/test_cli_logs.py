@@ -109,3 +109,19 @@ def test_chat_turns_are_logged_and_chat_continue_resumes(tmp_path: Path) -> None
                          stdin="private\n")
     assert unlogged.stdout == "turn 1: private\n" and "not stored" in unlogged.stderr
     assert len(json.loads(reactloop(tmp_path, "logs", "--json").stdout)) == 3
+
+
+def test_a_busy_session_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    from reactloop.sessions import SQLiteStore
+
+    reactloop(tmp_path, "run", "--agent", "cli_agents:echo", "hello")
+    sid = str(_sessions(tmp_path)[0]["id"])
+    store = SQLiteStore(tmp_path / "data" / "reactloop" / "sessions.sqlite3")
+    try:
+        with store.writer(sid):  # another process is writing to this session
+            proc = reactloop(tmp_path, "run", "-c", "--agent", "cli_agents:echo", "again")
+    finally:
+        store.close()
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("reactloop: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "busy" in proc.stderr.lower() or "writ" in proc.stderr.lower()

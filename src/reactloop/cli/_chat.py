@@ -120,12 +120,19 @@ class _Chat:
         return f"session {c.id} ({state})"
 
     async def _turn(self, text: str) -> None:
+        from reactloop.cli._outcome import explain_error
         from reactloop.cli._runlog import log_run, make_record
+        from reactloop.errors import ReactloopError
 
         self.renderer.reset()
         started = time.time()
-        result, interrupted = await consume(self.conversation.stream(text),
-                                            self.renderer.handle)
+        try:
+            result, interrupted = await consume(self.conversation.stream(text),
+                                                self.renderer.handle)
+        except ReactloopError as exc:  # a busy session, a failing store: one line, go on
+            self.renderer.stop()
+            self.err.print(f"reactloop: {explain_error(exc)}", markup=False, highlight=False)
+            return
         self.renderer.stop()
         if result is None or (interrupted and result.state.value == "cancelled"):
             self.err.print("[yellow](cancelled this turn)[/]", highlight=False)

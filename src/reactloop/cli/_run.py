@@ -83,7 +83,9 @@ def observe(setup: Setup, renderer: Renderer) -> None:
 
 async def _run(setup: Setup, prompt: str, sid: str | None, verbosity: int, as_json: bool
                ) -> int:
+    from reactloop.cli._outcome import explain_error
     from reactloop.cli._runlog import log_run, make_record
+    from reactloop.errors import ReactloopError
 
     err, out = consoles(verbosity)
     renderer = Renderer(err, out, verbosity=verbosity, tools_seen=setup.tools_seen,
@@ -98,7 +100,12 @@ async def _run(setup: Setup, prompt: str, sid: str | None, verbosity: int, as_js
             events = session.stream(prompt)
         else:
             events = setup.agent.stream(prompt)
-        result, _ = await consume(events, renderer.handle)
+        try:
+            result, _ = await consume(events, renderer.handle)
+        except ReactloopError as exc:  # a busy session, a failing store: one line
+            renderer.stop()
+            err.print(f"reactloop: {explain_error(exc)}", markup=False, highlight=False)
+            return 1
         renderer.stop()
         if result is None:
             err.print("reactloop: cancelled", highlight=False)
