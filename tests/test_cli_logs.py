@@ -98,16 +98,17 @@ def test_chat_turns_are_logged_and_chat_continue_resumes(tmp_path: Path) -> None
                       stdin="first message\nsecond message\n")
     assert first.returncode == 0, first.stderr
     assert first.stdout == "turn 1: first message\nturn 2: second message\n"
-    assert "(new)" in first.stderr
+    assert "reactloop chat ·" not in first.stderr  # piped: no banner, only the summaries
     resumed = reactloop(tmp_path, "chat", "-c", "--agent", "cli_agents:echo",
-                        stdin="third message\n")
-    assert resumed.stdout == "turn 3: third message\n" and "(continued)" in resumed.stderr
+                        stdin="/session\nthird message\n")
+    assert resumed.stdout == "turn 3: third message\n"
+    assert "· 4 messages" in resumed.stderr  # /session: the continued session
     runs = json.loads(reactloop(tmp_path, "logs", "--json").stdout)
     assert [r["prompt"] for r in runs] == ["third message", "second message", "first message"]
     assert len({r["session_id"] for r in runs}) == 1
     unlogged = reactloop(tmp_path, "chat", "--no-log", "--agent", "cli_agents:echo",
                          stdin="private\n")
-    assert unlogged.stdout == "turn 1: private\n" and "not stored" in unlogged.stderr
+    assert unlogged.stdout == "turn 1: private\n"
     assert len(json.loads(reactloop(tmp_path, "logs", "--json").stdout)) == 3
 
 

@@ -23,7 +23,6 @@ from _recorded_server import Reply, recorded_server
     ("truncated", 5, "truncated", "The answer is", "cut off at the model's output-token limit"),
     ("tool_errors", 6, "tool_errors", "It is 42.", "the last tool step failed (add:"),
     ("max_iterations", 2, "max_iterations", "I ran out of my budget", "stopped after 2 iter"),
-    ("failing", 1, "error", "The run failed", "the run failed: HTTP 401"),
 ])
 def test_exit_code_and_summary_tell_how_the_run_ended(
         tmp_path: Path, agent: str, code: int, label: str, answer: str, note: str | None) -> None:
@@ -35,6 +34,13 @@ def test_exit_code_and_summary_tell_how_the_run_ended(
     assert summary and f" {label} · " in summary[-1], proc.stderr
     if note:
         assert note in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_failed_run_has_no_answer_and_one_line_with_the_reason(tmp_path: Path) -> None:
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:failing", "hi")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.splitlines()[-1].startswith("reactloop: run ended error: HTTP 401")
     assert "Traceback" not in proc.stderr
 
 

@@ -74,9 +74,9 @@ def test_the_cli_takes_a_url(postgres_url: str) -> None:
     assert out.exit_code == 0 and "→ add" in out.output and "The sum is 5." in out.output
     out = runner.invoke(main, ["sessions", "delete", "demo", "--store", postgres_url])
     assert out.exit_code == 0 and open_store(postgres_url).list() == []
-    out = runner.invoke(main, ["chat", "--model", "ollama:none", "--session", "c", "--store",
-                               postgres_url], input="/exit\n")
-    assert out.exit_code == 0 and "session c" in out.output
+    out = runner.invoke(main, ["chat", "--model", "ollama:none", "--new-session", "c",
+                               "--store", postgres_url], input="/session\n/exit\n")
+    assert out.exit_code == 0 and "session c · 0 messages" in out.output
 
 
 def test_migrations_are_numbered_and_a_newer_schema_is_refused(postgres_url: str) -> None:

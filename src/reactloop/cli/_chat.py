@@ -88,13 +88,14 @@ class _Chat:
         else:
             self.conversation = setup.agent.conversation()
         show_notice(setup, self.err, self.verbosity)
-        self._say(f"[dim]reactloop chat · model {escape(setup.model_spec)} · "
-                  f"{escape(self._where())} · /help for commands, Ctrl-D to leave[/]")
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        if interactive:  # piped input gets answers only: no banner in a script's output
+            self._say(f"[dim]reactloop chat · model {escape(setup.model_spec)} · "
+                      f"{escape(self._where())} · /help for commands, Ctrl-D to leave[/]")
         waiting = getattr(self.conversation, "waiting_for", None)
         if waiting:
             self._say(f"[yellow]The agent asked: {escape(str(waiting))}[/]")
-        read = _terminal_reader() if sys.stdin.isatty() and sys.stdout.isatty() \
-            else _pipe_reader()
+        read = _terminal_reader() if interactive else _pipe_reader()
         while True:
             text = await read()
             if text is None:

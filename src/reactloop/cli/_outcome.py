@@ -80,8 +80,8 @@ def judge(result: RunResult, *, truncated: bool, model: Any = None,
                             "(--timeout); the answer is partial",
         RunState.CANCELLED: "cancelled",
     }.get(state)
-    if state is RunState.ERROR:
-        extra = f"the run failed: {explain_error(result.error or result.output, model)}"
+    if state is RunState.ERROR:  # the reason alone: it is printed after "run ended error: "
+        extra = explain_error(result.error or result.output, model)
     return Outcome(state.value, EXIT_CODES.get(state.value, 1), [extra or state.value, *notes])
 
 

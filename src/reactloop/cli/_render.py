@@ -303,13 +303,17 @@ class Renderer:
     # -- the end -----------------------------------------------------------------------------
     def finish(self, result: RunResult, *, model: Any = None, footer: str = "",
                answer: bool = True) -> Outcome:
-        """Print the answer (stdout) and the summary (stderr); return the outcome."""
+        """Print the answer (stdout) and the summary (stderr); return the outcome.
+
+        A run that failed (``error``) has no answer: stdout stays empty and stderr gets one
+        line with the reason."""
         self.stop()
         outcome = judge(result, truncated=self.truncated, model=model,
                         model_spec=self.model_spec)
-        if answer:
+        failed = outcome.label == "error"
+        if answer and not failed:
             self.print_answer(result, outcome)
-        if self.verbosity >= NORMAL:
+        if self.verbosity >= NORMAL and not failed:
             self.print_summary(result, outcome, footer)
         elif not outcome.ok:
             self.err.print(f"reactloop: run ended {outcome.label}: {outcome.notes[0]}",

@@ -6,12 +6,14 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import click
 
 from reactloop.cli._render import NORMAL, QUIET, VERBOSE, Renderer
 from reactloop.cli._setup import Setup, consume, fail, pick_session, prepare, show_notice
+from reactloop.events import Event, RunEndEvent
 
 __all__ = ["read_prompt", "run_command"]
 
@@ -84,7 +86,7 @@ def observe(setup: Setup, renderer: Renderer) -> None:
 async def _run(setup: Setup, prompt: str, sid: str | None, verbosity: int, as_json: bool
                ) -> int:
     from reactloop.cli._outcome import explain_error
-    from reactloop.cli._runlog import log_run, make_record
+    from reactloop.cli._runlog import log_run, make_record, trace_from_steps
     from reactloop.errors import ReactloopError
 
     err, out = consoles(verbosity)
@@ -97,9 +99,10 @@ async def _run(setup: Setup, prompt: str, sid: str | None, verbosity: int, as_js
     try:
         if setup.store is not None:
             session = setup.agent.session(sid, setup.store)
-            events = session.stream(prompt)
-        else:
-            events = setup.agent.stream(prompt)
+        target = session if session is not None else setup.agent
+        # --json runs as before, without streaming (servers and scripts that never stream)
+        events = _ended(target, prompt) if as_json else (
+            session.stream(prompt) if session is not None else setup.agent.stream(prompt))
         try:
             result, _ = await consume(events, renderer.handle)
         except ReactloopError as exc:  # a busy session, a failing store: one line
@@ -114,14 +117,23 @@ async def _run(setup: Setup, prompt: str, sid: str | None, verbosity: int, as_js
             click.echo(result.to_json(indent=2))
         outcome = renderer.finish(result, model=setup.agent.model, answer=not as_json,
                                   footer=_footer(result.run_id, session))
+        trace = renderer.trace if not as_json else trace_from_steps(
+            result, renderer.trace, setup.tools_seen.get)
         record = make_record(result, outcome, prompt=prompt, model=setup.model_spec,
-                             started=started, trace=renderer.trace, cost=renderer.cost)
+                             started=started, trace=trace, cost=renderer.cost)
         log_run(setup.store, getattr(session, "id", None), result, record)
         return outcome.code
     finally:
         renderer.stop()
         if setup.store is not None:
             setup.store.close()
+
+
+async def _ended(target: Any, prompt: str) -> AsyncIterator[Event]:
+    """A non-streaming run (``session.send`` / ``agent.run``) as its one ``run_end`` event."""
+    send = target.send if hasattr(target, "send") else target.run
+    result = await send(prompt)
+    yield RunEndEvent(result.run_id, result)
 
 
 def _footer(run_id: str, session: Any) -> str:

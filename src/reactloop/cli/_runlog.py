@@ -14,7 +14,7 @@ from reactloop.cli._observe import redact
 from reactloop.cli._outcome import Outcome
 from reactloop.result import RunResult
 
-__all__ = ["log_run", "make_record", "supports_log"]
+__all__ = ["log_run", "make_record", "supports_log", "trace_from_steps"]
 
 
 def supports_log(store: Any) -> bool:
@@ -49,6 +49,28 @@ def make_record(result: RunResult, outcome: Outcome, *, prompt: str, model: str,
     redacted: dict[str, Any] = json.loads(redact(json.dumps(record, ensure_ascii=False,
                                                             default=str)))
     return redacted
+
+
+def trace_from_steps(result: RunResult, seen: list[dict[str, Any]],
+                     writes: Any = None) -> list[dict[str, Any]]:
+    """The trace of a run whose events were not watched (``--json`` runs without streaming):
+    tool calls and results from its steps, merged with the model calls in ``seen``."""
+    out: list[dict[str, Any]] = []
+    for step in result.steps:
+        out.extend(d for d in seen if d.get("iteration") == step.iteration)
+        if step.tool_calls and (step.text or "").strip():
+            out.append({"type": "thought", "iteration": step.iteration, "text": step.text})
+        for call in step.tool_calls:
+            flag = bool(getattr(writes(call.name), "writes", False)) if writes else False
+            out.append({"type": "tool_call", "iteration": step.iteration,
+                        "call": call.to_dict(), "writes": flag})
+        for r in step.results:
+            out.append({"type": "tool_error" if r.error else "tool_result",
+                        "iteration": step.iteration,
+                        "result": {"name": r.name, "error": r.error, "content": r.content,
+                                   "cached": r.cached}})
+    steps = {s.iteration for s in result.steps}
+    return out + [d for d in seen if d.get("iteration") not in steps]
 
 
 def log_run(store: Any, session_id: str | None, result: RunResult, record: dict[str, Any]
