@@ -110,3 +110,31 @@ def git() -> Agent:
     ])
     server = MCPServer.stdio(sys.executable, ["-m", "mcp_server_git", "-r", repo])
     return Agent(model=model, mcp_servers=[server])
+
+
+def fetch(i: int) -> str:
+    """Fetch item i.
+
+    Args:
+        i: the item
+    """
+    return f"<item {i}>" + "data " * 300 + f"</item {i}>"
+
+
+def compacting() -> Agent:
+    """Six fetches into a 3,000-token window: the history must be compacted on the way."""
+    from reactloop.context import Compaction
+    from reactloop.context._summary import SUMMARY_SYSTEM
+
+    def answer(request: ModelRequest) -> ModelResponse | ToolCall:
+        if request.system == SUMMARY_SYSTEM:
+            return ModelResponse(text="summary: items fetched so far", usage=Usage(50, 5))
+        done = sum(m.role == "tool" for m in request.messages)
+        calls = sum(r.system != SUMMARY_SYSTEM for r in model.requests)
+        if calls > 6:
+            return ModelResponse(text=f"fetched, {done} results in view", usage=Usage(10, 5))
+        return ToolCall("fetch", {"i": calls})
+
+    model = FunctionModel(answer, context_window=3000)
+    return Agent(model=model, tools=[fetch], max_iterations=10,
+                 compaction=Compaction(keep_last=2))

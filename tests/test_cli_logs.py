@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
+
+import pytest
 
 from _cli import reactloop
 
@@ -126,3 +130,45 @@ def test_a_busy_session_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("reactloop: ") and proc.stderr.count("\n") == 1, proc.stderr
     assert "busy" in proc.stderr.lower() or "writ" in proc.stderr.lower()
+
+
+def _old_store(path: Path, *, early_cli_runs: bool) -> None:
+    """A store as reactloop before the run log made it (schema 1), optionally with the
+    ``runs`` table that early CLI builds added on first use without raising the version."""
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, created REAL NOT NULL,"
+                     " updated REAL NOT NULL, title TEXT NOT NULL DEFAULT '')")
+        conn.execute("CREATE TABLE messages (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+                     " role TEXT NOT NULL, data TEXT NOT NULL, created REAL NOT NULL,"
+                     " PRIMARY KEY (session_id, seq)) WITHOUT ROWID")
+        conn.execute("INSERT INTO sessions VALUES ('old', 1.0, 1.0, 'kept')")
+        conn.execute("""INSERT INTO messages VALUES ('old', 1, 'user',
+                     '{"role": "user", "content": "kept"}', 1.0)""")
+        if early_cli_runs:
+            conn.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, session_id TEXT,"
+                         " created REAL NOT NULL, data TEXT NOT NULL)")
+            conn.execute("""INSERT INTO runs VALUES ('early', 'old', 2.0, '{"prompt": "kept"}')""")
+        conn.execute("PRAGMA user_version = 1")
+
+
+@pytest.mark.parametrize("early_cli_runs", [False, True])
+def test_a_store_made_by_older_reactloop_is_migrated_and_keeps_everything(
+        tmp_path: Path, early_cli_runs: bool) -> None:
+    store = tmp_path / "old.sqlite3"
+    _old_store(store, early_cli_runs=early_cli_runs)
+    assert json.loads(reactloop(tmp_path, "logs", "--json", "--store", str(store)).stdout) == (
+        [{"prompt": "kept", "id": "early", "session_id": "old", "created": 2.0}]
+        if early_cli_runs else [])
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:echo", "--session", "old",
+                     "--store", str(store), "next")
+    assert (proc.returncode, proc.stdout) == (0, "turn 2: next\n"), proc.stderr
+    runs = json.loads(reactloop(tmp_path, "logs", "--json", "--store", str(store)).stdout)
+    assert runs[0]["prompt"] == "next" and runs[0]["session_id"] == "old"
+    assert len(runs) == 1 + early_cli_runs
+    with closing(sqlite3.connect(store)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert [r[0] for r in conn.execute("SELECT role FROM messages ORDER BY seq")] == [
+            "user", "user", "assistant"]
+    deleted = reactloop(tmp_path, "sessions", "delete", "old", "--store", str(store))
+    assert deleted.returncode == 0, deleted.stderr
+    assert json.loads(reactloop(tmp_path, "logs", "--json", "--store", str(store)).stdout) == []

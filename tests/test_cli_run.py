@@ -220,3 +220,17 @@ def test_keyfile_is_never_readable_by_others_even_when_rewritten(tmp_path: Path)
                                                "GEMINI_API_KEY": "g-2"}
     bad = reactloop(tmp_path, "keys", "set", "my key", "--value", "x")
     assert bad.returncode == 1 and "unknown key name" in bad.stderr
+
+
+def test_compaction_and_retries_are_shown_as_they_happen(tmp_path: Path) -> None:
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:compacting", "fetch six items")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("fetched, ") and "context compacted" not in proc.stdout
+    assert "context compacted" in proc.stderr or "context pruned" in proc.stderr
+    with recorded_server() as server:
+        server.queue(Reply(503, b'{"error": {"message": "overloaded"}}',
+                           headers={"retry-after": "0"}), _sse("after a retry"))
+        retried = reactloop(tmp_path, "run", "-m", "openai:gpt-test", "--base-url",
+                            f"{server.url}/v1", "hi", OPENAI_API_KEY="sk-test-0000000000")
+    assert (retried.returncode, retried.stdout) == (0, "after a retry\n"), retried.stderr
+    assert "model call failed (" in retried.stderr and "retry 1 in 0.0s" in retried.stderr

@@ -178,8 +178,10 @@ class _Chat:
         if store is None:
             self.err.print(f"not stored (--no-log) · {len(c.messages)} messages", highlight=False)
         else:
+            from reactloop.cli._ids import store_label
+
             self.err.print(f"session {c.id} · {len(c.messages)} messages · store "
-                           f"{getattr(store, 'path', store)}", markup=False, highlight=False)
+                           f"{store_label(store)}", markup=False, highlight=False)
         return True
 
     async def _model(self, arg: str) -> bool:

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from reactloop.errors import UserError
 
-__all__ = ["resolve_id"]
+__all__ = ["resolve_id", "store_label"]
+
+
+def store_label(store: Any) -> str:
+    """Where ``store`` keeps its sessions, for messages: its file, or its URL without the
+    password."""
+    if hasattr(store, "path"):
+        return str(store.path)
+    if hasattr(store, "url"):
+        from reactloop.sessions._postgres import redact
+
+        return redact(store.url)
+    return repr(store)
 
 
 def resolve_id(typed: str, known: Iterable[str], *, what: str, where: str, hint: str) -> str:

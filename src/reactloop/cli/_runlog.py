@@ -1,7 +1,8 @@
 """The run log behind ``reactloop logs``: one JSON record per run, next to its session.
 
-Records go through the store's ``log_run``/``runs`` (the SQLite store has them); a store
-without them simply keeps no run log. Text is redacted before it is stored.
+Records go through the store's ``log_run``/``runs`` (the SQLite and PostgreSQL stores have
+them, in a table of their numbered schema); a store without them keeps no run log. Text is
+redacted before it is stored.
 """
 
 from __future__ import annotations

@@ -154,7 +154,9 @@ def pick_session(store: Any, session_id: str | None, cont: bool) -> str | None:
 
 
 def _where(store: Any) -> str:
-    return str(getattr(store, "path", None) or getattr(store, "url", None) or store)
+    from reactloop.cli._ids import store_label
+
+    return store_label(store)
 
 
 async def consume(events: AsyncIterator[Event], handle: Callable[[Event], None]

@@ -18,9 +18,10 @@ def _fail(message: str) -> None:
     sys.exit(1)
 
 
-_store_option = click.option("--store", "store_path", metavar="PATH",
-                             help="The session store (default: the config's, else "
-                                  "sessions.sqlite3 in the user's data directory).")
+_store_option = click.option("--store", "store_path", metavar="PATH|URL",
+                             help="The session store: a SQLite file or a postgresql:// URL "
+                                  "(default: the config's, else sessions.sqlite3 in the "
+                                  "user's data directory).")
 
 
 def _open(store_path: str | None) -> Any:
@@ -41,7 +42,9 @@ def _open(store_path: str | None) -> Any:
     except UserError as exc:
         _fail(str(exc))
     if not supports_log(store):
-        _fail(f"the store {where} keeps no run log")
+        from reactloop.cli._ids import store_label
+
+        _fail(f"the store {store_label(store)} keeps no run log")
     return store
 
 
@@ -114,12 +117,12 @@ def logs_group(ctx: click.Context, count: int, as_json: bool, store_path: str | 
 def show(run_id: str | None, store_path: str | None, full: bool, as_json: bool) -> None:
     """Print run RUN_ID with its trace (without RUN_ID: the latest run; given a session's
     id: every run of that session). A unique prefix of an id is enough."""
-    from reactloop.cli._ids import resolve_id
+    from reactloop.cli._ids import resolve_id, store_label
     from reactloop.errors import UserError
 
     store = _open(store_path)
     runs = store.runs() if store is not None else []
-    where = str(getattr(store, "path", "the store")) if store is not None else "the log"
+    where = store_label(store) if store is not None else "the log"
     if run_id is None:
         if not runs:
             _fail("no runs logged yet")

@@ -61,11 +61,9 @@ def _store(store_path: str | None, *, must_exist: bool) -> Any:
 
 def _where(store: Any) -> str:
     """The store's file, or its URL without the password."""
-    if hasattr(store, "path"):
-        return str(store.path)
-    from reactloop.sessions._postgres import redact
+    from reactloop.cli._ids import store_label
 
-    return redact(store.url)
+    return store_label(store)
 
 
 def _resolve(store: Any, typed: str) -> str:
