@@ -6,12 +6,23 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from _cli import cli_env
+from conftest import require
 
-pexpect = pytest.importorskip("pexpect", reason="pip install pexpect (in the 'test' extra)")
+pexpect: Any
+try:
+    import pexpect
+except ImportError:  # each test skips, or fails under CI (conftest.require)
+    pexpect = None
+
+
+@pytest.fixture(autouse=True)
+def _needs_pexpect() -> None:
+    require(pexpect is not None, "pip install pexpect (in the 'test' extra)")
 
 LEFT, UP, ALT_ENTER = "\x1b[D", "\x1b[A", "\x1b\r"
 

