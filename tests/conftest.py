@@ -294,3 +294,28 @@ def served(tmp_path_factory):
 
 
 # ---- end serve ----------------------------------------------------------------------------
+
+
+# ---- CLI (issue 17) -----------------------------------------------------------------------
+# The CLI keeps config, keys, sessions and its run log in the user's directories: point them
+# at a temporary place for the whole test session, so no test reads or writes the real ones.
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory):
+    home = tmp_path_factory.mktemp("user-dirs")
+    saved = {k: _os.environ.get(k) for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME",
+                                             "XDG_STATE_HOME", "REACTLOOP_CONFIG_DIR")}
+    _os.environ.update({"XDG_CONFIG_HOME": str(home / "config"),
+                        "XDG_DATA_HOME": str(home / "data"),
+                        "XDG_STATE_HOME": str(home / "state")})
+    _os.environ.pop("REACTLOOP_CONFIG_DIR", None)
+    yield home
+    for k, v in saved.items():
+        if v is None:
+            _os.environ.pop(k, None)
+        else:
+            _os.environ[k] = v
+
+
+# ---- end CLI ------------------------------------------------------------------------------

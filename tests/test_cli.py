@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 
-def reactloop(*args: str, stdin: str | None = None, cwd: Path | None = None
-              ) -> subprocess.CompletedProcess[str]:
+def reactloop(*args: str, stdin: str | None = None, cwd: Path | None = None,
+              pythonpath: str = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200"}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, "-m", "reactloop", *args], input=stdin,
+                          stdin=None if stdin is not None else subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=600, check=False,
                           cwd=cwd, env=env)
 
@@ -56,26 +59,37 @@ def test_tools_option_loads_functions_and_lists(tmp_path: Path) -> None:
     assert [t.__name__ for t in tools] == ["one", "one", "two"]
 
 
-def test_chat_keeps_the_conversation_and_exits_cleanly() -> None:
+def test_chat_keeps_the_conversation_and_exits_cleanly(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
-    proc = reactloop("chat", "-n", "3", stdin="What is 17 + 25?\nAnd what is 2 + 2?\n/exit\n")
+    store = str(tmp_path / "s.sqlite3")
+    proc = reactloop("chat", "-n", "3", "--store", store,
+                     stdin="What is 17 + 25?\nAnd what is 2 + 2?\n/exit\n")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("answer ·") == 2  # one answer panel per message
+    import json
+
+    runs = json.loads(reactloop("logs", "--store", store, "--json").stdout)
+    assert [r["prompt"] for r in runs] == ["And what is 2 + 2?", "What is 17 + 25?"]
+    assert len({r["session_id"] for r in runs}) == 1  # one conversation
+    assert all(r["output"].strip() in proc.stdout for r in runs)  # answers on stdout
 
 
 def test_chat_session_persists_across_processes(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp")
     store = str(tmp_path / "s.sqlite3")
-    first = reactloop("chat", "-n", "2", "--session", "demo", "--store", store,
-                      stdin="What is 17 + 25?\n/exit\n")
+    agent = ("--agent", "cli_agents:echo")
+    env_path = str(Path(__file__).parent)
+    first = reactloop("chat", *agent, "--new-session", "demo", "--store", store,
+                      stdin="What is 17 + 25?\n/exit\n", pythonpath=env_path)
     assert first.returncode == 0, first.stderr
-    assert "session demo" in first.stdout
-    second = reactloop("chat", "-n", "2", "--session", "demo", "--store", store,
-                       stdin="And 2 + 2?\n/exit\n")
+    second = reactloop("chat", *agent, "--session", "demo", "--store", store,
+                       stdin="And 2 + 2?\n/exit\n", pythonpath=env_path)
     assert second.returncode == 0, second.stderr
+    assert second.stdout == "turn 2: And 2 + 2?\n"
     shown = reactloop("sessions", "show", "demo", "--store", store)
     assert shown.returncode == 0, shown.stderr
     assert "What is 17 + 25?" in shown.stdout and "And 2 + 2?" in shown.stdout
+    again = reactloop("chat", *agent, "--new-session", "demo", "--store", store, stdin="",
+                      pythonpath=env_path)
+    assert again.returncode == 1 and "exists already" in again.stderr
 
 
 def test_base_url_needs_a_provider_model() -> None:
@@ -91,6 +105,7 @@ def test_text_protocol_wrapping_the_embedded_model_ends_with_an_answer() -> None
     import json
 
     data = json.loads(proc.stdout)
-    assert proc.returncode == (0 if data["state"] == "completed" else 2), proc.stderr
+    expected = {"completed": {0, 5, 6}, "max_iterations": {2, 5}}[data["state"]]
+    assert proc.returncode in expected, proc.stderr  # 5 cut off, 6 last tool step failed
     assert data["output"].strip()
     assert data["messages"][0]["content"] == "What is 17 + 25?"

@@ -29,7 +29,7 @@ PUBLIC: dict[str, set[str]] = {
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
     "reactloop.extensions": {"Extension"},
-    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTools", "load_mcp_config",
+    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
                       "serve_stdio"},
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings", "Role",

@@ -120,9 +120,11 @@ def test_real_embedded_model_without_tools_answers_in_text(local: LocalModel) ->
 def test_cli_run_on_the_embedded_model_prints_json() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "reactloop", "run", "--json", "-n", "4", "What is 17 + 25?"],
-        capture_output=True, text=True, timeout=600, check=False,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600, check=False,
     )
     data = json.loads(proc.stdout)
-    assert proc.returncode == (0 if data["state"] == "completed" else 2), proc.stderr
+    # 5: the answer was cut off, 6: the last tool step failed (the CLI's honest endings)
+    expected = {"completed": {0, 5, 6}, "max_iterations": {2, 5}}[data["state"]]
+    assert proc.returncode in expected, proc.stderr
     assert data["metrics"]["tool_calls"] >= 1
     assert any(r["error"] is None for s in data["steps"] for r in s["results"])

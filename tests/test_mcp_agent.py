@@ -51,10 +51,10 @@ def test_agent_calls_tools_on_two_real_mcp_servers(tmp_path: Path) -> None:
                         },
                         id="c1",
                     ),
-                    ToolCall("git_git_log", {"repo_path": repo}, id="c2"),
+                    ToolCall("git_log", {"repo_path": repo}, id="c2"),
                 ]
             ),
-            ModelResponse(tool_calls=[ToolCall("git_git_status", {"repo_path": repo}, id="c3")]),
+            ModelResponse(tool_calls=[ToolCall("git_status", {"repo_path": repo}, id="c3")]),
             ModelResponse(text="Noon UTC is 21:00 in Tokyo; plan.txt has uncommitted changes."),
         ]
     )
@@ -71,7 +71,7 @@ def test_agent_calls_tools_on_two_real_mcp_servers(tmp_path: Path) -> None:
     assert status.ok and "plan.txt" in status.content and "modified" in status.content
     # the model saw the servers' tools with their schemas passed through unchanged
     offered = {t.name: t for t in model.requests[0].tools}
-    assert {"time_get_current_time", "time_convert_time", "git_git_status"} <= set(offered)
+    assert {"time_get_current_time", "time_convert_time", "git_status"} <= set(offered)
     assert offered["time_convert_time"].parameters["required"] == [
         "source_timezone",
         "time",

@@ -156,6 +156,24 @@ def test_tool_names_are_safe_short_and_unique() -> None:
     assert all(n.replace("_", "").replace("-", "").isalnum() for n in names)
 
 
+def test_tool_names_already_prefixed_are_not_prefixed_again() -> None:
+    names = tool_names("git_", ["git_status", "git-log", "Git_Diff", "gitignore", "status"])
+    assert names == ["git_status", "git-log", "Git_Diff", "git_gitignore", "git_status_2"]
+    assert tool_names("time_", ["get_current_time"]) == ["time_get_current_time"]
+    assert tool_names("", ["status"]) == ["status"]
+
+
+def test_include_and_exclude_from_the_config(tmp_path: Path) -> None:
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"git": {
+        "command": "mcp-server-git", "include": ["git_*"], "exclude": ["git_reset", "*commit"]}}}))
+    (server,) = load_mcp_config(cfg)
+    assert server.include == ("git_*",) and server.exclude == ("git_reset", "*commit")
+    cfg.write_text(json.dumps({"mcpServers": {"git": {"command": "x", "exclude": "git_reset"}}}))
+    with pytest.raises(UserError, match="'exclude' must be a list of strings"):
+        load_mcp_config(cfg)
+
+
 def test_constructor_checks() -> None:
     with pytest.raises(UserError, match="args must be a list of strings"):
         MCPServer.stdio("mcp-server-git", "--repository")  # type: ignore[arg-type]

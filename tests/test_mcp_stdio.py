@@ -102,9 +102,9 @@ def test_git_server_status_and_log(tmp_path: Path) -> None:
         assert server.name == "git"
         async with server.open(Events()) as tools:
             t = by_name(tools)
-            assert {"git_git_status", "git_git_log"} <= set(t)
-            status = await t["git_git_status"].call({"repo_path": str(repo)})
-            log = await t["git_git_log"].call({"repo_path": str(repo)})
+            assert {"git_status", "git_log"} <= set(t)
+            status = await t["git_status"].call({"repo_path": str(repo)})
+            log = await t["git_log"].call({"repo_path": str(repo)})
         assert "README.md" in status and "new.txt" in status
         assert "First commit: add the readme" in str(log)
 

@@ -514,10 +514,12 @@ def test_cli_against_the_real_server(llama_server: str) -> None:
          "--base-url", llama_server, "--tool-choice", "required", "-n", "2",
          "--no-demo-tools", "--tools", "reactloop._demo_tools:add",
          "What is 17 + 25?"],
-        capture_output=True, text=True, timeout=600, check=False,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600, check=False,
     )
     data = json.loads(proc.stdout)
-    assert proc.returncode == (0 if data["state"] == "completed" else 2), proc.stderr
+    # 5: the answer was cut off, 6: the last tool step failed (the CLI's honest endings)
+    expected = {"completed": {0, 5, 6}, "max_iterations": {2, 5}}[data["state"]]
+    assert proc.returncode in expected, proc.stderr
     results = [r for s in data["steps"] for r in s["results"]]
     assert results and results[0]["name"] == "add"
     assert results[0]["error"] is None

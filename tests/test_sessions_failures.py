@@ -191,7 +191,7 @@ def test_hand_edited_messages_are_a_clear_error(store_arg: str, data: str,
 def test_chat_reports_a_busy_session_in_one_line_and_goes_on(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with SQLiteStore(path).writer("taken"):
-        proc = reactloop("chat", "--model", "ollama:none", "--session", "taken", "--store",
+        proc = reactloop("chat", "--model", "ollama:none", "--new-session", "taken", "--store",
                          str(path), stdin="hello?\n/exit\n")
     assert proc.returncode == 0
     assert f"session 'taken' is busy: another writer (pid {os.getpid()}" in one_line(

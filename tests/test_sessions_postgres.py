@@ -5,6 +5,7 @@ errors, a lost connection, pooling. (Everything both stores share runs over both
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import psycopg
@@ -74,21 +75,22 @@ def test_the_cli_takes_a_url(postgres_url: str) -> None:
     assert out.exit_code == 0 and "→ add" in out.output and "The sum is 5." in out.output
     out = runner.invoke(main, ["sessions", "delete", "demo", "--store", postgres_url])
     assert out.exit_code == 0 and open_store(postgres_url).list() == []
-    out = runner.invoke(main, ["chat", "--model", "ollama:none", "--session", "c", "--store",
-                               postgres_url], input="/exit\n")
-    assert out.exit_code == 0 and "session c" in out.output
+    out = runner.invoke(main, ["chat", "--model", "ollama:none", "--new-session", "c",
+                               "--store", postgres_url], input="/session\n/exit\n")
+    assert out.exit_code == 0 and "session c · 0 messages" in out.output
 
 
 def test_migrations_are_numbered_and_a_newer_schema_is_refused(postgres_url: str) -> None:
     store = PostgresStore(postgres_url)
     store.append("s", [Message.user("kept")])
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT version FROM reactloop_migrations").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM reactloop_migrations ORDER BY version"
+                            ).fetchall() == [(1,), (2,)]
         conn.execute("INSERT INTO reactloop_migrations VALUES (99, 0)")
     store.close()
     PostgresStore(postgres_url).close()  # nothing opened yet: no error
     with pytest.raises(SessionStoreError, match=r"newer reactloop \(schema 99; this one "
-                                                r"knows up to 1\): upgrade reactloop"):
+                                                r"knows up to 2\): upgrade reactloop"):
         PostgresStore(postgres_url).get("s")
     with psycopg.connect(postgres_url) as conn:  # refused, and nothing was changed
         assert conn.execute("SELECT data FROM reactloop_messages").fetchall() == [
@@ -165,3 +167,35 @@ def test_sends_beyond_the_pool_size_do_not_wait_for_each_other(postgres_url: str
     for i in range(n):
         assert [m.content for m in store.get(f"s{i}")] == [f"from s{i}", "done"]
     store.close()
+
+
+def test_the_cli_run_log_lives_in_postgresql_too(postgres_url: str, tmp_path: Path) -> None:
+    from _cli import reactloop
+
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:echo", "--store", postgres_url,
+                     "first words")
+    assert (proc.returncode, proc.stdout) == (0, "turn 1: first words\n"), proc.stderr
+    again = reactloop(tmp_path, "run", "-c", "--agent", "cli_agents:echo", "--store",
+                      postgres_url, "more words")
+    assert again.stdout == "turn 2: more words\n", again.stderr
+    runs = json.loads(reactloop(tmp_path, "logs", "--json", "--store", postgres_url).stdout)
+    assert [r["prompt"] for r in runs] == ["more words", "first words"]
+    assert len({r["session_id"] for r in runs}) == 1
+    shown = reactloop(tmp_path, "logs", "show", runs[1]["id"][:6], "--store", postgres_url)
+    assert shown.returncode == 0 and "turn 1: first words" in shown.stdout, shown.stderr
+    unknown = reactloop(tmp_path, "logs", "show", "zzz", "--store", postgres_url)
+    assert unknown.returncode == 1 and "no run 'zzz' in postgresql://" in unknown.stderr
+    reactloop(tmp_path, "sessions", "delete", runs[0]["session_id"], "--store", postgres_url)
+    assert json.loads(reactloop(tmp_path, "logs", "--json", "--store",
+                                postgres_url).stdout) == []  # the session's log went with it
+
+
+def test_a_database_of_schema_1_gains_the_run_log(postgres_url: str) -> None:
+    PostgresStore(postgres_url).append("s", [Message.user("kept")])
+    with psycopg.connect(postgres_url) as conn:  # as reactloop left it before the run log
+        conn.execute("DROP TABLE reactloop_runs")
+        conn.execute("DELETE FROM reactloop_migrations WHERE version = 2")
+    store = PostgresStore(postgres_url)
+    assert store.get("s") == [Message.user("kept")]
+    store.log_run("r1", "s", {"prompt": "hi"})
+    assert [(r["id"], r["prompt"]) for r in store.runs()] == [("r1", "hi")]

@@ -2,4 +2,4 @@
 
 from reactloop.cli import main
 
-main()
+main(prog_name="reactloop")  # the same name in messages and for shell completion

@@ -6,7 +6,6 @@ Heavy imports (the agent, rich, model SDKs) happen inside the commands so that
 
 from __future__ import annotations
 
-import asyncio
 import math
 import sys
 from typing import Any
@@ -15,14 +14,35 @@ import click
 
 __all__ = ["main"]
 
-EXIT_CODES = {
-    "completed": 0,
-    "error": 1,
-    "max_iterations": 2,
-    "waiting_for_user": 3,
-    "timed_out": 4,
-    "cancelled": 130,
-}
+
+def _run_options(f: Any) -> Any:
+    """Options of run and chat beyond building the agent."""
+    options = [
+        click.option("--agent", "agent_spec", metavar="MODULE:ATTR",
+                     help="Use this Agent (or a function returning one) instead of building "
+                          "one from the options above."),
+        click.option("--mcp-include", multiple=True, metavar="PATTERN",
+                     help="Offer only these MCP tools (name or pattern such as 'git_*'). "
+                          "Repeatable."),
+        click.option("--mcp-exclude", multiple=True, metavar="PATTERN",
+                     help="Never offer these MCP tools (name or pattern). Repeatable."),
+        click.option("--verbose", "-v", is_flag=True,
+                     help="Also show every request and response in full (keys redacted)."),
+        click.option("--quiet", "-q", is_flag=True, help="Print the answer only."),
+        click.option("--session", "session_id", metavar="ID",
+                     help="Continue this stored session (a unique prefix of its id is enough)."),
+        click.option("--continue", "-c", "cont", is_flag=True,
+                     help="Continue the most recent session."),
+        click.option("--no-log", is_flag=True,
+                     help="Do not store this conversation (reactloop logs will not show it)."),
+        click.option("--store", "store_path", metavar="PATH|URL",
+                     help="Where sessions and the run log are kept: a SQLite file (default: in "
+                          "the user's data directory, or the config's store) or a "
+                          "postgresql:// URL."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
@@ -35,9 +55,10 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
 
 def _agent_options(f: Any) -> Any:
     options = [
-        click.option("--model", "-m", default="local", show_default=True,
+        click.option("--model", "-m", default=None,
                      help="'local', 'local:/path.gguf', 'openai:<name>', 'anthropic:<name>', "
-                          "'gemini:<name>' or 'ollama:<name>'."),
+                          "'gemini:<name>' or 'ollama:<name>' (default: the config's model, "
+                          "else local; reactloop models lists them)."),
         click.option("--base-url", metavar="URL",
                      help="An OpenAI-compatible server for an openai:<name> model "
                           "(vLLM, llama.cpp server, LM Studio, Ollama)."),
@@ -102,7 +123,8 @@ def _build_agent(opts: dict[str, Any]) -> Any:
         max_execution_time=opts.get("max_execution_time"),
         tool_timeout=opts.get("tool_timeout"), loop_control=opts["loop_control"],
         workspace=_build_workspace(opts),
-        model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto"),
+        model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto",
+                                     **opts.get("model_options", {})),
     )
 
 
@@ -144,122 +166,56 @@ def _fail(message: str, code: int = 1) -> None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="reactloop")
 def main() -> None:
-    """reactloop: run LLM agent loops — the model picks tools, reactloop runs them."""
+    """reactloop: run LLM agent loops — the model picks tools, reactloop runs them.
+
+    \b
+    Answers go to stdout; the trace, progress and summary to stderr.
+    Shell completion (bash; zsh and fish likewise):
+      eval "$(_REACTLOOP_COMPLETE=bash_source reactloop)"
+    """
 
 
 @main.command()
-@click.argument("task")
+@click.argument("task", required=False)
 @_agent_options
+@_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
-def run(task: str, as_json: bool, **opts: Any) -> None:
-    """Run TASK to completion and print the answer."""
-    from reactloop.errors import ReactloopError
+@click.pass_context
+def run(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
+    """Run TASK to completion and print the answer.
 
-    try:
-        agent = _build_agent(opts)
-    except ReactloopError as exc:
-        _fail(str(exc))
-    result = asyncio.run(_run(agent, task, as_json))
-    code = EXIT_CODES.get(result.state.value, 1)
-    if code:
-        reason = f"{result.error}" if result.error else result.output
-        _fail(f"run ended {result.state.value}: {' '.join(reason.split())[:300]}", code)
+    TASK '-' reads the task from stdin; text piped into stdin is added to the task
+    (cat notes.md | reactloop run "summarise this"). Exit code: 0 completed, 1 error,
+    2 max iterations, 3 waiting for the user, 4 timed out, 5 answer cut off,
+    6 the last tool step failed, 130 cancelled.
+    """
+    from reactloop.cli._run import run_command
 
-
-async def _run(agent: Any, task: str, as_json: bool) -> Any:
-    from rich.console import Console
-
-    from reactloop.cli._render import Renderer
-    from reactloop.events import RunEndEvent
-
-    if as_json:
-        result = await agent.run(task)
-        click.echo(result.to_json(indent=2))
-        return result
-    renderer = Renderer(Console(stderr=False, highlight=False))
-    result = None
-    try:
-        async for event in agent.stream(task):
-            if isinstance(event, RunEndEvent):
-                result = event.result
-            else:
-                renderer.handle(event)
-    finally:
-        renderer.stop()
-    assert result is not None
-    renderer.finish(result)
-    return result
+    run_command(ctx, task, opts)
 
 
 @main.command()
 @_agent_options
-@click.option("--session", "session_id", metavar="ID",
-              help="Continue (or start) a persistent session with this id.")
-@click.option("--new-session", is_flag=True, help="Start a persistent session; prints its id.")
-@click.option("--store", "store_path", metavar="PATH|URL",
-              help="Where sessions are kept: a SQLite file (default: in the user's data "
-                   "directory) or a postgresql:// URL.")
-def chat(session_id: str | None, new_session: bool, store_path: str | None,
-         **opts: Any) -> None:
-    """An interactive multi-turn conversation (type /exit or Ctrl-D to leave)."""
-    from reactloop.errors import ReactloopError
+@_run_options
+@click.option("--new-session", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Start a new session (with this id, if given).")
+@click.pass_context
+def chat(ctx: click.Context, /, **opts: Any) -> None:
+    """An interactive conversation (/help lists the commands; Ctrl-D leaves)."""
+    from reactloop.cli._chat import chat_command
 
-    try:
-        agent = _build_agent(opts)
-        if session_id or new_session or store_path:
-            conversation = agent.session(session_id, store=store_path)
-        else:
-            conversation = agent.conversation()
-    except ReactloopError as exc:
-        _fail(str(exc))
-    asyncio.run(_chat(conversation))
-
-
-async def _chat(conversation: Any) -> None:
-    from rich.console import Console
-
-    from reactloop.cli._render import Renderer
-    from reactloop.errors import ReactloopError
-    from reactloop.events import RunEndEvent
-
-    console = Console(highlight=False)
-    from reactloop.sessions import MemoryStore
-
-    session_id = None if isinstance(conversation.store, MemoryStore) else conversation.id
-    suffix = f" — session {session_id}" if session_id else ""
-    console.print(f"[dim]reactloop chat{suffix} — /exit or Ctrl-D to leave[/]")
-    waiting = getattr(conversation, "waiting_for", None)
-    if callable(waiting):
-        waiting = waiting()
-    if waiting:
-        console.print(f"[yellow]The agent asked: {waiting}[/]")
-    while True:
-        try:
-            text = await asyncio.to_thread(console.input, "[bold]you>[/] ")
-        except (EOFError, KeyboardInterrupt):
-            console.print()
-            return
-        if text.strip() in ("/exit", "/quit"):
-            return
-        if not text.strip():
-            continue
-        renderer = Renderer(console)
-        try:
-            async for event in conversation.stream(text):
-                if isinstance(event, RunEndEvent):
-                    renderer.finish(event.result)
-                else:
-                    renderer.handle(event)
-        except ReactloopError as exc:  # a busy session or a failing store: one line, go on
-            renderer.stop()
-            click.echo(f"reactloop: {exc}", err=True)
+    chat_command(ctx, opts)
 
 
 def _attach_optional_groups() -> None:
     # command groups owned by other modules; each is attached only if it exists
     for module, attr in (("reactloop.cli.mcp", "mcp_group"),
                          ("reactloop.cli.sessions", "sessions_group"),
-                         ("reactloop.cli.serve", "serve_command")):
+                         ("reactloop.cli.serve", "serve_command"),
+                         ("reactloop.cli.logs", "logs_group"),
+                         ("reactloop.cli.config", "config_group"),
+                         ("reactloop.cli.config", "keys_group"),
+                         ("reactloop.cli.config", "models_command")):
         import importlib.util
 
         if importlib.util.find_spec(module) is None:

@@ -22,8 +22,17 @@ def mcp_group() -> None:
 @mcp_group.command("list")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--schema", is_flag=True, help="Also print each tool's JSON schema.")
-def list_command(file: str, schema: bool) -> None:
-    """Start each server of an mcpServers JSON FILE and print its tools."""
+@click.option("--include", multiple=True, metavar="PATTERN",
+              help="Only these tools (name or pattern such as 'git_*'). Repeatable.")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Not these tools (name or pattern). Repeatable.")
+def list_command(file: str, schema: bool, include: tuple[str, ...],
+                 exclude: tuple[str, ...]) -> None:
+    """Start each server of an mcpServers JSON FILE and print its tools.
+
+    The 'access' column is what the server says about each tool: 'writes' (it changes
+    things: readOnlyHint false or destructiveHint true), 'read-only', or '?' (not said).
+    """
     from rich.console import Console
 
     from reactloop.errors import ReactloopError
@@ -37,19 +46,21 @@ def list_command(file: str, schema: bool) -> None:
     if not servers:
         console.print(f"[yellow]{file} lists no (enabled) servers.[/]")
         return
-    failures = asyncio.run(_list_servers(servers, console, schema))
+    failures = asyncio.run(_list_servers(servers, console, schema, include, exclude))
     if failures:
         sys.exit(1)
 
 
-async def _list_servers(servers: list[Any], console: Any, schema: bool) -> int:
+async def _list_servers(servers: list[Any], console: Any, schema: bool,
+                        include: tuple[str, ...], exclude: tuple[str, ...]) -> int:
     failures = 0
     for server in servers:
-        failures += not await _list_one(server, console, schema)
+        failures += not await _list_one(server, console, schema, include, exclude)
     return failures
 
 
-async def _list_one(server: Any, console: Any, schema: bool) -> bool:
+async def _list_one(server: Any, console: Any, schema: bool, include: tuple[str, ...],
+                    exclude: tuple[str, ...]) -> bool:
     """Print one server's tools; False (after printing why) when it did not start."""
     import json
 
@@ -61,22 +72,39 @@ async def _list_one(server: Any, console: Any, schema: bool) -> bool:
     warnings: list[Any] = []
     try:
         async with server.open(lambda name, data: warnings.append(data)) as tools:
-            if warnings:  # an optional server that failed to start is skipped, not raised
-                raise MCPServerError(warnings[0]["message"], server=server.name)
+            skipped = [w for w in warnings if w.get("kind") == "skipped"]
+            if skipped:  # an optional server that failed to start is skipped, not raised
+                raise MCPServerError(skipped[0]["message"], server=server.name)
+            for w in warnings:
+                console.print(f"  {w.get('message')}", style="yellow", markup=False,
+                              highlight=False)
             table = Table(title=title, title_justify="left", show_lines=schema)
             table.add_column("tool (as the model sees it)", style="cyan", no_wrap=True)
+            table.add_column("access", no_wrap=True)
             table.add_column("description")
+            from reactloop.cli._observe import tool_matches
+
             for t in tools:
+                if (include and not any(tool_matches(p, t) for p in include)) or any(
+                        tool_matches(p, t) for p in exclude):
+                    continue
                 text = _first_paragraph(t.description)
                 if schema:
                     text += "\n" + json.dumps(t.parameters, indent=2)
-                table.add_row(t.name, text)
+                table.add_row(t.name, _access(t), text)
             console.print(table if tools else f"{title}\n  [dim](no tools)[/]")
     except MCPServerError as exc:
         console.print(title)
         console.print(f"  {exc}", style="red", markup=False, highlight=False)
         return False
     return True
+
+
+def _access(tool: Any) -> str:
+    writes = getattr(tool, "writes", None)
+    if writes:
+        return "[bold red]writes[/]" + (" (destructive)" if tool.destructive else "")
+    return "read-only" if writes is False else "[dim]?[/]"
 
 
 def _first_paragraph(text: str, limit: int = 300) -> str:

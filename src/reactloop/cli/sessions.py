@@ -61,11 +61,23 @@ def _store(store_path: str | None, *, must_exist: bool) -> Any:
 
 def _where(store: Any) -> str:
     """The store's file, or its URL without the password."""
-    if hasattr(store, "path"):
-        return str(store.path)
-    from reactloop.sessions._postgres import redact
+    from reactloop.cli._ids import store_label
 
-    return redact(store.url)
+    return store_label(store)
+
+
+def _resolve(store: Any, typed: str) -> str:
+    """The session id that ``typed`` is a unique prefix of (else exit 1 saying why)."""
+    from reactloop.cli._ids import resolve_id
+    from reactloop.errors import UserError
+
+    try:
+        return resolve_id(typed, [s.id for s in store.list()], what="session",
+                          where=_where(store),
+                          hint="reactloop sessions list")
+    except UserError as exc:
+        click.echo(f"reactloop: {exc}", err=True)
+        sys.exit(1)
 
 
 def _when(ts: float) -> str:
@@ -96,7 +108,12 @@ def list_sessions(store_path: str | None, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "updated", "messages", "title", box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False)
+    # ids are never cut (they are typed back); the title gives way instead
+    table.add_column("id", no_wrap=True, min_width=max(len(s.id) for s in infos))
+    table.add_column("updated", no_wrap=True)
+    table.add_column("messages", justify="right", no_wrap=True)
+    table.add_column("title", overflow="ellipsis", no_wrap=True, ratio=1)
     for s in infos:
         table.add_row(s.id, _when(s.updated), str(s.messages), s.title)
     Console(highlight=False).print(table)
@@ -109,8 +126,9 @@ def list_sessions(store_path: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
 @_one_line_errors
 def show_session(session_id: str, store_path: str | None, full: bool, as_json: bool) -> None:
-    """Show the history of SESSION_ID, with its tool calls and results."""
+    """Show the history of SESSION_ID (or a unique prefix), with its tool calls and results."""
     store = _store(store_path, must_exist=True)
+    session_id = _resolve(store, session_id)
     info = store.info(session_id)
     if info is None:
         click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
@@ -134,7 +152,7 @@ def show_session(session_id: str, store_path: str | None, full: bool, as_json: b
 @store_option
 @_one_line_errors
 def delete_session(session_id: str, store_path: str | None) -> None:
-    """Delete SESSION_ID and its history."""
+    """Delete SESSION_ID (the whole id) and its history."""
     store = _store(store_path, must_exist=True)
     if not store.delete(session_id):
         click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)

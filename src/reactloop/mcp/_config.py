@@ -9,7 +9,8 @@
 
 Also accepted: VS Code's ``{"servers": {...}}``, a ``type`` of ``stdio``/``http``/
 ``streamable-http``, ``"disabled": true`` (skipped), and reactloop's own optional keys
-``timeout``, ``required`` and ``prefix``. Other keys (``autoApprove``…) are ignored.
+``timeout``, ``required``, ``prefix``, ``include`` and ``exclude`` (lists of tool names or
+fnmatch patterns such as ``"git_*"``). Other keys (``autoApprove``…) are ignored.
 ``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the environment; a relative
 ``cwd`` is relative to the file.
 """
@@ -129,6 +130,9 @@ def _options(entry: dict[str, Any], where: _Where) -> dict[str, Any]:
         out["required"] = entry["required"]
     if "prefix" in entry:
         out["prefix"] = _string(entry, "prefix", where, allow_empty=True)
+    for key in ("include", "exclude"):
+        if key in entry:
+            out[key] = _string_list(entry, key, where)
     return out
 
 

@@ -66,11 +66,17 @@ def derive_http_name(url: str) -> str:
 
 
 def tool_names(prefix: str, names: Iterable[str]) -> list[str]:
-    """Provider-safe, unique names for ``names`` (in order), each starting with ``prefix``."""
+    """Provider-safe, unique names for ``names`` (in order), each starting with ``prefix``.
+
+    A name that already starts with the prefix is not prefixed again: server ``git``'s
+    ``git_status`` stays ``git_status`` (not ``git_git_status``); ``-`` and ``_`` and the
+    case do not matter for that comparison (``Git-status`` → ``Git-status``).
+    """
     taken: set[str] = set()
     out: list[str] = []
     for name in names:
-        candidate = _fit(safe_name(prefix + name, fallback=prefix or "tool"))
+        full = name if _has_prefix(name, prefix) else prefix + name
+        candidate = _fit(safe_name(full, fallback=prefix or "tool"))
         n = 2
         unique = candidate
         while unique in taken:  # two names that differ only in unsafe characters
@@ -80,6 +86,14 @@ def tool_names(prefix: str, names: Iterable[str]) -> list[str]:
         taken.add(unique)
         out.append(unique)
     return out
+
+
+def _has_prefix(name: str, prefix: str) -> bool:
+    def norm(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", "_", text.lower())
+
+    stem, full = norm(prefix), norm(name)
+    return bool(stem.strip("_")) and full.startswith(stem) and len(full) > len(stem)
 
 
 def _fit(name: str) -> str:

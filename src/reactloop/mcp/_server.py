@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 import shlex
@@ -20,10 +21,42 @@ if TYPE_CHECKING:
     from reactloop.mcp._connection import Link
     from reactloop.tools._source import Emit
 
-__all__ = ["MCPServer", "MCPServerError", "MCPTools"]
+__all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools"]
 
 log = logging.getLogger("reactloop.mcp")
 
+
+
+class MCPTool(Tool):
+    """A tool of an MCP server, with what the server says about it (MCP tool annotations).
+
+    Annotations are hints from the server, not guarantees; :attr:`writes` is what the CLI
+    shows (and where approvals will hook in).
+    """
+
+    def __init__(self, fn: Any, *, server: str, remote_name: str,
+                 read_only: bool | None = None, destructive: bool | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(fn, **kwargs)
+        self.server = server
+        """The server's name."""
+        self.remote_name = remote_name
+        """The tool's name on the server."""
+        self.read_only = read_only
+        """``readOnlyHint`` as the server sent it (None: not said)."""
+        self.destructive = destructive
+        """``destructiveHint`` as the server sent it (None: not said)."""
+
+    @property
+    def writes(self) -> bool | None:
+        """True when the server marks the tool as changing things (``readOnlyHint: false``
+        or ``destructiveHint: true``), False when it marks it read-only, None when it says
+        nothing."""
+        if self.read_only is True:
+            return False
+        if self.read_only is False or self.destructive is True:
+            return True
+        return None
 
 
 class MCPTools(list[Tool]):
@@ -86,6 +119,8 @@ class MCPServer:
         timeout: float = 60.0,
         startup_timeout: float | None = None,
         prefix: str | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
     ) -> None:
         """Prefer :meth:`stdio` and :meth:`http`; this stores what they checked."""
         require_sdk()
@@ -106,6 +141,15 @@ class MCPServer:
         self.startup_timeout = float(startup_timeout if startup_timeout is not None else timeout)
         """Seconds to start the server, complete the handshake and list its tools."""
         self.prefix = f"{self.name}_" if prefix is None else prefix
+        for label, patterns in (("include", include or ()), ("exclude", exclude)):
+            if isinstance(patterns, str) or not all(isinstance(x, str) for x in patterns):
+                raise UserError(f"MCP server {name!r}: {label} must be a list of tool names or "
+                                f"patterns (fnmatch, e.g. 'git_*'), got {patterns!r}")
+        self.include = tuple(include) if include is not None else None
+        """Only these tools (names or fnmatch patterns, as the server or the model names
+        them); None: all."""
+        self.exclude = tuple(exclude)
+        """Never these tools (names or patterns)."""
 
     @classmethod
     def stdio(
@@ -120,6 +164,8 @@ class MCPServer:
         prefix: str | None = None,
         *,
         startup_timeout: float | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
     ) -> MCPServer:
         """A server started as a subprocess that speaks MCP over its stdin/stdout.
 
@@ -141,6 +187,9 @@ class MCPServer:
             timeout: seconds one tool call may take.
             prefix: tool name prefix (default ``"<name>_"``; ``""`` for none).
             startup_timeout: seconds to start and list tools (default: ``timeout``).
+            include: offer only these tools: names or fnmatch patterns (``"git_*"``), matched
+                against the server's name for the tool and the name the model sees.
+            exclude: never offer these tools (names or patterns, as for ``include``).
         """
         if not isinstance(command, str) or not command.strip():
             raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
@@ -159,6 +208,8 @@ class MCPServer:
             timeout=timeout,
             startup_timeout=startup_timeout,
             prefix=prefix,
+            include=include,
+            exclude=exclude,
         )
 
     @classmethod
@@ -172,6 +223,8 @@ class MCPServer:
         prefix: str | None = None,
         *,
         startup_timeout: float | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
     ) -> MCPServer:
         """A server reached over MCP's streamable HTTP transport at ``url``.
 
@@ -191,6 +244,8 @@ class MCPServer:
             timeout=timeout,
             startup_timeout=startup_timeout,
             prefix=prefix,
+            include=include,
+            exclude=exclude,
         )
 
     def describe(self) -> str:
@@ -233,13 +288,29 @@ class MCPServer:
             if listing is None:
                 yield MCPTools([], self, None)
             else:
-                yield MCPTools(self._tools(link, listing), self, link)
+                yield MCPTools(self._tools(link, listing, emit), self, link)
         finally:
             await link.close()
 
-    def _tools(self, link: Link, listing: Sequence[mcp_types.Tool]) -> list[Tool]:
+    def _tools(self, link: Link, listing: Sequence[mcp_types.Tool], emit: Emit) -> list[Tool]:
+        # names come from the whole listing, so filters never change a tool's name
         names = tool_names(self.prefix, [t.name for t in listing])
-        return [self._tool(link, t, n) for t, n in zip(listing, names, strict=True)]
+        pairs = [(t, n) for t, n in zip(listing, names, strict=True)
+                 if self._wanted(t.name, n)]
+        for pattern in self.include or ():
+            if not any(_matches(pattern, t.name, n) for t, n in zip(listing, names,
+                                                                    strict=True)):
+                emit("mcp_warning", {"server": self.name, "kind": "filter", "stderr_tail": "",
+                                     "message": f"include pattern {pattern!r} matches none of "
+                                                f"the tools of MCP server {self.name!r}: "
+                                                f"{', '.join(names)}"})
+        return [self._tool(link, t, n) for t, n in pairs]
+
+    def _wanted(self, remote: str, public: str) -> bool:
+        if self.include is not None and not any(_matches(p, remote, public)
+                                                for p in self.include):
+            return False
+        return not any(_matches(p, remote, public) for p in self.exclude)
 
     def _tool(self, link: Link, spec: mcp_types.Tool, public_name: str) -> Tool:
         from reactloop.mcp._results import tool_output
@@ -251,11 +322,20 @@ class MCPServer:
 
         call.__qualname__ = call.__name__ = public_name
         description = spec.description or spec.title or f"{remote} (from MCP server {self.name!r})"
-        return Tool(
+        hints = spec.annotations
+        return MCPTool(
             call,
+            server=self.name,
+            remote_name=remote,
+            read_only=hints.read_only_hint if hints is not None else None,
+            destructive=hints.destructive_hint if hints is not None else None,
             name=public_name,
             description=description,
             parameters=spec.input_schema,  # passed through unchanged; the server validates
             origin=f"MCP server {self.name!r}",
             repeatable=True,  # a server's state changes between calls (git status, a clock)
         )
+
+
+def _matches(pattern: str, remote: str, public: str) -> bool:
+    return fnmatch.fnmatchcase(remote, pattern) or fnmatch.fnmatchcase(public, pattern)

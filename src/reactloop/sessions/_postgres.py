@@ -12,9 +12,9 @@ keepalives when the writer's machine vanishes). Because the writer's writes go t
 same connection, a writer that lost its connection has lost its lock and can write nothing
 more: its next write fails with a clear error — never a write without the lock.
 
-Tables (``reactloop_sessions``, ``reactloop_messages``, ``reactloop_migrations``) are created
-by numbered migrations on first use, under an advisory lock so that concurrent first users
-wait for each other; a database migrated by a newer reactloop is refused. The tables go into
+Tables (``reactloop_sessions``, ``reactloop_messages``, ``reactloop_runs`` for the CLI's run
+log, ``reactloop_migrations``) are created by numbered migrations on first use, under an
+advisory lock so that concurrent first users wait for each other; a database migrated by a newer reactloop is refused. The tables go into
 the first schema of the connection's ``search_path`` (choose one with
 ``?options=-csearch_path%3Dmyschema`` in the URL). Connections come from a pool
 (``psycopg_pool``); a running ``send`` keeps one for its writer, and past the pool's size a
@@ -29,11 +29,12 @@ import atexit
 import builtins
 import hashlib
 import importlib.util
+import json
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -62,6 +63,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
      " session_id text NOT NULL REFERENCES reactloop_sessions (id) ON DELETE CASCADE,"
      " seq integer NOT NULL, role text NOT NULL, data text NOT NULL,"
      " created double precision NOT NULL, PRIMARY KEY (session_id, seq))"),
+    # 2: the run log of ``reactloop run``/``chat`` (``reactloop logs``)
+    ("CREATE TABLE reactloop_runs ("
+     " id text PRIMARY KEY, session_id text, created double precision NOT NULL,"
+     " data text NOT NULL)",
+     "CREATE INDEX reactloop_runs_by_created ON reactloop_runs (created)",
+     "CREATE INDEX reactloop_runs_by_session ON reactloop_runs (session_id)"),
 )
 
 # what a PostgreSQL error means, by SQLSTATE prefix, and what to do about it
@@ -307,7 +314,9 @@ class PostgresStore:
                          (time.time(), session_id))
 
     def delete(self, session_id: str) -> bool:
-        with self.writer(session_id), self._connection("write to") as conn:
+        with self.writer(session_id), self._connection("write to") as conn, \
+                conn.transaction():
+            conn.execute("DELETE FROM reactloop_runs WHERE session_id = %s", (session_id,))
             cursor = conn.execute("DELETE FROM reactloop_sessions WHERE id = %s", (session_id,))
             return cursor.rowcount > 0
 
@@ -318,6 +327,24 @@ class PostgresStore:
 
     def list(self) -> builtins.list[SessionInfo]:
         return self._infos("", ())
+
+    # -- the CLI's run log (reactloop logs; not part of the SessionStore protocol) -------------
+    def log_run(self, run_id: str, session_id: str | None, record: Mapping[str, Any]) -> None:
+        """Store (or replace) the JSON-ready ``record`` of one run, next to its session."""
+        data = json.dumps(record, ensure_ascii=False, default=str)
+        with self._connection("write to") as conn:
+            conn.execute("INSERT INTO reactloop_runs (id, session_id, created, data)"
+                         " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
+                         " session_id = excluded.session_id, created = excluded.created,"
+                         " data = excluded.data", (run_id, session_id, time.time(), data))
+
+    def runs(self, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """Run records, newest first, each with its ``id``, ``session_id`` and ``created``."""
+        with self._connection("read") as conn:
+            rows = conn.execute("SELECT id, session_id, created, data FROM reactloop_runs"
+                                " ORDER BY created DESC, id LIMIT %s", (limit,)).fetchall()
+        return [{**json.loads(r[3]), "id": r[0], "session_id": r[1], "created": r[2]}
+                for r in rows]
 
     def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
         with self._connection("read") as conn:

@@ -8,7 +8,9 @@ loss too, at the cost of an fsync per message.
 
 A file reactloop cannot use — damaged, not SQLite, another program's database, a newer
 reactloop's schema, a full disk — raises :class:`~reactloop.SessionStoreError` naming the file
-and the fix; such a file is never written to, so nothing stored in it is lost.
+and the fix; such a file is never written to, so nothing stored in it is lost. The schema
+grows by numbered migrations (``PRAGMA user_version``): a file made by an older reactloop is
+upgraded when it is first opened, in one transaction.
 
 Several processes and threads may write to different sessions in one file at once: writers
 take the lock up front (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for each other.
@@ -20,11 +22,12 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -36,15 +39,23 @@ from reactloop.sessions._store import SessionInfo, check_session_id
 
 __all__ = ["SQLiteStore", "SQLiteWriter", "default_store_path"]
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS sessions ("
-    " id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,"
-    " title TEXT NOT NULL DEFAULT '')",
-    "CREATE TABLE IF NOT EXISTS messages ("
-    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,"
-    " data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+# Numbered migrations: entry n (from 1) brings the schema (``PRAGMA user_version``) from
+# version n-1 to n. Append only: a file made by an older reactloop upgrades on first open.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    ("CREATE TABLE IF NOT EXISTS sessions ("
+     " id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,"
+     " title TEXT NOT NULL DEFAULT '')",
+     "CREATE TABLE IF NOT EXISTS messages ("
+     " session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,"
+     " data TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID"),
+    # 2: the run log of ``reactloop run``/``chat`` (``reactloop logs``); IF NOT EXISTS because
+    # early CLI builds made this table on first use without raising the version
+    ("CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, session_id TEXT,"
+     " created REAL NOT NULL, data TEXT NOT NULL)",
+     "CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created)",
+     "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id)"),
 )
-_VERSION = 1
+_VERSION = len(_MIGRATIONS)
 
 _NO_TABLES = ("the file lacks reactloop's tables or columns (edited by hand?); reactloop left "
               "it untouched: restore it, or pass another path")
@@ -107,12 +118,18 @@ def _begin(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse, before writing anything, a file that is not (or not yet) a reactloop store."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute("BEGIN")  # one snapshot: another process may be creating the tables right now
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master"
+                                             " WHERE type = 'table'")}
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")  # it only read
     if version > _VERSION:
         raise SessionStoreError(
             f"session store {path} was written by a newer reactloop (schema {version}; this "
             f"one knows up to {_VERSION}): upgrade reactloop, or pass another store path")
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if version == 0 and tables:
         raise SessionStoreError(
             f"{path} is not a reactloop session store (it holds the tables "
@@ -121,6 +138,17 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     if version > 0 and not {"sessions", "messages"} <= tables:
         raise SessionStoreError(
             f"cannot open session store {path}: {_NO_TABLES}")
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations the file lacks, in one transaction (all of them, or none)."""
+    with _begin(conn):  # re-read under the write lock: another process may have migrated
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for number in range(version + 1, _VERSION + 1):
+            for statement in _MIGRATIONS[number - 1]:
+                conn.execute(statement)
+        if version < _VERSION:
+            conn.execute(f"PRAGMA user_version = {_VERSION}")
 
 
 class SQLiteStore:
@@ -164,11 +192,7 @@ class SQLiteStore:
                     _check_schema(conn, self.path)
                     _enable_wal(conn, self.timeout)
                     conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
-                    with _begin(conn):
-                        if conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
-                            for statement in _SCHEMA:
-                                conn.execute(statement)
-                            conn.execute(f"PRAGMA user_version = {_VERSION}")
+                    _migrate(conn)
                 except BaseException:
                     conn.close()
                     raise
@@ -246,6 +270,7 @@ class SQLiteStore:
         try:
             with self._transaction("write") as c:
                 c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                c.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))  # its log
                 found = c.execute("DELETE FROM sessions WHERE id = ?",
                                   (session_id,)).rowcount > 0
         finally:
@@ -259,6 +284,22 @@ class SQLiteStore:
 
     def list(self) -> builtins.list[SessionInfo]:
         return self._infos("", ())
+
+    # -- the CLI's run log (reactloop logs; not part of the SessionStore protocol) -------------
+    def log_run(self, run_id: str, session_id: str | None, record: Mapping[str, Any]) -> None:
+        """Store (or replace) the JSON-ready ``record`` of one run, next to its session."""
+        data = json.dumps(record, ensure_ascii=False, default=str)
+        with self._transaction("write to") as c:
+            c.execute("INSERT OR REPLACE INTO runs (id, session_id, created, data)"
+                      " VALUES (?, ?, ?, ?)", (run_id, session_id, time.time(), data))
+
+    def runs(self, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """Run records, newest first, each with its ``id``, ``session_id`` and ``created``."""
+        rows = self._read("read", "SELECT id, session_id, created, data FROM runs"
+                          f" ORDER BY created DESC, id LIMIT {-1 if limit is None else int(limit)}",
+                          ())
+        return [{**json.loads(r[3]), "id": r[0], "session_id": r[1], "created": r[2]}
+                for r in rows]
 
     # -- internals -----------------------------------------------------------------------------
     def _write(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:
