@@ -5,7 +5,8 @@ so ``import reactloop`` never imports OpenTelemetry and a run without it pays on
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import UserError
@@ -13,7 +14,8 @@ from reactloop.errors import UserError
 if TYPE_CHECKING:
     from reactloop._otel._telemetry import Telemetry
 
-__all__ = ["active", "for_agent", "instrument", "require_otel", "set_active"]
+__all__ = ["active", "for_agent", "instrument", "otlp_wanted", "require_otel", "set_active",
+           "start_otlp"]
 
 _active: Telemetry | None = None
 """What :func:`instrument` (or ``reactloop.testing.capture_spans``) turned on for all agents."""
@@ -94,3 +96,23 @@ def for_agent(setting: bool | None) -> Telemetry | None:
 
         _default = Telemetry(None, None)
     return _default
+
+
+def otlp_wanted(endpoint: str | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the command line exports traces: ``--otlp URL`` or an OTLP endpoint variable
+    (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)."""
+    env = os.environ if env is None else env
+    return endpoint is not None or any(
+        env.get(f"OTEL_EXPORTER_OTLP_{kind}ENDPOINT") for kind in ("", "TRACES_"))
+
+
+def start_otlp(endpoint: str | None) -> Callable[[], None]:
+    """Turn instrumentation on for all agents, exporting over OTLP/HTTP to ``endpoint`` (or
+    where the ``OTEL_EXPORTER_OTLP_*`` variables say); returns the function that flushes what
+    is left and stops (call it before the process exits)."""
+    require_otel("--otlp (or OTEL_EXPORTER_OTLP_ENDPOINT)")
+    from reactloop._otel._export import otlp_telemetry
+
+    telemetry, stop = otlp_telemetry(endpoint)
+    set_active(telemetry)
+    return stop
