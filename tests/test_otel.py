@@ -454,3 +454,34 @@ def test_adapters_report_cached_input_tokens_as_part_of_the_input() -> None:
                                                 "candidates_token_count": 5,
                                                 "cached_content_token_count": 100}})
     assert gemini.usage == Usage(130, 5, 100, 0)
+
+
+def test_another_runtime_executes_each_traced_call_as_a_batch_of_one() -> None:
+    from reactloop.runtime import LocalRuntime
+
+    class Counting(LocalRuntime):
+        def __init__(self) -> None:
+            self.batches: list[int] = []
+
+        async def run_tools(self, batch: Any) -> Any:
+            self.batches.append(len(batch.calls))
+            return await super().run_tools(batch)
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers.
+
+        Args:
+            a: first addend
+            b: second addend
+        """
+        return a + b
+
+    model = ScriptedModel([[ToolCall("add", {"a": 1, "b": 2}), ToolCall("add", {"a": 3, "b": 4})],
+                           "3 and 7"])
+    runtime = Counting()
+    with capture_spans() as spans:
+        result = Agent(model=model, tools=[add], runtime=runtime).run_sync("add")
+    assert [r.result for r in result.steps[0].results] == [3, 7]
+    assert runtime.batches == [1, 1]
+    assert len(spans.named("execute_tool add")) == 2

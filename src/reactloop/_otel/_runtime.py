@@ -27,7 +27,7 @@ from reactloop._otel._settings import RunTrace, Settings, error_type
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
 from reactloop.result import ToolResult
-from reactloop.runtime import OnRetry, Runtime, ToolBatch
+from reactloop.runtime import LocalRuntime, OnRetry, Runtime, ToolBatch
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
@@ -136,11 +136,16 @@ class TracedRuntime:
             SpanKind.INTERNAL, _tool_attributes(call, batch, settings))
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
-            one = ToolBatch((call,), batch.registry, batch.run_id,
-                            default_timeout=batch.default_timeout, max_parallel=None,
-                            deps=batch.deps, state=batch.state, emit=batch.emit,
-                            add_tools=batch.add_tools)
-            r = (await self.inner.run_tools(one))[0]
+            if type(self.inner) is LocalRuntime:  # what its run_tools does for one call
+                r = await batch.registry.execute_one(
+                    call, batch.run_id, batch.default_timeout, batch.deps, batch.emit,
+                    batch.add_tools, batch.state)
+            else:
+                one = ToolBatch((call,), batch.registry, batch.run_id,
+                                default_timeout=batch.default_timeout, max_parallel=None,
+                                deps=batch.deps, state=batch.state, emit=batch.emit,
+                                add_tools=batch.add_tools)
+                r = (await self.inner.run_tools(one))[0]
         except BaseException as exc:
             _fail(span, exc)
             raise
