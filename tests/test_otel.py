@@ -485,3 +485,26 @@ def test_another_runtime_executes_each_traced_call_as_a_batch_of_one() -> None:
     assert [r.result for r in result.steps[0].results] == [3, 7]
     assert runtime.batches == [1, 1]
     assert len(spans.named("execute_tool add")) == 2
+
+
+def test_otlp_settings_from_the_standard_variables() -> None:
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    from reactloop._otel._export import otlp_telemetry
+
+    assert _instrument.otlp_wanted(None, {}) is False
+    assert _instrument.otlp_wanted("http://127.0.0.1:4318", {}) is True
+    assert _instrument.otlp_wanted(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x:4318"})
+    assert _instrument.otlp_wanted(None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://x"})
+    with pytest.raises(UserError, match="set it to http/protobuf"):
+        otlp_telemetry(None, {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    with pytest.raises(UserError, match=r"--otlp needs the receiver's http:// or https:// URL"):
+        otlp_telemetry("127.0.0.1:4318", {})
+    telemetry, stop = otlp_telemetry("http://127.0.0.1:9", {
+        "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
+        "OTEL_SERVICE_NAME": "my-agent"})
+    try:
+        assert telemetry.include_content is True
+        assert telemetry.tracer_provider.resource.attributes["service.name"] == "my-agent"
+    finally:
+        stop()

@@ -52,8 +52,11 @@ def otlp_telemetry(endpoint: str | None, env: Mapping[str, str] | None = None
         raise UserError(f"--otlp needs the receiver's http:// or https:// URL, got "
                         f"{endpoint!r} (e.g. --otlp http://127.0.0.1:4318)")
     base = endpoint.rstrip("/") if endpoint else None
-    resource = Resource.create({} if env.get("OTEL_SERVICE_NAME")
-                               else {SERVICE_NAME: "reactloop"})
+    # OTEL_RESOURCE_ATTRIBUTES comes in through the SDK; the service is named "reactloop"
+    # unless the variables name it
+    named = "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    service = env.get("OTEL_SERVICE_NAME") or (None if named else "reactloop")
+    resource = Resource.create({SERVICE_NAME: service} if service else {})
     tracer_provider = TracerProvider(resource=resource)
     if not _off(env, "OTEL_TRACES_EXPORTER"):
         tracer_provider.add_span_processor(BatchSpanProcessor(
