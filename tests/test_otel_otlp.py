@@ -76,3 +76,57 @@ def test_ci_installs_the_phoenix_version_the_tests_name() -> None:
 
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
     assert f'"arize-phoenix=={_phoenix.VERSION}"' in ci
+
+
+def _readme_commands() -> list[tuple[dict[str, str], list[str]]]:
+    """The README's two command-line ways to turn tracing on: (environment, argv) each."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```text\n(.*?)```", readme, flags=re.S) if "--otlp" in b]
+    out = []
+    for line in block.strip().splitlines():
+        words = shlex.split(line.split("#", 1)[0])
+        env = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-")
+                   and w.split("=", 1)[0].isupper())
+        out.append((env, [w for w in words if w.split("=", 1)[0] not in env]))
+    return out
+
+
+@pytest.mark.parametrize("way", [0, 1], ids=["--otlp", "OTEL_EXPORTER_OTLP_ENDPOINT"])
+def test_the_readme_command_lines_trace_to_a_real_receiver(way: int, phoenix_url: str,
+                                                           tmp_path: Any) -> None:
+    import json
+
+    from _cli import reactloop
+
+    env, argv = _readme_commands()[way]
+    assert argv[:2] == ["reactloop", "run"]
+    argv = [phoenix_url if w.startswith("http://") else w for w in argv[1:]]
+    env = {k: phoenix_url if v.startswith("http://") else v for k, v in env.items()}
+    # the README's command with a scripted agent instead of the embedded model
+    proc = reactloop(tmp_path, *argv, "--agent", "cli_agents:completed", "--json",
+                     OTEL_METRICS_EXPORTER="none", **env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    run_id = json.loads(proc.stdout)["run_id"]
+    [root] = _phoenix.wait_for(
+        phoenix_url, lambda s: s["attributes"].get("reactloop.run.id") == run_id, 1)
+    trace_id = root["context"]["trace_id"]
+    spans = _phoenix.wait_for(phoenix_url, lambda s: s["context"]["trace_id"] == trace_id, 4)
+    assert sorted(s["name"] for s in spans) == ["chat scripted", "chat scripted",
+                                                "execute_tool add", "invoke_agent agent"]
+    assert root["attributes"]["reactloop.run.state"] == "completed"
+
+
+def test_a_bad_otlp_url_is_one_line_on_stderr(tmp_path: Any) -> None:
+    from _cli import reactloop
+
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:completed", "--otlp",
+                     "127.0.0.1:4318", "add")
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        "reactloop: --otlp needs the receiver's http:// or https:// URL, got '127.0.0.1:4318' "
+        "(e.g. --otlp http://127.0.0.1:4318)"]
