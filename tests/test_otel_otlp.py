@@ -85,7 +85,8 @@ def _readme_commands() -> list[tuple[dict[str, str], list[str]]]:
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    [block] = [b for b in re.findall(r"```text\n(.*?)```", readme, flags=re.S) if "--otlp" in b]
+    [block] = [b for b in re.findall(r"```text\n(.*?)```", readme, flags=re.S)
+               if "--otlp http" in b]
     out = []
     for line in block.strip().splitlines():
         words = shlex.split(line.split("#", 1)[0])
