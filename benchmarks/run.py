@@ -51,6 +51,7 @@ TARGETS = {
     "concurrency_pct": 95.0,
     "memory_vs_lightest_peer": 0.5,
     "prefix_pct": 99.0,
+    "otel_added_us": 30.0,
 }
 
 
@@ -232,6 +233,21 @@ def w_overhead(fws: dict[str, str], reps: int, runs: int, warmup: int) -> dict[s
     return result
 
 
+def w_otel(reps: int, runs: int, warmup: int) -> dict[str, Any]:
+    """7. reactloop's tool-call iteration with OpenTelemetry off, on with the in-memory
+    exporter, on with the OTLP/HTTP exporter (interleaved in one process per repetition)."""
+    log(f"7. instrumentation overhead: {runs} runs x 3 modes x {reps} repetitions")
+    samples = [run_json([sys.executable, str(HERE / "worker.py"), "otel", "reactloop",
+                         "--runs", str(runs), "--warmup", str(warmup), "--calls", str(N_CALLS)],
+                        timeout=900) for _ in range(reps)]
+    s = summarize(samples, ["off_per_iteration_s", "memory_per_iteration_s",
+                            "otlp_per_iteration_s", "sdk_floor_per_iteration_s"])
+    if "error" not in s:
+        s["work_checked"] = all(x["spans_expected"] == x["spans_delivered"]
+                                for x in s["samples"])
+    return s
+
+
 def import_seconds(py: str, statement: str) -> dict[str, Any]:
     code = (f"import time; t = time.perf_counter(); {statement}; "
             "print(time.perf_counter() - t)")
@@ -368,6 +384,11 @@ def targets(res: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     share = px.get("min_share_pct")
     rows.append(("prefix stability (worst request)", fmt(share, ".2f", " %"), "≥ 99 %",
                  share >= TARGETS["prefix_pct"] if share is not None else None))
+    ot = res.get("otel", {})
+    added = ((ot["otlp_per_iteration_s"] - ot["off_per_iteration_s"]) * 1e6
+             if "otlp_per_iteration_s" in ot else None)
+    rows.append(("OpenTelemetry on (OTLP), added per iteration", fmt(added, ".0f", " µs"),
+                 "≤ 30 µs", added <= TARGETS["otel_added_us"] if added is not None else None))
     return rows
 
 
@@ -399,6 +420,17 @@ def extra_lines(res: dict[str, Any]) -> list[str]:
                      f"{em['rebuild_tokens_per_iteration']:.0f}")
     elif em:
         extra.append(f"6. embedded model: {em.get('skipped') or em.get('error')}")
+    ot = res.get("otel", {})
+    if ot and "error" not in ot and "skipped" not in ot:
+        off = ot["off_per_iteration_s"] * 1e6
+        mem, otlp = ot["memory_per_iteration_s"] * 1e6, ot["otlp_per_iteration_s"] * 1e6
+        extra.append(f"7. OpenTelemetry, µs per tool-call iteration: off {off:.0f}, on with the "
+                     f"in-memory exporter {mem:.0f} (+{mem - off:.0f}), on with the OTLP "
+                     f"exporter {otlp:.0f} (+{otlp - off:.0f}); the SDK's own calls for one "
+                     f"iteration (2 spans, 3 histogram points) take "
+                     f"{ot['sdk_floor_per_iteration_s'] * 1e6:.0f}")
+    elif ot:
+        extra.append(f"7. OpenTelemetry: {ot.get('skipped') or ot.get('error')}")
     hlp = cs.get("reactloop --help", {})
     extra.append("   reactloop --help: " + (fmt(hlp.get("s", 0) * 1000, ".0f", " ms") if "s" in hlp
                                              else str(hlp.get("skipped") or hlp.get("error"))))
@@ -539,7 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-install", action="store_true",
                    help="never install the peers; use them only if already installed")
     p.add_argument("--only", nargs="+", metavar="W",
-                   choices=["overhead", "cold", "concurrency", "scale", "prefix", "embedded"],
+                   choices=["overhead", "cold", "concurrency", "scale", "prefix", "embedded",
+                            "otel"],
                    help="run only these workloads")
     p.add_argument("--reps", type=int, help="repetitions per figure (default 5, quick 3)")
     a = p.parse_args(argv)
@@ -550,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
             Path(a.markdown).write_text(markdown_report(old))
         return 0
     quick = a.quick
-    only = set(a.only or ["overhead", "cold", "concurrency", "scale", "prefix", "embedded"])
+    only = set(a.only or ["overhead", "cold", "concurrency", "scale", "prefix", "embedded",
+                          "otel"])
     reps = a.reps or (3 if quick else 5)
     params = {
         "reps": reps,
@@ -594,6 +628,12 @@ def main(argv: list[str] | None = None) -> int:
         log("6. embedded model: KV cache reused vs rebuilt")
         res["embedded"] = w_script("embedded.py", ["--reps", "1" if quick else "3"],
                                    timeout=300 if quick else 900)
+    if "otel" in only and "reactloop" in interpreters:
+        import importlib.util
+
+        res["otel"] = (w_otel(reps, params["overhead_runs"], params["overhead_warmup"])
+                       if importlib.util.find_spec("opentelemetry.sdk") is not None
+                       else {"skipped": "OpenTelemetry is missing: pip install 'reactloop[otel]'"})
     res["targets"] = [{"target": t, "measured": m, "requirement": r, "met": ok}
                       for t, m, r, ok in targets(res)]
     res["elapsed_s"] = round(time.monotonic() - started, 1)
@@ -619,10 +659,12 @@ def reactloop_failures(res: dict[str, Any]) -> list[str]:
         r = res.get(workload, {}).get("reactloop")
         if r is not None and ("error" in r or not r.get("work_checked", True)):
             out.append(f"{workload}: {r.get('error') or 'wrong number of model or tool calls'}")
-    for workload in ("scale", "prefix_stability", "embedded"):
+    for workload in ("scale", "prefix_stability", "embedded", "otel"):
         r = res.get(workload)
         if r and "error" in r:
             out.append(f"{workload}: {r['error']}")
+    if res.get("otel", {}).get("work_checked") is False:
+        out.append("otel: not every span reached its exporter")
     return out
 
 

@@ -6,6 +6,7 @@ another. Standard library only, apart from the framework under test.
 
     python benchmarks/worker.py overhead FRAMEWORK --runs 200 --warmup 20
     python benchmarks/worker.py concurrency FRAMEWORK --n 1000 --delay 0.05
+    python benchmarks/worker.py otel reactloop --runs 200 --warmup 20
     python benchmarks/worker.py version FRAMEWORK
 """
 
@@ -16,11 +17,14 @@ import asyncio
 import gc
 import importlib
 import json
+import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -84,6 +88,151 @@ async def overhead(fw: ModuleType, runs: int, warmup: int, n_calls: int) -> dict
         "expected_tool_executions": runs * n_calls,
         "reported_tool_calls": sorted(reported),
     }
+
+
+OTEL_MODES = ("off", "memory", "otlp")
+"""Instrumentation off; on, spans kept in memory; on, exported over OTLP/HTTP (batched)."""
+
+# a loopback OTLP/HTTP receiver in its own process (so its CPU is not ours): it decodes every
+# export and counts the spans, so the benchmark can check they all arrived
+_SINK = r"""
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+count = [0]
+class H(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.path == "/v1/traces":
+            req = ExportTraceServiceRequest.FromString(body)
+            count[0] += sum(len(s.spans) for r in req.resource_spans for s in r.scope_spans)
+        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
+    def do_GET(self):
+        data = str(count[0]).encode()
+        self.send_response(200); self.send_header("content-length", str(len(data)))
+        self.end_headers(); self.wfile.write(data)
+    def log_message(self, *a): pass
+srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"""
+
+
+def _telemetry(mode: str, sink: str) -> tuple[Any, Callable[[], int]]:
+    """The telemetry for ``mode`` and a function returning the spans it has delivered."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from reactloop._otel._export import otlp_telemetry
+    from reactloop._otel._telemetry import Telemetry
+
+    if mode == "memory":
+        exporter = InMemorySpanExporter()
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+        kept = [0]
+
+        def delivered() -> int:  # emptied after every run, outside the timing
+            kept[0] += len(exporter.get_finished_spans())
+            exporter.clear()
+            return kept[0]
+
+        meter = MeterProvider(metric_readers=[InMemoryMetricReader()])
+        return Telemetry(tracer_provider, meter), delivered
+    telemetry, stop = otlp_telemetry(sink, env={})
+
+    def received() -> int:
+        stop()  # flush what is batched
+        with urllib.request.urlopen(sink, timeout=10) as r:
+            return int(r.read())
+
+    return telemetry, received
+
+
+def _sdk_floor(telemetry: Any, reps: int) -> float:
+    """Seconds the OpenTelemetry SDK alone takes for what one traced tool-call iteration asks
+    of it: a chat span (4 attributes, 4 more at its end), its 3 histogram points and an
+    execute_tool span (5 attributes), with nothing of reactloop around them."""
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind
+
+    tracer, root = telemetry.tracer, telemetry.tracer.start_span("invoke_agent floor")
+    parent = trace.set_span_in_context(root)
+    m = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "reactloop.testing",
+         "gen_ai.request.model": "function"}
+    t0 = time.perf_counter()
+    for i in range(reps):
+        chat = tracer.start_span("chat function", parent, SpanKind.CLIENT,
+                                 {**m, "reactloop.iteration": i})
+        telemetry.token_usage.record(90, {**m, "gen_ai.token.type": "input"})
+        telemetry.token_usage.record(9, {**m, "gen_ai.token.type": "output"})
+        telemetry.duration.record(0.001, m)
+        chat.set_attributes({"gen_ai.usage.input_tokens": 90, "gen_ai.usage.output_tokens": 9,
+                             "gen_ai.response.model": "function",
+                             "gen_ai.response.finish_reasons": ("tool_calls",)})
+        chat.end()
+        tracer.start_span("execute_tool add", parent, SpanKind.INTERNAL, {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add",
+            "gen_ai.tool.type": "function", "gen_ai.tool.call.id": f"call_{i}",
+            "gen_ai.tool.description": "Add two integers."}).end()
+    elapsed = (time.perf_counter() - t0) / reps
+    root.end()
+    return elapsed
+
+
+async def otel_overhead(runs: int, warmup: int, n_calls: int) -> dict[str, Any]:
+    """reactloop's tool-call iteration with instrumentation off, on with the in-memory
+    exporter and on with the OTLP exporter, run by run in turn in one process (the order
+    rotates), so machine noise hits the three alike."""
+    os.environ.pop("OTEL_SDK_DISABLED", None)  # run.py sets it for the peers
+    from reactloop import _instrument
+
+    fw = framework("reactloop")
+    sink_proc = subprocess.Popen(  # noqa: ASYNC220 - before the measured part, on purpose
+        [sys.executable, "-c", _SINK], stdout=subprocess.PIPE, text=True)
+    try:
+        assert sink_proc.stdout is not None
+        sink = f"http://127.0.0.1:{sink_proc.stdout.readline().strip()}"
+        made = {m: _telemetry(m, sink) for m in OTEL_MODES if m != "off"}
+        counter = [0, 0]
+        with_tools, no_tools = fw.build(0.0, n_calls, counter), fw.build(0.0, 0, counter)
+        times: dict[str, tuple[list[float], list[float]]] = {m: ([], []) for m in OTEL_MODES}
+        spans = dict.fromkeys(OTEL_MODES, 0)
+        floor: list[float] = []
+        gc.collect()
+        for i in range(warmup + runs):
+            for mode in OTEL_MODES[i % 3:] + OTEL_MODES[:i % 3]:
+                _instrument.set_active(made[mode][0] if mode in made else None)
+                t0 = time.perf_counter()
+                await with_tools()
+                t1 = time.perf_counter()
+                await no_tools()
+                t2 = time.perf_counter()
+                spans[mode] += 2 + 2 * n_calls + 2  # 2 runs, n tools, n + 2 model calls
+                if i >= warmup:
+                    times[mode][0].append(t1 - t0)
+                    times[mode][1].append(t2 - t1)
+                if mode == "memory":
+                    if i >= warmup:
+                        floor.append(_sdk_floor(made[mode][0], n_calls))
+                        spans[mode] += n_calls * 2 + 1
+                    made[mode][1]()
+        _instrument.set_active(None)
+        delivered = {m: made[m][1]() for m in made}
+    finally:
+        sink_proc.kill()
+        sink_proc.wait()
+    out: dict[str, Any] = {"runs": runs, "spans_expected": {m: spans[m] for m in made},
+                           "spans_delivered": delivered,
+                           "sdk_floor_per_iteration_s": statistics.median(floor)}
+    for mode, (tools, answer) in times.items():
+        out[f"{mode}_per_iteration_s"] = (statistics.median(tools)
+                                          - statistics.median(answer)) / n_calls
+        out[f"{mode}_median_run_s"] = statistics.median(tools)
+    return out
 
 
 class GcTimer:
@@ -160,7 +309,7 @@ def version(fw: ModuleType) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("workload", choices=["overhead", "concurrency", "version"])
+    p.add_argument("workload", choices=["overhead", "concurrency", "otel", "version"])
     p.add_argument("framework")
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--warmup", type=int, default=10)
@@ -173,6 +322,8 @@ def main(argv: list[str] | None = None) -> None:
         out = version(fw)
     elif a.workload == "overhead":
         out = asyncio.run(overhead(fw, a.runs, a.warmup, a.calls))
+    elif a.workload == "otel":
+        out = asyncio.run(otel_overhead(a.runs, a.warmup, a.calls))
     else:
         out = asyncio.run(concurrency(fw, a.n, a.delay, a.calls))
     out["framework"] = fw.NAME

@@ -319,3 +319,19 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory):
 
 
 # ---- end CLI ------------------------------------------------------------------------------
+
+
+# ---- otel (issue 15) ----------------------------------------------------------------------
+# Arize Phoenix as a real OTLP receiver, started once per session (tests/_phoenix.py).
+
+
+@pytest.fixture(scope="session")
+def phoenix_url(tmp_path_factory):
+    import _phoenix
+
+    require(_phoenix.executable(), _phoenix.INSTALL_HINT)
+    with _phoenix.phoenix(tmp_path_factory.mktemp("phoenix")) as url:
+        yield url
+
+
+# ---- end otel -----------------------------------------------------------------------------

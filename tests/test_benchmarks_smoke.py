@@ -85,3 +85,16 @@ def test_task_suite_scoring() -> None:
     assert tasks.answer_has("42", "The sum is 42.")
     assert tasks.answer_has("212.0", "It is 212 °F")
     assert not tasks.answer_has("42", "I don't know")
+
+
+def test_worker_otel_measures_three_modes_and_every_span_arrives() -> None:
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    worker = load("worker")
+    out = asyncio.run(worker.otel_overhead(runs=3, warmup=1, n_calls=10))
+    # 2 runs a repetition (10 tool calls, then none): 2 run spans, 12 chats, 10 tools; plus
+    # the SDK-floor spans in memory mode
+    assert out["spans_delivered"] == out["spans_expected"]
+    assert out["spans_expected"]["otlp"] == 4 * 24
+    for mode in ("off", "memory", "otlp"):
+        assert math.isfinite(out[f"{mode}_per_iteration_s"])
+    assert finite_positive(out["sdk_floor_per_iteration_s"])

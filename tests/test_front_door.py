@@ -15,7 +15,7 @@ PUBLIC: dict[str, set[str]] = {
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
-        "UserError", "tool",
+        "UserError", "instrument", "tool",
     },
     "reactloop.context": {
         "Compaction", "PER_MESSAGE", "Summarize", "Tier", "TokenCounter", "Unit", "check_pairs",
@@ -47,7 +47,7 @@ PUBLIC: dict[str, set[str]] = {
                            "SessionStore", "SessionWriter", "default_store_path", "open_store"},
     "reactloop.skills": {"LOAD_SKILL", "LOAD_SKILL_REFERENCE", "SKILL_FILE", "Skill",
                          "SkillSet", "discover_skills", "load_skill_folder", "loaded_in"},
-    "reactloop.testing": {"FunctionModel", "ScriptedModel"},
+    "reactloop.testing": {"FunctionModel", "ScriptedModel", "capture_spans"},
     "reactloop.tools": {"Tool", "ToolArgumentsError", "ToolContext", "ToolRegistry", "as_tool",
                         "serialize_result", "tool"},
 }

@@ -29,7 +29,7 @@ def test_import_does_not_pull_sdks_or_native_libraries() -> None:
     code = (
         "import sys, reactloop, reactloop.testing\n"
         "heavy = [m for m in ('openai', 'anthropic', 'google.genai', 'llama_cpp', 'mcp', "
-        "'duckdb', 'rich', 'pydantic') if m in sys.modules]\n"
+        "'duckdb', 'rich', 'pydantic', 'opentelemetry') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -49,9 +49,15 @@ def test_readme_starts_with_exactly_two_commands() -> None:
 
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
 def test_readme_python_examples_run(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reactloop import _instrument
+
     monkeypatch.chdir(ROOT)  # examples use paths relative to the repository
     code = _blocks("python")[index]
-    exec(compile(code, f"README.md[python {index}]", "exec"), {"__name__": "__readme__"})
+    before = _instrument.active()  # an example may turn tracing on for every agent
+    try:
+        exec(compile(code, f"README.md[python {index}]", "exec"), {"__name__": "__readme__"})
+    finally:
+        _instrument.set_active(before)
 
 
 def test_readme_main_command_runs_the_embedded_model() -> None:

@@ -13,6 +13,7 @@ model answers::
     result = Agent(model="local", tools=[add]).run_sync("What is 2+3?")
 """
 
+from reactloop._instrument import instrument
 from reactloop.agent import Agent
 from reactloop.errors import (
     ModelError,
@@ -66,5 +67,6 @@ __all__ = [
     "Usage",
     "UsageLimitExceeded",
     "UserError",
+    "instrument",
     "tool",
 ]

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequenc
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from reactloop import _instrument
 from reactloop._loop import run_events
 from reactloop._retrieval import ContextProvider, RetrievedContext
 from reactloop._spec import RunSpec, StaticExtension
@@ -77,7 +78,10 @@ class Agent:
             built-in ones: skills, workspace, retrieved context, planning).
         runtime: where model calls, tool batches and MCP calls run (default: in this
             process; ``reactloop.temporal`` runs the same loop durably).
-        name: a name for logs, events and stable activity names.
+        name: a name for logs, events, traces and stable activity names.
+        instrument: trace runs with OpenTelemetry (``invoke_agent``, ``chat`` and
+            ``execute_tool`` spans; needs ``reactloop[otel]``). ``None`` follows
+            :func:`reactloop.instrument`; ``False`` never traces this agent.
     """
 
     def __init__(
@@ -106,6 +110,7 @@ class Agent:
         extensions: Iterable[Extension] = (),
         runtime: Runtime | None = None,
         name: str = "agent",
+        instrument: bool | None = None,
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         self.model: Model = resolve_model(model)
@@ -121,6 +126,12 @@ class Agent:
         self.prompt = prompt or PromptBuilder()
         self.context_providers = _check_providers(context_providers)
         self.name = name
+        if instrument is not None and not isinstance(instrument, bool):
+            raise UserError(f"instrument must be True, False or None, got {instrument!r}")
+        if instrument:
+            _instrument.require_otel("Agent(instrument=True)")
+        self.instrument = instrument
+        """Whether runs are traced (None: as :func:`reactloop.instrument` says)."""
         self.mcp_servers = _check_sources(mcp_servers)
         self.runtime: Runtime = runtime if runtime is not None else LocalRuntime()
         """Where model calls, tool batches and MCP calls run (default: this process)."""
@@ -156,7 +167,8 @@ class Agent:
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),
-                  on_message: Callable[[Message], None] | None = None) -> RunResult:
+                  on_message: Callable[[Message], None] | None = None,
+                  conversation_id: str | None = None) -> RunResult:
         """Run the agent on ``prompt`` (after ``history``, if any) and return the result.
 
         Never raises for run failures: limits, cancellation and model errors end the run with
@@ -167,21 +179,24 @@ class Agent:
             history: earlier messages of the conversation.
             on_message: called with every message the run adds to the history (the prompt
                 first), before the run goes on: a write-ahead hook for stores.
+            conversation_id: the conversation this run is a turn of (sessions pass their id);
+                traces carry it as ``gen_ai.conversation.id``.
         """
-        return await self._drive(self._context(prompt, history, on_message, None))
+        return await self._drive(self._context(prompt, history, on_message, None,
+                                               conversation_id))
 
     def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
         return asyncio.run(self.run(prompt, history=history))
 
     async def stream(self, prompt: str, *, history: Sequence[Message] = (),
-                     on_message: Callable[[Message], None] | None = None
-                     ) -> AsyncGenerator[Event, None]:
+                     on_message: Callable[[Message], None] | None = None,
+                     conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
-        writes. The last event is ``run_end`` holding the :class:`RunResult`. ``history`` and
-        ``on_message`` as for :meth:`run`."""
-        async with aclosing(self._events(prompt, history, stream=True,
-                                         on_message=on_message)) as events:
+        writes. The last event is ``run_end`` holding the :class:`RunResult`. ``history``,
+        ``on_message`` and ``conversation_id`` as for :meth:`run`."""
+        async with aclosing(self._events(prompt, history, stream=True, on_message=on_message,
+                                         conversation_id=conversation_id)) as events:
             async for event in events:
                 yield event
 
@@ -206,7 +221,8 @@ class Agent:
         return Session(self, session_id, open_store(store))
 
     async def resume(self, saved: str | Mapping[str, Any] | RunContext, prompt: str, *,
-                     on_message: Callable[[Message], None] | None = None) -> RunResult:
+                     on_message: Callable[[Message], None] | None = None,
+                     conversation_id: str | None = None) -> RunResult:
         """Continue a saved run (:meth:`RunResult.save`) with the user's next message — e.g.
         the answer to the question a ``WAITING_FOR_USER`` run asked — in any process.
 
@@ -214,7 +230,8 @@ class Agent:
         over; the new message starts a new turn with a fresh iteration budget."""
         ctx = saved if isinstance(saved, RunContext) else RunContext.from_dict(
             json.loads(saved) if isinstance(saved, str) else saved, deps=self.deps)
-        return await self._drive(self._context(prompt, ctx.messages, on_message, ctx.state))
+        return await self._drive(self._context(prompt, ctx.messages, on_message, ctx.state,
+                                               conversation_id))
 
     def resume_sync(self, saved: str | Mapping[str, Any] | RunContext, prompt: str) -> RunResult:
         """Blocking :meth:`resume`."""
@@ -222,12 +239,14 @@ class Agent:
 
     def _context(self, prompt: str, history: Sequence[Message],
                  on_message: Callable[[Message], None] | None,
-                 state: Mapping[str, Any] | None) -> RunContext:
+                 state: Mapping[str, Any] | None,
+                 conversation_id: str | None = None) -> RunContext:
         if not isinstance(prompt, str):
             raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
         spec = self.spec
         ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
-                         deps=spec.deps, state=state, on_message=on_message)
+                         deps=spec.deps, state=state, on_message=on_message,
+                         conversation_id=conversation_id)
         ctx.append(Message.user(prompt))
         return ctx
 
@@ -235,7 +254,7 @@ class Agent:
         """Run the loop to its end without streaming: one generator, no wrappers."""
         callbacks = self.spec.callbacks
         result: RunResult | None = None
-        async with aclosing(run_events(self.spec, ctx, self.runtime, stream=False)) as events:
+        async with aclosing(self._run_events(ctx, stream=False)) as events:
             async for event in events:
                 if callbacks:
                     await dispatch(callbacks, event)
@@ -246,18 +265,26 @@ class Agent:
 
     async def _events(self, prompt: str, history: Sequence[Message], *, stream: bool,
                       on_message: Callable[[Message], None] | None = None,
-                      state: Mapping[str, Any] | None = None) -> AsyncGenerator[Event, None]:
-        spec = self.spec
-        ctx = self._context(prompt, history, on_message, state)
-        callbacks = spec.callbacks
+                      state: Mapping[str, Any] | None = None,
+                      conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
+        ctx = self._context(prompt, history, on_message, state, conversation_id)
+        callbacks = self.spec.callbacks
         # aclosing: closing this stream closes the loop now (it records the ending), not
         # whenever the garbage collector gets to it
-        async with aclosing(run_events(spec, ctx, self.runtime, stream=stream)) as events:
+        async with aclosing(self._run_events(ctx, stream=stream)) as events:
             async for event in events:
                 if callbacks:
                     await dispatch(callbacks, event)
                 if event.type != "step":
                     yield event
+
+    def _run_events(self, ctx: RunContext, *, stream: bool) -> AsyncGenerator[Event, None]:
+        """The loop over ``ctx``, traced when instrumentation is on (one global read when
+        it is off)."""
+        telemetry = _instrument.for_agent(self.instrument)
+        if telemetry is None:
+            return run_events(self.spec, ctx, self.runtime, stream=stream)
+        return telemetry.trace_run(self.spec, ctx, self.runtime, stream=stream)
 
     @property
     def tools(self) -> list[str]:

@@ -59,11 +59,20 @@ class Usage:
     """Token usage of one model call."""
 
     input_tokens: int = 0
+    """Every input token, those served from or written to a prompt cache included."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Input tokens served from the provider's prompt cache (part of ``input_tokens``), when
+    the provider reports them."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (part of ``input_tokens``), when
+    the provider reports them."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

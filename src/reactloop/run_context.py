@@ -35,16 +35,20 @@ class RunContext:
     :meth:`append`, which also feeds the write-ahead hook.
     """
 
-    __slots__ = ("deps", "iteration", "messages", "metrics", "on_message", "open_calls",
-                 "pending", "prompt", "reminders", "run_id", "seen", "state", "steps",
+    __slots__ = ("conversation_id", "deps", "iteration", "messages", "metrics", "on_message",
+                 "open_calls", "pending", "prompt", "reminders", "run_id", "seen", "state", "steps",
                  "tally", "tools")
 
     def __init__(self, run_id: str, prompt: str, messages: Sequence[Message], *,
                  tools: ToolRegistry | None = None, deps: Any = None,
                  state: Mapping[str, Any] | None = None,
-                 on_message: Callable[[Message], None] | None = None) -> None:
+                 on_message: Callable[[Message], None] | None = None,
+                 conversation_id: str | None = None) -> None:
         self.run_id = run_id
         """The run's id (on every event)."""
+        self.conversation_id = conversation_id
+        """The conversation (session) this run is a turn of, when the caller said
+        (``gen_ai.conversation.id`` in traces); not part of the saved run."""
         self.prompt = prompt
         """The user message that started this run."""
         self.messages: list[Message] = list(messages)

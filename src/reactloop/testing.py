@@ -1,4 +1,5 @@
-"""Test doubles at the model boundary: :class:`ScriptedModel` and :class:`FunctionModel`.
+"""Test doubles at the model boundary (:class:`ScriptedModel`, :class:`FunctionModel`) and
+:func:`capture_spans` for testing what a run traces.
 
 Use them to test agents without a network or weights::
 
@@ -14,14 +15,18 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError
 from reactloop.messages import ToolCall, Usage
 from reactloop.models._base import Model, ModelRequest, ModelResponse, TextDelta
 
-__all__ = ["FunctionModel", "ScriptedModel"]
+if TYPE_CHECKING:
+    from reactloop._otel._capture import CapturedSpans
+
+__all__ = ["FunctionModel", "ScriptedModel", "capture_spans"]
 
 ScriptItem = ModelResponse | str | ToolCall | Sequence[ToolCall] | BaseException
 
@@ -61,6 +66,7 @@ class ScriptedModel(Model):
     """
 
     name = "scripted"
+    provider = "reactloop.testing"
 
     def __init__(self, responses: Iterable[ScriptItem], *, usage: bool = True) -> None:
         self._script = list(responses)
@@ -107,6 +113,7 @@ class FunctionModel(Model):
     """
 
     name = "function"
+    provider = "reactloop.testing"
 
     def __init__(
         self,
@@ -130,3 +137,34 @@ class FunctionModel(Model):
         response = await self.request(request)
         async for item in _stream_words(response):
             yield item
+
+
+@contextmanager
+def capture_spans(*, include_content: bool = False,
+                  redact: Callable[[str], str] | None = None) -> Iterator[CapturedSpans]:
+    """Collect the OpenTelemetry spans and metrics of the runs inside the block, in memory.
+
+    Instrumentation is on for every agent inside the block (except ``instrument=False``
+    ones), as with :func:`reactloop.instrument`; what was on before comes back afterwards.
+    Needs ``reactloop[otel]``::
+
+        with capture_spans() as spans:
+            agent.run_sync("What is 2+3?")
+        run = spans.named("invoke_agent")[0]
+        assert [s.name for s in spans.children(run)][0].startswith("chat ")
+
+    The value is a list of finished spans (``opentelemetry.sdk.trace.ReadableSpan``) with
+    ``named(name)``, ``children(span)`` and ``metrics()`` (read inside the block).
+
+    Args:
+        include_content: also record messages and tool arguments/results, as
+            ``reactloop.instrument(include_content=True)`` would.
+        redact: the content redaction hook, as for :func:`reactloop.instrument`.
+    """
+    from reactloop._instrument import require_otel
+
+    require_otel("capture_spans()")
+    from reactloop._otel._capture import captured
+
+    with captured(include_content, redact) as spans:
+        yield spans

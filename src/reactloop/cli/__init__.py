@@ -39,6 +39,10 @@ def _run_options(f: Any) -> Any:
                      help="Where sessions and the run log are kept: a SQLite file (default: in "
                           "the user's data directory, or the config's store) or a "
                           "postgresql:// URL."),
+        click.option("--otlp", metavar="URL",
+                     help="Send OpenTelemetry traces and metrics over OTLP/HTTP to this "
+                          "receiver (e.g. http://127.0.0.1:4318); the OTEL_EXPORTER_OTLP_* "
+                          "variables work too. Needs reactloop[otel]."),
     ]
     for option in reversed(options):
         f = option(f)

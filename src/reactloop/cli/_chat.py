@@ -20,7 +20,15 @@ from rich.markup import escape
 
 from reactloop.cli._render import NORMAL, Renderer
 from reactloop.cli._run import consoles, observe, verbosity_of
-from reactloop.cli._setup import Setup, consume, fail, pick_session, prepare, show_notice
+from reactloop.cli._setup import (
+    Setup,
+    consume,
+    fail,
+    pick_session,
+    prepare,
+    show_notice,
+    start_tracing,
+)
 
 __all__ = ["chat_command"]
 
@@ -47,6 +55,8 @@ def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
         raise click.UsageError("--new-session starts a session; --session/-c continue one")
     base_opts = dict(opts)
     try:
+        stop_tracing = start_tracing(opts.pop("otlp"))
+        base_opts.pop("otlp")
         setup = prepare(ctx, opts, log=False if no_log else (True if session_id or cont
                                                               else None))
         sid = pick_session(setup.store, session_id, cont)
@@ -63,6 +73,7 @@ def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
     try:
         asyncio.run(chat.main(sid))
     finally:
+        stop_tracing()
         if setup.store is not None:
             setup.store.close()
 

@@ -12,7 +12,15 @@ from typing import Any
 import click
 
 from reactloop.cli._render import NORMAL, QUIET, VERBOSE, Renderer
-from reactloop.cli._setup import Setup, consume, fail, pick_session, prepare, show_notice
+from reactloop.cli._setup import (
+    Setup,
+    consume,
+    fail,
+    pick_session,
+    prepare,
+    show_notice,
+    start_tracing,
+)
 from reactloop.events import Event, RunEndEvent
 
 __all__ = ["read_prompt", "run_command"]
@@ -50,12 +58,16 @@ def run_command(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> N
     session_id, cont, no_log = opts.pop("session_id"), opts.pop("cont"), opts.pop("no_log")
     prompt = read_prompt(task)
     try:
+        stop_tracing = start_tracing(opts.pop("otlp"))
         setup = prepare(ctx, opts, log=False if no_log else (True if session_id or cont
                                                               else None))
         sid = pick_session(setup.store, session_id, cont)
     except ReactloopError as exc:
         fail(explain_error(exc))
-    code = asyncio.run(_run(setup, prompt, sid, QUIET if as_json else verbosity, as_json))
+    try:
+        code = asyncio.run(_run(setup, prompt, sid, QUIET if as_json else verbosity, as_json))
+    finally:
+        stop_tracing()  # the last spans go out before the process ends
     if code == 130:  # a cancelled local generation may still hold a worker thread: go now
         sys.stdout.flush()
         sys.stderr.flush()

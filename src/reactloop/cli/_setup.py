@@ -197,6 +197,20 @@ async def consume(events: AsyncIterator[Event], handle: Callable[[Event], None]
     return (got[0] if got else None), bool(interrupted)
 
 
+def start_tracing(endpoint: str | None) -> Callable[[], None]:
+    """``--otlp URL`` or the ``OTEL_EXPORTER_OTLP_*`` variables: trace every run (GenAI
+    spans and metrics); returns what flushes and stops it before the command exits."""
+    from reactloop import _instrument
+
+    if not _instrument.otlp_wanted(endpoint):
+        return _nothing
+    return _instrument.start_otlp(endpoint)
+
+
+def _nothing() -> None:
+    pass
+
+
 def fail(message: str, code: int = 1) -> None:
     click.echo(f"reactloop: {message}", err=True)
     sys.exit(code)

@@ -36,6 +36,9 @@ class Model:
     """Base class of every model. Subclasses implement :meth:`request` (and may :meth:`stream`)."""
 
     name: str = "model"
+    provider: str = "unknown"
+    """Who serves the model, as OpenTelemetry's GenAI conventions name it
+    (``gen_ai.provider.name``: ``openai``, ``anthropic``, ``gcp.gemini``…)."""
     context_window: int | None = None
     """Tokens the model can attend to, when known (used by compaction)."""
 

@@ -54,6 +54,15 @@ _STOP_REASONS: dict[str, FinishReason] = {
 }
 
 
+def _usage(usage: dict[str, Any]) -> Usage:
+    # Anthropic's input_tokens leaves out the cached part; reactloop's (and OpenTelemetry's)
+    # input tokens are all of them, as OpenAI and Gemini count them
+    read = int(usage.get("cache_read_input_tokens") or 0)
+    written = int(usage.get("cache_creation_input_tokens") or 0)
+    return Usage(int(usage.get("input_tokens") or 0) + read + written,
+                 int(usage.get("output_tokens") or 0), read, written)
+
+
 class AnthropicModel(Model):
     """A Claude model through the Anthropic Messages API.
 
@@ -68,6 +77,8 @@ class AnthropicModel(Model):
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
         context_window: tokens the model attends to (default: known for Claude models).
     """
+
+    provider = "anthropic"
 
     def __init__(
         self,
@@ -255,7 +266,7 @@ def parse_message(message: dict[str, Any], model_name: str | None = None) -> Mod
     return ModelResponse(
         "".join(texts) or None,
         calls,
-        Usage(usage.get("input_tokens") or 0, usage.get("output_tokens") or 0),
+        _usage(usage),
         finish,
         message.get("model") or model_name,
         {PROVIDER: {"thinking": thinking}} if thinking else None,

@@ -74,6 +74,8 @@ class GeminiModel(Model):
         context_window: tokens the model attends to (default: known for Gemini models).
     """
 
+    provider = "gcp.gemini"
+
     def __init__(
         self,
         name: str,
@@ -331,7 +333,8 @@ def parse_response(data: dict[str, Any], turn: int = 0,
     return ModelResponse(
         "".join(texts) or None,
         calls,
-        Usage(usage.get("prompt_token_count") or 0, usage.get("candidates_token_count") or 0),
+        Usage(usage.get("prompt_token_count") or 0, usage.get("candidates_token_count") or 0,
+              usage.get("cached_content_token_count") or 0),
         finish,
         data.get("model_version") or model_name,
         details,

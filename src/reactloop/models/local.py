@@ -68,6 +68,8 @@ class LocalModel(Model):
         answer_tokens: the most tokens one reply may use.
     """
 
+    provider = "llama_cpp"
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,

@@ -87,6 +87,8 @@ class OpenAIModel(Model):
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
     """
 
+    provider = "openai"
+
     def __init__(
         self,
         name: str,
@@ -268,7 +270,10 @@ def _tool_call(name: Any, arguments: Any, call_id: Any) -> ToolCall | None:
 def _usage(data: Any) -> Usage | None:
     if not isinstance(data, Mapping):
         return None
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+    details = data.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0),
+                 int(cached or 0))
 
 
 def _finish(wire_reason: Any, tool_calls: Sequence[ToolCall]) -> FinishReason:

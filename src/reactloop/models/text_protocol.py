@@ -223,6 +223,7 @@ class TextToolProtocol(Model):
         self.model = model
         self.max_reasks = max_reasks
         self.name = f"text:{model.name}"
+        self.provider = model.provider
         self.context_window = model.context_window
 
     def _inner(self, request: ModelRequest) -> ModelRequest:

@@ -32,13 +32,23 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 class AgentLike(Protocol):
     """What a conversation needs of an agent: :class:`reactloop.Agent`'s ``run`` and
     ``stream``, each taking the earlier ``history`` and an ``on_message`` hook that is called
-    with every message the run adds (the prompt first) before the run goes on."""
+    with every message the run adds (the prompt first) before the run goes on. An agent whose
+    ``run`` also takes ``conversation_id`` is told the session's id (for its traces)."""
 
     def run(self, prompt: str, *, history: Sequence[Message] = ...,
             on_message: Callable[[Message], None] | None = ...) -> Awaitable[RunResult]: ...
 
     def stream(self, prompt: str, *, history: Sequence[Message] = ...,
                on_message: Callable[[Message], None] | None = ...) -> AsyncIterator[Event]: ...
+
+
+def _takes(fn: Callable[..., object], name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
 
 
 def open_store(store: SessionStore | str | os.PathLike[str] | None = None) -> SessionStore:
@@ -99,6 +109,8 @@ class Session:
                  history: Sequence[Message] = (), wait: float = 0.0) -> None:
         self.agent = agent
         self.id = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
+        self._tell: dict[str, str] = (
+            {"conversation_id": self.id} if _takes(agent.run, "conversation_id") else {})
         self.store: SessionStore = MemoryStore() if store is None else open_store(store)
         self.wait = wait
         self.last: RunResult | None = None
@@ -204,8 +216,8 @@ class Session:
 
         try:
             history = self._messages = _repaired(writer)  # another process may have written
-            source = (self.agent.stream(text, history=history, on_message=write) if stream
-                      else self._run_events(text, history, write))
+            source = (self.agent.stream(text, history=history, on_message=write, **self._tell)
+                      if stream else self._run_events(text, history, write))
             try:
                 async for event in source:
                     if isinstance(event, RunEndEvent):
@@ -230,7 +242,7 @@ class Session:
 
     async def _run_events(self, text: str, history: Sequence[Message],
                           write: Callable[[Message], None]) -> AsyncIterator[Event]:
-        result = await self.agent.run(text, history=history, on_message=write)
+        result = await self.agent.run(text, history=history, on_message=write, **self._tell)
         yield RunEndEvent(result.run_id, result)
 
     def _settle(self, writer: SessionWriter, result: RunResult,
