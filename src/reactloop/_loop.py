@@ -58,6 +58,8 @@ __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
+_UNGATED = frozenset((*CONTROL_TOOL_NAMES, FINAL_ANSWER))
+"""The loop's own tools never wait for approval."""
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
@@ -149,8 +151,7 @@ class _Loop:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
-        waiting = gated_calls(calls, ctx.tools, spec.approve,
-                              (*CONTROL_TOOL_NAMES, FINAL_ANSWER), ctx.run_id, spec.deps,
+        waiting = gated_calls(calls, ctx.tools, spec.approve, _UNGATED, ctx.run_id, spec.deps,
                               ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting) if waiting else None))

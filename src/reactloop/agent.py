@@ -12,6 +12,7 @@ import math
 import os
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
@@ -50,9 +51,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "ContextProvider", "Saved"]
 
-Saved = str | Mapping[str, Any] | RunContext | Sequence[Message]
-"""A run to continue: ``RunResult.save()``'s JSON (or its parsed dict), a
-:class:`~reactloop.RunContext`, or a bare history (a session's stored messages)."""
+Saved = str | Mapping[str, Any] | RunContext | RunResult[Any] | Sequence[Message]
+"""A run to continue: ``RunResult.save()``'s JSON (or its parsed dict), the result itself,
+its :class:`~reactloop.RunContext`, or a bare history (a session's stored messages)."""
 
 
 class Agent(Generic[OutputT]):
@@ -325,7 +326,7 @@ class Agent(Generic[OutputT]):
                          tools=spec.tools.copy(), deps=spec.deps, state=old.state,
                          on_message=on_message, conversation_id=conversation_id)
         ctx.iteration = min(old.iteration or turn_iterations(messages), spec.max_iterations - 1)
-        ctx.steps, ctx.metrics, ctx.seen = list(old.steps), old.metrics, dict(old.seen)
+        ctx.steps, ctx.metrics, ctx.seen = list(old.steps), replace(old.metrics), dict(old.seen)
         ctx.reminders = old.reminders
         return ctx
 
@@ -395,6 +396,10 @@ def _waiting(history: Sequence[Message]) -> str:
 
 
 def _saved_context(saved: Saved, deps: Any) -> RunContext:
+    if isinstance(saved, RunResult):
+        if not isinstance(saved.context, RunContext):
+            raise UserError("this result was not produced by a run; there is nothing to resume")
+        return saved.context
     if isinstance(saved, RunContext):
         return saved
     if isinstance(saved, str):
