@@ -23,8 +23,9 @@ PUBLIC: dict[str, set[str]] = {
         "estimate_tokens", "excerpt", "is_prompt", "latest_prompt", "prune", "repair",
         "shorten_tool_results", "tiktoken_counter", "units", "unload_skills",
     },
-    "reactloop.approvals": {"APPROVALS_KEY", "Decision", "PendingApproval", "apply_decisions",
-                            "arguments_hash", "decided_calls", "pending_approvals"},
+    "reactloop.approvals": {"APPROVALS_KEY", "DENIED", "Decision", "PendingApproval",
+                            "apply_decisions", "arguments_hash", "decided_calls",
+                            "pending_approvals"},
     "reactloop.events": {
         "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
         "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",

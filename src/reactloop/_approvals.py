@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from reactloop.approvals import Decision, arguments_hash
+from reactloop.approvals import DENIED, Decision, arguments_hash
 from reactloop.messages import Message, ToolCall
 from reactloop.result import ToolResult
 from reactloop.tools._registry import ToolRegistry
@@ -58,7 +58,7 @@ def decision_result(call: ToolCall, decision: Decision, ran: ToolResult | None) 
     (with a note when a person edited its arguments)."""
     if not decision.approved:
         reason = (decision.reason or "").strip() or "no reason given"
-        error = f"denied by the user: {reason}"
+        error = f"{DENIED}{reason}"
         return ToolResult(call.name, None, error, call.id or "", dict(call.arguments),
                           f"The user denied this tool call. Reason: {reason}")
     assert ran is not None

@@ -41,6 +41,7 @@ from reactloop.messages import Message, ToolCall
 
 __all__ = [
     "APPROVALS_KEY",
+    "DENIED",
     "Decision",
     "PendingApproval",
     "apply_decisions",
@@ -51,6 +52,8 @@ __all__ = [
 
 APPROVALS_KEY = "approvals"
 """The key of an assistant message's ``metadata`` that holds its calls' approval entries."""
+DENIED = "denied by the user: "
+"""How the error of a denied call's result starts (a person's decision, not a failure)."""
 
 _NOT_PROMPTS = ("reminder", "note")
 
