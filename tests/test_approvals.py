@@ -273,6 +273,9 @@ def test_policies_decide_which_calls_wait() -> None:
     assert [p.tool_name for p in waiting.pending_approvals] == ["lookup"]
     done = everything.resume_sync(waiting.save(), decisions=[waiting.pending_approvals[0].approve()])
     assert done.state is RunState.COMPLETED and done.output == "ok"  # control tools never wait
+    planner = Agent(model=ScriptedModel([calls(("update_plan", {"goal": "g", "steps": ["a"]})),
+                                         "planned"]), planning=True, approve=True)
+    assert planner.run_sync("plan").state is RunState.COMPLETED  # run-state tools never wait
     with pytest.raises(UserError, match="requires_approval / approve"):
         Agent(model=ScriptedModel([]), approve="yes")  # type: ignore[arg-type]
 

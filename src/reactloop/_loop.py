@@ -58,8 +58,10 @@ __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
-_UNGATED = frozenset((*CONTROL_TOOL_NAMES, FINAL_ANSWER))
-"""The loop's own tools never wait for approval."""
+_UNGATED = frozenset((*CONTROL_TOOL_NAMES, FINAL_ANSWER, "update_plan", "load_skill",
+                      "load_skill_reference"))
+"""Tools that only touch the run's own state never wait for approval (``approve=True``
+means the tools that act on the world)."""
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 

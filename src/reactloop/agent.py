@@ -112,7 +112,8 @@ class Agent(Generic[OutputT]):
             with the errors; past it the run ends ``ERROR`` with ``OutputValidationError``.
         approve: an approval policy over all tools: ``True`` (every call waits for a
             person's decision) or ``(arguments, context) -> bool`` per call; adds to each
-            tool's own ``requires_approval``.
+            tool's own ``requires_approval``. Tools that only touch the run's own state
+            (loop control, ``final_answer``, ``update_plan``, loading skills) never wait.
     """
 
     def __init__(
