@@ -310,10 +310,11 @@ def test_conversation_and_session_resume_in_process(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite3"
     session = Agent(model=ScriptedModel([LOOKUP_AND_TRANSFER, "Denied it."]),
                     tools=[lookup, transfer]).session("t", store=store)
-    session.send_sync("go")
+    first = session.send_sync("go")
     [q] = session.pending_approvals
     result = session.resume_sync([q.deny("not today")])
     assert result.output == "Denied it."
+    assert result.run_id == first.run_id  # the same run goes on, from the stored history
     assert [m.to_dict() for m in SQLiteStore(store).get("t")] == \
         [m.to_dict() for m in result.messages]
     stored_decision = SQLiteStore(store).get("t")[1].metadata["approvals"][q.call_id]

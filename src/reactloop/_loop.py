@@ -156,7 +156,7 @@ class _Loop:
         waiting = gated_calls(calls, ctx.tools, spec.approve, _UNGATED, ctx.run_id, spec.deps,
                               ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
-                                     gate(waiting) if waiting else None))
+                                     gate(waiting, ctx.run_id) if waiting else None))
         for c in calls:
             ctx.pending.append(ToolCallEvent(ctx.run_id, k, c))
         if waiting:  # the others run; these wait for a person

@@ -27,6 +27,7 @@ from reactloop.approvals import (
     apply_decisions,
     decided_calls,
     pending_approvals,
+    waiting_run_id,
 )
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
@@ -413,7 +414,7 @@ def _saved_context(saved: Saved, deps: Any) -> RunContext:
                         "list of Message")
     latest = next((m.content for m in reversed(history)
                    if m.role == "user" and m.metadata.get("kind") is None), "")
-    return RunContext("", latest, history, deps=deps)
+    return RunContext(waiting_run_id(history), latest, history, deps=deps)
 
 
 async def _last(events: AsyncGenerator[Event, None]) -> RunResult[Any]:

@@ -153,9 +153,21 @@ class PendingApproval:
                    dict(data.get("arguments") or {}), str(data["arguments_hash"]))
 
 
-def gate(hashes: Mapping[str, str]) -> dict[str, Any]:
-    """The assistant-message metadata announcing calls (id → hash) that wait for decisions."""
-    return {APPROVALS_KEY: {cid: {"hash": h, "decision": None} for cid, h in hashes.items()}}
+def gate(hashes: Mapping[str, str], run_id: str = "") -> dict[str, Any]:
+    """The assistant-message metadata announcing calls (id → hash) that wait for decisions
+    in run ``run_id`` (so a run continued from a bare history keeps its id)."""
+    entry: dict[str, Any] = {"decision": None, "run_id": run_id} if run_id else {"decision": None}
+    return {APPROVALS_KEY: {cid: {"hash": h, **entry} for cid, h in hashes.items()}}
+
+
+def waiting_run_id(messages: Sequence[Message]) -> str:
+    """The id of the run whose calls wait (or were just decided) in ``messages``, or ``""``."""
+    gated, _ = _latest_turn(messages)
+    for i in reversed(gated):
+        for entry in (_entries(messages[i]) or {}).values():
+            if isinstance(entry, Mapping) and entry.get("run_id"):
+                return str(entry["run_id"])
+    return ""
 
 
 def _entries(m: Message) -> Mapping[str, Any] | None:
