@@ -226,3 +226,39 @@ def test_gemini_picks_a_final_answer_tool_next_to_tools_on_older_models() -> Non
     agent = Agent(model=older, tools=[add], output_type=City)
     assert agent.spec.output is not None and agent.spec.output.mode == "tool"
     assert "final_answer" in agent.tools
+
+
+def test_the_embedded_grammar_bounds_open_ended_lists_and_strings() -> None:
+    """A grammar cannot make a reply end: a tiny model under greedy decoding repeated a list
+    item until the token limit cut the JSON off (benchmarks/typed_outputs.py, list[str]).
+    The grammar's schema bounds every open-ended list and string; validation does not."""
+    from reactloop.models.local import MAX_CHARS, MAX_ITEMS, capped, typed_answer_schema
+
+    class Tagged(BaseModel):
+        tags: list[str]
+        kind: str = "note"
+
+    schema = {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "few": {"type": "array", "maxItems": 3, "items": {"enum": ["a", "b"]}},
+        "code": {"type": "string", "pattern": "^[A-Z]+$"},
+        "either": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+    out = capped(schema)
+    props = out["properties"]
+    assert props["tags"] == {"type": "array", "maxItems": MAX_ITEMS,
+                             "items": {"type": "string", "maxLength": MAX_CHARS}}
+    assert props["few"] == schema["properties"]["few"]  # bounded already, enums are
+    assert props["code"] == schema["properties"]["code"]  # a pattern is the model's limit
+    assert props["either"]["anyOf"][0]["maxLength"] == MAX_CHARS
+    assert "maxItems" not in schema["properties"]["tags"]  # the caller's schema is untouched
+
+    request = ModelRequest("", (Message.user("tags?"),), output_schema=OutputSchema(
+        "Tagged", Tagged.model_json_schema(), "native"))
+    branch = typed_answer_schema(request)
+    assert branch is not None
+    assert branch["properties"]["answer"]["properties"]["tags"]["maxItems"] == MAX_ITEMS
+    long = ["x" * (MAX_CHARS + 1)] * (MAX_ITEMS + 1)  # the answer itself may be longer
+    from reactloop.testing import ScriptedModel
+
+    assert Agent(model=ScriptedModel([json.dumps({"tags": long})]), output_type=Tagged
+                 ).run_sync("tags?").output == Tagged(tags=long)

@@ -322,11 +322,45 @@ def typed_answer_schema(request: ModelRequest) -> dict[str, Any] | None:
         return None
     defs: dict[str, Any] = {}
     branch: dict[str, Any] = {"type": "object",
-                              "properties": {"answer": _hoist_defs(out.schema, defs)},
+                              "properties": {"answer": capped(_hoist_defs(out.schema, defs))},
                               "required": ["answer"]}
     if defs:
-        branch["$defs"] = defs
+        branch["$defs"] = {name: capped(d) for name, d in defs.items()}
     return branch
+
+
+MAX_ITEMS = 24
+MAX_CHARS = 240
+_NESTED = ("properties", "$defs", "definitions", "patternProperties")
+_NESTED_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def capped(schema: Any) -> Any:
+    """``schema`` with every open-ended list and string bounded (``maxItems``/``maxLength``),
+    for the grammar only (the answer is still validated against the schema as given).
+
+    Why: a grammar keeps a reply valid token by token but cannot make it end; a small model
+    under greedy decoding can repeat a list item or a phrase until the token limit cuts the
+    JSON off. Bounded, the answer closes within the reply's token budget."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out = dict(schema)
+    for key in _NESTED:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: capped(v) for k, v in out[key].items()}
+    for key in _NESTED_LIST:
+        if isinstance(out.get(key), list):
+            out[key] = [capped(v) for v in out[key]]
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = capped(out[key])
+    kinds = out.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if "array" in kinds and "maxItems" not in out:
+        out["maxItems"] = MAX_ITEMS
+    if "string" in kinds and not {"maxLength", "enum", "const", "format", "pattern"} & set(out):
+        out["maxLength"] = MAX_CHARS
+    return out
 
 
 def _check_gguf_magic(path: Path) -> None:
