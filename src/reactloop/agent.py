@@ -164,11 +164,7 @@ class Agent(Generic[OutputT]):
         self.prompt = prompt or PromptBuilder()
         self.context_providers = _check_providers(context_providers)
         self.name = name
-        if instrument is not None and not isinstance(instrument, bool):
-            raise UserError(f"instrument must be True, False or None, got {instrument!r}")
-        if instrument:
-            _instrument.require_otel("Agent(instrument=True)")
-        self.instrument = instrument
+        self.instrument = _check_instrument(instrument)
         """Whether runs are traced (None: as :func:`reactloop.instrument` says)."""
         self.mcp_servers = _check_sources(mcp_servers)
         self.runtime: Runtime = runtime if runtime is not None else LocalRuntime()
@@ -388,6 +384,14 @@ class Agent(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
+
+
+def _check_instrument(instrument: bool | None) -> bool | None:
+    if instrument is not None and not isinstance(instrument, bool):
+        raise UserError(f"instrument must be True, False or None, got {instrument!r}")
+    if instrument:
+        _instrument.require_otel("Agent(instrument=True)")
+    return instrument
 
 
 def _waiting(history: Sequence[Message]) -> str:
