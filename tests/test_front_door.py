@@ -10,7 +10,8 @@ import pytest
 
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
-        "Agent", "Conversation", "Event", "Message", "Metrics", "Model", "ModelError",
+        "Agent", "ApprovalError", "Conversation", "Decision", "OutputValidationError",
+        "PendingApproval", "Event", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
@@ -22,8 +23,11 @@ PUBLIC: dict[str, set[str]] = {
         "estimate_tokens", "excerpt", "is_prompt", "latest_prompt", "prune", "repair",
         "shorten_tool_results", "tiktoken_counter", "units", "unload_skills",
     },
+    "reactloop.approvals": {"APPROVALS_KEY", "DENIED", "Decision", "PendingApproval",
+                            "apply_decisions", "arguments_hash", "decided_calls",
+                            "pending_approvals"},
     "reactloop.events": {
-        "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
+        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
         "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
@@ -32,12 +36,14 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
                       "serve_stdio"},
     "reactloop.messages": {
-        "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings", "Role",
+        "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
+        "OutputMode", "OutputSchema", "Role",
         "TextDelta", "ToolCall", "ToolChoice", "ToolSpec", "Usage", "message_from_dict",
         "messages_from_json", "messages_to_json",
     },
     "reactloop.models": {"FinishReason", "Model", "ModelRequest", "ModelResponse",
-                         "ModelSettings", "TextDelta", "ToolChoice", "ToolSpec"},
+                         "ModelSettings", "OutputMode", "OutputSchema", "TextDelta",
+                         "ToolChoice", "ToolSpec"},
     "reactloop.planning": {"Plan", "PlanStep", "Planning", "StepStatus", "UPDATE_PLAN",
                            "plan_from_history"},
     "reactloop.run_context": {"RunContext", "SNAPSHOT_VERSION"},

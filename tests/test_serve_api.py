@@ -67,7 +67,8 @@ def test_sessions_crud(client) -> None:
     listed = {s["id"]: s for s in client.get("/api/sessions").json()}
     assert listed[session_id]["messages"] == 0 and listed[session_id]["running"] is False
     assert client.get(f"/api/sessions/{session_id}").json() == {
-        "id": session_id, "title": "", "messages": [], "plan": None, "running": False}
+        "id": session_id, "title": "", "messages": [], "plan": None, "running": False,
+        "pending_approvals": []}
 
     send(client, session_id, "hello crud")
     got = client.get(f"/api/sessions/{session_id}").json()

@@ -160,3 +160,64 @@ def test_tool_errors_and_failed_runs_show_in_the_trace(page, served) -> None:
     expect(turn).to_have_attribute("data-state", "error")
     expect(turn.locator(".turn-foot .error-text")).to_contain_text("failed on purpose")
     expect(page.locator(".messages .msg.assistant").last).to_have_attribute("data-state", "error")
+
+
+def test_approve_deny_and_edit_in_the_dev_ui(page, served) -> None:
+    """Issue 14: a call waiting for approval is a card in the chat (also after a reload, read
+    from the store); Approve, Deny with a reason and Edit the JSON arguments continue the run."""
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, "transfer 50 to bob")
+    card = page.locator('.approvals .approval[data-tool="transfer"]')
+    expect(card.locator(".approval-args")).to_contain_text('"amount": 50')
+    expect(page.locator(".trace .turn").last).to_have_attribute("data-state",
+                                                               "waiting_for_approval")
+    row = page.locator('.trace .row.call[data-tool="transfer"]').last
+    expect(row).to_have_attribute("data-state", "waiting")
+    expect(page.locator('.trace .row.call[data-tool="echo"]').last).to_have_attribute(
+        "data-state", "ok")  # the other call of the response ran
+    ask(page, "hello")  # refused while the call waits
+    expect(page.locator(".messages .notice").last).to_have_text(
+        "Decide the tool calls waiting for approval first.")
+
+    page.reload()  # the waiting call comes back from the store
+    card = page.locator('.approvals .approval[data-tool="transfer"]')
+    expect(card).to_be_visible()
+    expect(page.locator('.trace .row.call[data-tool="transfer"]').last).to_have_attribute(
+        "data-state", "waiting")
+    card.locator("button.approve").click()
+    expect(card).to_have_attribute("data-decision", "approved")
+    expect(page.locator(".trace .turn").last).to_have_attribute("data-state", "completed")
+    row = page.locator('.trace .row.call[data-tool="transfer"]').last
+    expect(row).to_have_attribute("data-state", "ok")
+    expect(row.locator(".chip.decision")).to_have_text("approved")
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
+        "Transfer done: sent 50 to bob")
+
+    ask(page, "transfer 70 to eve")
+    card = page.locator('.approvals:not(.sent) .approval[data-tool="transfer"]')
+    card.locator(".approval-reason").fill("eve is not a customer")
+    card.locator("button.deny").click()
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
+        "Transfer refused: The user denied this tool call. Reason: eve is not a customer")
+    expect(page.locator('.trace .row.call[data-tool="transfer"]').last).to_have_attribute(
+        "data-state", "error")
+
+    ask(page, "transfer 5 to carol")
+    card = page.locator('.approvals:not(.sent) .approval[data-tool="transfer"]')
+    card.locator("button.edit").click()
+    card.locator(".approval-editor").fill("{not json")
+    card.locator("button.approve").click()
+    expect(card.locator(".approval-problem")).to_contain_text("Not valid JSON")
+    card.locator(".approval-editor").fill('{"amount": 6, "to": "carol"}')
+    card.locator("button.approve").click()
+    last = page.locator(".messages .msg.assistant .bubble").last
+    expect(last).to_contain_text("Transfer done: (The user edited the arguments to")
+    expect(last).to_contain_text("sent 6 to carol")
+    expect(page.locator(".trace .turn").last).to_have_attribute("data-state", "completed")
+    expect(page.locator(".approvals:not(.sent)")).to_have_count(0)
+    artifacts = Path(os.environ.get("REACTLOOP_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(artifacts / "serve-approvals.png"))

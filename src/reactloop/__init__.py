@@ -15,9 +15,12 @@ model answers::
 
 from reactloop._instrument import instrument
 from reactloop.agent import Agent
+from reactloop.approvals import Decision, PendingApproval
 from reactloop.errors import (
+    ApprovalError,
     ModelError,
     ModelHTTPError,
+    OutputValidationError,
     ReactloopError,
     SessionBusy,
     SessionStoreError,
@@ -39,7 +42,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "ApprovalError",
     "Conversation",
+    "Decision",
     "Event",
     "Message",
     "Metrics",
@@ -49,6 +54,8 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
+    "OutputValidationError",
+    "PendingApproval",
     "PromptBuilder",
     "ReactloopError",
     "RetryPolicy",

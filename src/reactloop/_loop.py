@@ -20,17 +20,23 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 
 from reactloop import _notes as notes
+from reactloop._approvals import batch_results, decision_result, gated_calls
+from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
+from reactloop.approvals import decided_calls, gate, pending_approvals
 from reactloop.events import (
+    ApprovalDecidedEvent,
+    ApprovalRequestedEvent,
     Event,
     IterationStartEvent,
     ModelResponseEvent,
     NoToolCallEvent,
+    PartialOutputEvent,
     RetryEvent,
     RunEndEvent,
     RunStartEvent,
@@ -52,6 +58,10 @@ __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
+_UNGATED = frozenset((*CONTROL_TOOL_NAMES, FINAL_ANSWER, "update_plan", "load_skill",
+                      "load_skill_reference"))
+"""Tools that only touch the run's own state never wait for approval (``approve=True``
+means the tools that act on the world)."""
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
@@ -59,7 +69,8 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("ctx", "deadline", "rt", "spec", "started", "step_events", "stream")
+    __slots__ = ("again", "ctx", "deadline", "error", "gated", "rt", "spec", "started",
+                 "step_events", "stream", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -67,6 +78,14 @@ class _Loop:
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
         self.step_events = bool(spec.callbacks)  # step events only feed on_step
+        self.value: tuple[object] | None = None
+        """The validated typed answer (``Agent(output_type=...)``), once there is one."""
+        self.error: BaseException | None = None
+        """Why a run without an exception failed (a typed answer out of retries)."""
+        self.gated: tuple[ToolCall, ...] = ()
+        """The current response's calls that wait for approval."""
+        self.again = False
+        """The forced last iteration runs again: its typed answer went back to the model."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``.
@@ -81,10 +100,10 @@ class _Loop:
             async with AsyncExitStack() as stack:
                 async with self._deadline_scope():
                     await self._start(stack)
+                ending = await self._decided() if ctx.iteration else None  # resumed, decided
                 for ev in ctx.flush():
                     yield ev
-                ending: _Ending | None = None
-                for k in range(ctx.iteration + 1, spec.max_iterations + 1):
+                for k in self._iterations(ending):
                     ctx.iteration = ctx.metrics.iterations = k
                     yield IterationStartEvent(ctx.run_id, k, spec.max_iterations)
                     started = self.rt.now()
@@ -111,6 +130,7 @@ class _Loop:
                     if ending is not None:
                         break
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
+                error = self.error
         except (Exception, asyncio.CancelledError) as exc:
             state, output, error, reraise = _failure(exc)
         finally:
@@ -131,14 +151,35 @@ class _Loop:
             return (), None
         if not response.tool_calls:
             return (), self._no_tool_call(k, response, started)
-        ctx = self.ctx
+        ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
-        ctx.append(Message.assistant(response.text, calls, response.provider_details))
-        ctx.open_calls = calls
-        ctx.metrics.tool_calls += len(calls)
+        waiting = gated_calls(calls, ctx.tools, spec.approve, _UNGATED, ctx.run_id, spec.deps,
+                              ctx.state)
+        ctx.append(Message.assistant(response.text, calls, response.provider_details,
+                                     gate(waiting, ctx.run_id) if waiting else None))
         for c in calls:
             ctx.pending.append(ToolCallEvent(ctx.run_id, k, c))
+        if waiting:  # the others run; these wait for a person
+            self.gated = tuple(c for c in calls if c.id in waiting)
+            calls = tuple(c for c in calls if c.id not in waiting)
+            if not calls:
+                self._record(k, response.text, (), (), started)
+                return (), self._waiting(k)
+        ctx.open_calls = calls
+        ctx.metrics.tool_calls += len(calls)
         return calls, None
+
+    def _iterations(self, ending: _Ending | None) -> Iterator[int]:
+        """The iterations left (none when the run already ended); the last one again while
+        its typed answer goes back to the model."""
+        if ending is not None:
+            return
+        k, n = self.ctx.iteration + 1, self.spec.max_iterations
+        while k <= n:
+            yield k
+            if not self.again:
+                k += 1
+            self.again = False
 
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack) -> None:
@@ -173,13 +214,21 @@ class _Loop:
         n = spec.max_iterations
         extra = spec.notes(ctx)  # plan, retrieved context
         declared = tools = ctx.tools.specs()
+        out = spec.output
         if k == n:
-            tools = ctx.tools.specs(["task_completion"] if spec.loop_control else [])
-            extra.append(notes.final_iteration(bool(tools)))
+            tools = ctx.tools.specs(self._final_tools())
+            extra.append(notes.final_iteration(bool(tools)) if out is None
+                         else out.final_note())  # the last iteration asks for the typed answer
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
         return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
-                            declared if tools is not declared else ())
+                            declared if tools is not declared else (),
+                            None if out is None else out.request_schema)
+
+    def _final_tools(self) -> list[str]:
+        if self.spec.output is not None and self.spec.output.mode == "tool":
+            return [FINAL_ANSWER]
+        return ["task_completion"] if self.spec.loop_control else []
 
     async def _prepare(self, k: int) -> ModelRequest:
         """Memory limits, compaction and the ``request`` event (reactloop.context)."""
@@ -208,12 +257,13 @@ class _Loop:
         return response
 
     async def _stream_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
-        ctx = self.ctx
+        ctx, out = self.ctx, self.spec.output
         request = await self._prepare(k)
         for ev in ctx.flush():
             yield ev
         for attempt in (1, 2):
             response = None
+            partial = None if out is None else PartialOutput(out)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
                                                        on_retry=self._on_retry):
@@ -221,6 +271,8 @@ class _Loop:
                         yield ev
                     if isinstance(item, TextDelta):
                         yield TextDeltaEvent(ctx.run_id, k, item.text)
+                        if partial is not None and (got := partial.feed(item.text)):
+                            yield PartialOutputEvent(ctx.run_id, k, got[0])
                     else:
                         response = item
             assert response is not None
@@ -270,7 +322,9 @@ class _Loop:
             pending.append((ToolErrorEvent if r.error else ToolResultEvent)(run_id, k, r))
         if self.step_events:
             pending.append(StepEvent(run_id, step))
-        return self._control_ending(results)
+        if self.gated:
+            return self._waiting(k)
+        return self._control_ending(results) or self._output_tool_ending(results)
 
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                 results: Sequence[ToolResult], started: float) -> Step:
@@ -342,10 +396,101 @@ class _Loop:
             if r.error is None and r.name in CONTROL_TOOL_NAMES:
                 state = (RunState.WAITING_FOR_USER if r.name == "ask_question"
                          else RunState.COMPLETED)
-                return state, notes.strip_notes(str(r.result)) or self._fallback(state)
+                text = notes.strip_notes(str(r.result)) or self._fallback(state)
+                if state is RunState.COMPLETED and self.spec.output is not None:
+                    return self._typed(text, state)  # None: the errors went back
+                return state, text
         return None
 
-    def _final(self, k: int, response: ModelResponse, started: float) -> _Ending:
+    # -- approvals ---------------------------------------------------------------------------
+    def _waiting(self, k: int) -> _Ending:
+        """The response's gated calls wait for decisions: the run ends here."""
+        ctx, gated = self.ctx, self.gated
+        ids = {c.id for c in gated}
+        for p in pending_approvals(ctx.messages):
+            if p.call_id in ids:
+                ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
+        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(gated)
+
+    async def _decided(self) -> _Ending | None:
+        """A run resumed with decisions: deny or run the decided calls — each once: a call
+        with a result is no longer waiting — then wait again if some still wait, else go on
+        with the next iteration (or end, when the batch held a control tool)."""
+        ctx = self.ctx
+        decided = decided_calls(ctx.messages)
+        if not decided:
+            return None
+        k, started = ctx.iteration, self.rt.now()
+        for call, d in decided:
+            ctx.pending.append(ApprovalDecidedEvent(ctx.run_id, k, call, d))
+        run = tuple(ToolCall(c.name, c.arguments if d.arguments is None else d.arguments,
+                             c.id, c.provider_details) for c, d in decided if d.approved)
+        ctx.open_calls = run
+        ctx.metrics.tool_calls += len(run)
+        ran = {r.call_id: r for r in (await self._execute(run) if run else [])}
+        calls = tuple(c for c, _ in decided)
+        results = [decision_result(c, d, ran.get(c.id or "")) for c, d in decided]
+        for ext in self.spec.extensions:
+            ext.after_tools(ctx, results)
+        step = self._record(k, None, calls, results, started)
+        for r in results:
+            ctx.pending.append((ToolErrorEvent if r.error else ToolResultEvent)(ctx.run_id, k, r))
+        if self.step_events:
+            ctx.pending.append(StepEvent(ctx.run_id, step))
+        if waiting := pending_approvals(ctx.messages):
+            return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
+                [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
+        batch = batch_results(ctx.messages, {c.id or "" for c in calls})
+        return self._control_ending(batch) or self._output_tool_ending(batch)
+
+    # -- typed answers -----------------------------------------------------------------------
+    def _typed(self, raw: str, state: RunState) -> _Ending | None:
+        """Judge a typed answer: end the run with it (``state``), send the validation errors
+        back to the model (None), or end ``ERROR`` when the retries are spent."""
+        assert self.spec.output is not None
+        return self._verdict(judge(self.spec.output, self.ctx.messages, raw), state)
+
+    def _verdict(self, verdict: Verdict, state: RunState) -> _Ending | None:
+        if verdict.value is not None:
+            self.value = verdict.value
+            return state, verdict.text
+        if verdict.error is not None:
+            self.error = verdict.error
+            return RunState.ERROR, redact(f"The run failed: {verdict.error}")
+        if verdict.feedback is not None:
+            self.ctx.append(verdict.feedback)
+        return None
+
+    def _output_tool_ending(self, results: Sequence[ToolResult]) -> _Ending | None:
+        out = self.spec.output
+        if out is None or out.mode != "tool":
+            return None
+        for r in results:
+            if r.name == FINAL_ANSWER:
+                return self._verdict(judge_tool(out, self.ctx.messages, r.arguments,
+                                                r.error is None), RunState.COMPLETED)
+        return None
+
+    def _final_typed(self, k: int, response: ModelResponse, started: float
+                     ) -> _Ending | None:
+        """The forced last iteration of a typed run: the answer must validate. A failure goes
+        back to the model and the iteration runs again (still without other tools) while the
+        retries last."""
+        raw = response.text or ""
+        for c in response.tool_calls:  # tool mode: final_answer's arguments are the answer
+            if c.name == FINAL_ANSWER:
+                raw = json.dumps(dict(c.arguments), ensure_ascii=False, default=str)
+            elif c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
+                raw = raw or str(next(iter(c.arguments.values()), ""))
+        self.ctx.append(Message.assistant(raw, (), response.provider_details))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        ending = self._typed(raw, RunState.MAX_ITERATIONS)
+        self.again = ending is None
+        return ending
+
+    def _final(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
+        if self.spec.output is not None:
+            return self._final_typed(k, response, started)
         text = notes.strip_notes(response.text or "")
         for c in response.tool_calls:  # e.g. task_completion, the one tool still offered
             if c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
@@ -359,7 +504,8 @@ class _Loop:
         ctx = self.ctx
         raw = response.text or ""
         text = notes.strip_notes(raw)
-        reminded = ((self.spec.loop_control or not text)  # must act
+        typed = self.spec.output is not None
+        reminded = ((self.spec.loop_control or not (text or typed))  # must act
                     and ctx.reminders < MAX_REMINDERS)
         ctx.append(Message.assistant(text, (), response.provider_details))
         if reminded:
@@ -374,6 +520,8 @@ class _Loop:
             ctx.pending.append(StepEvent(ctx.run_id, step))
         if reminded:
             return None
+        if typed:  # judged, even when empty
+            return self._typed(text, RunState.COMPLETED)
         if text:
             return RunState.COMPLETED, text
         return RunState.MAX_ITERATIONS, self._fallback(RunState.MAX_ITERATIONS)
@@ -399,7 +547,8 @@ class _Loop:
                               timed_out=state is RunState.TIMED_OUT,
                               cancelled=state is RunState.CANCELLED)
 
-    def _result(self, state: RunState, output: str, error: BaseException | None) -> RunResult:
+    def _result(self, state: RunState, output: str, error: BaseException | None
+                ) -> RunResult[object]:
         ctx = self.ctx
         if not output:
             output = self._fallback(state)
@@ -407,9 +556,13 @@ class _Loop:
         ctx.metrics.success = state is RunState.COMPLETED
         plan = next((ext.result(ctx) for ext in self.spec.extensions if ext.key == "plan"),
                     None)
-        return RunResult(output, state,
-                         list(ctx.steps), ctx.metrics, list(ctx.messages), error, plan,
-                         ctx.run_id, ctx)
+        value: object = output
+        if self.spec.output is not None:  # a typed run: a T, or None without a valid one
+            value = self.value[0] if self.value is not None else None
+        waiting = (tuple(pending_approvals(ctx.messages))
+                   if state is RunState.WAITING_FOR_APPROVAL else ())
+        return RunResult(value, state, list(ctx.steps), ctx.metrics, list(ctx.messages),
+                         error, plan, ctx.run_id, ctx, output, waiting)
 
 
 def _failure(exc: BaseException

@@ -90,6 +90,12 @@ def fallback(steps: Sequence[Step], max_iterations: int, *, timed_out: bool = Fa
     return head + f" What was done{more}: " + "; ".join(shown) + "."
 
 
+def waiting_for_approval(calls: Sequence[ToolCall]) -> str:
+    """The output of a run that waits for decisions on ``calls``."""
+    listed = ", ".join(f"{c.name} ({c.id})" for c in calls)
+    return f"Waiting for approval of: {listed}."
+
+
 def unfinished(call: ToolCall, why: str) -> ToolResult:
     """The result of a call the run ended before it finished (every call gets one)."""
     name = call.name if isinstance(call.name, str) else repr(call.name)

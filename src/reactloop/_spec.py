@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reactloop._output import OutputSpec
 from reactloop.extensions import Extension
 from reactloop.messages import ModelSettings
 from reactloop.models._base import Model
@@ -17,7 +18,7 @@ from reactloop.prompt import PromptBuilder
 from reactloop.run_context import RunContext
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._source import ToolSource
-from reactloop.tools._tool import Tool
+from reactloop.tools._tool import ApprovalRule, Tool
 
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
@@ -47,6 +48,10 @@ class RunSpec:
     loop_control: bool
     deps: Any
     callbacks: tuple[object, ...]
+    output: OutputSpec | None = None
+    """The typed answer wanted (``Agent(output_type=...)``), or None for text."""
+    approve: ApprovalRule = False
+    """The agent's approval policy over all tools (``Agent(approve=...)``)."""
 
     def notes(self, ctx: RunContext) -> list[str]:
         """The volatile sections (plan, retrieved context) for the next request."""

@@ -12,12 +12,23 @@ import math
 import os
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from reactloop import _instrument
+from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
+from reactloop._output import build_output
 from reactloop._retrieval import ContextProvider, RetrievedContext
 from reactloop._spec import RunSpec, StaticExtension
+from reactloop.approvals import (
+    Decision,
+    apply_decisions,
+    decided_calls,
+    pending_approvals,
+    waiting_run_id,
+)
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
@@ -25,12 +36,13 @@ from reactloop.messages import Message
 from reactloop.models._base import Model, ModelSettings
 from reactloop.models._resolve import resolve_model
 from reactloop.prompt import LOOP_CONTROL_RULES, PromptBuilder
-from reactloop.result import RunResult
+from reactloop.result import OutputT, RunResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import LocalRuntime, Runtime
 from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._source import ToolSource
+from reactloop.tools._tool import ApprovalRule, check_rule
 
 if TYPE_CHECKING:
     from reactloop.context import Compaction
@@ -38,11 +50,19 @@ if TYPE_CHECKING:
     from reactloop.sessions import Conversation, Session, SessionStore
     from reactloop.tools.workspace import Workspace
 
-__all__ = ["Agent", "ContextProvider"]
+__all__ = ["Agent", "ContextProvider", "Saved"]
+
+Saved = str | Mapping[str, Any] | RunContext | RunResult[Any] | Sequence[Message]
+"""A run to continue: ``RunResult.save()``'s JSON (or its parsed dict), the result itself,
+its :class:`~reactloop.RunContext`, or a bare history (a session's stored messages)."""
 
 
-class Agent:
+class Agent(Generic[OutputT]):
     """An agent: a model, instructions and tools, plus the limits of a run.
+
+    ``Agent[T]`` is generic in its answer type: ``Agent(output_type=T)`` runs return
+    ``RunResult[T]`` (a union needs naming for type checkers: ``Agent[A | B](output_type=A |
+    B)``); without ``output_type`` the answer is a ``str``.
 
     Args:
         model: a :class:`~reactloop.models.Model` or a string: ``"local"`` (the embedded model,
@@ -82,6 +102,19 @@ class Agent:
         instrument: trace runs with OpenTelemetry (``invoke_agent``, ``chat`` and
             ``execute_tool`` spans; needs ``reactloop[otel]``). ``None`` follows
             :func:`reactloop.instrument`; ``False`` never traces this agent.
+        output_type: the type of the answer — a pydantic model, dataclass, TypedDict,
+            primitive, ``list[...]`` or a union of those, or a JSON-schema dict —; the answer
+            is validated and ``result.output`` is a value of it.
+        output_mode: how the model is held to ``output_type``: ``"auto"`` (the model's
+            strongest means), ``"native"`` (grammar / JSON-schema response format / the
+            provider's structured output), ``"tool"`` (a ``final_answer`` tool) or
+            ``"prompted"`` (the schema in the system prompt).
+        output_retries: how often an answer that fails validation goes back to the model
+            with the errors; past it the run ends ``ERROR`` with ``OutputValidationError``.
+        approve: an approval policy over all tools: ``True`` (every call waits for a
+            person's decision) or ``(arguments, context) -> bool`` per call; adds to each
+            tool's own ``requires_approval``. Tools that only touch the run's own state
+            (loop control, ``final_answer``, ``update_plan``, loading skills) never wait.
     """
 
     def __init__(
@@ -111,8 +144,13 @@ class Agent:
         runtime: Runtime | None = None,
         name: str = "agent",
         instrument: bool | None = None,
+        output_type: type[OutputT] | UnionType | Mapping[str, Any] | None = None,
+        output_mode: Literal["auto", "native", "tool", "prompted"] = "auto",
+        output_retries: int = 2,
+        approve: ApprovalRule = False,
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
+        check_rule("Agent(approve=...)", approve)
         self.model: Model = resolve_model(model)
         self.instructions = instructions
         self.max_iterations = max_iterations
@@ -126,22 +164,21 @@ class Agent:
         self.prompt = prompt or PromptBuilder()
         self.context_providers = _check_providers(context_providers)
         self.name = name
-        if instrument is not None and not isinstance(instrument, bool):
-            raise UserError(f"instrument must be True, False or None, got {instrument!r}")
-        if instrument:
-            _instrument.require_otel("Agent(instrument=True)")
-        self.instrument = instrument
+        self.instrument = _check_instrument(instrument)
         """Whether runs are traced (None: as :func:`reactloop.instrument` says)."""
         self.mcp_servers = _check_sources(mcp_servers)
         self.runtime: Runtime = runtime if runtime is not None else LocalRuntime()
         """Where model calls, tool batches and MCP calls run (default: this process)."""
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
         self.extensions: tuple[Extension, ...] = (*exts, *extensions)
-        self.spec = self._build_spec(tools, max_messages, max_tokens, compaction)
+        self.output_type = output_type
+        self.spec = self._build_spec(tools, max_messages, max_tokens, compaction,
+                                     (output_type, output_mode, output_retries, approve))
         """The frozen configuration every run reads."""
 
     def _build_spec(self, tools: Iterable[Any], max_messages: int | None,
-                    max_tokens: int | None, compaction: Compaction | bool) -> RunSpec:
+                    max_tokens: int | None, compaction: Compaction | bool,
+                    answer: tuple[Any, str, int, ApprovalRule]) -> RunSpec:
         registry = ToolRegistry()
         for t in tools:
             registry.add(as_tool(t))
@@ -152,6 +189,12 @@ class Agent:
         if self.loop_control:
             registry.extend(control_tools())
         has_tools = len(registry) > 0 or bool(self.mcp_servers)
+        output = build_output(answer[0], answer[1], answer[2], self.model, has_tools=has_tools)
+        if output is not None and output.mode == "tool":
+            registry.add(output.tool())
+            has_tools = True
+        elif output is not None and output.mode == "prompted":
+            sections["output"] = output.prompt_section()
         computed: dict[str, str | None] = {"instructions": self.instructions or None, **sections}
         if self.loop_control:
             computed["loop_rules"] = LOOP_CONTROL_RULES
@@ -163,12 +206,13 @@ class Agent:
             self.mcp_servers, self.model_settings, self.prompt,
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
-            self.max_parallel_tools, self.loop_control, self.deps, self.callbacks)
+            self.max_parallel_tools, self.loop_control, self.deps, self.callbacks, output,
+            answer[3])
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),
                   on_message: Callable[[Message], None] | None = None,
-                  conversation_id: str | None = None) -> RunResult:
+                  conversation_id: str | None = None) -> RunResult[OutputT]:
         """Run the agent on ``prompt`` (after ``history``, if any) and return the result.
 
         Never raises for run failures: limits, cancellation and model errors end the run with
@@ -185,7 +229,7 @@ class Agent:
         return await self._drive(self._context(prompt, history, on_message, None,
                                                conversation_id))
 
-    def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
+    def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult[OutputT]:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
         return asyncio.run(self.run(prompt, history=history))
 
@@ -195,8 +239,8 @@ class Agent:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
         writes. The last event is ``run_end`` holding the :class:`RunResult`. ``history``,
         ``on_message`` and ``conversation_id`` as for :meth:`run`."""
-        async with aclosing(self._events(prompt, history, stream=True, on_message=on_message,
-                                         conversation_id=conversation_id)) as events:
+        ctx = self._context(prompt, history, on_message, None, conversation_id)
+        async with aclosing(self._events(ctx, stream=True)) as events:
             async for event in events:
                 yield event
 
@@ -220,22 +264,69 @@ class Agent:
 
         return Session(self, session_id, open_store(store))
 
-    async def resume(self, saved: str | Mapping[str, Any] | RunContext, prompt: str, *,
+    async def resume(self, saved: Saved, prompt: str | None = None, *,
+                     decisions: Iterable[Decision | Mapping[str, Any]] = (),
                      on_message: Callable[[Message], None] | None = None,
-                     conversation_id: str | None = None) -> RunResult:
-        """Continue a saved run (:meth:`RunResult.save`) with the user's next message — e.g.
-        the answer to the question a ``WAITING_FOR_USER`` run asked — in any process.
+                     conversation_id: str | None = None) -> RunResult[OutputT]:
+        """Continue a saved run (:meth:`RunResult.save`, a :class:`RunContext`, or a bare
+        history) in any process:
+
+        - a ``WAITING_FOR_APPROVAL`` run with ``decisions`` (``pending.approve()``,
+          ``.deny(reason)``, ``.edit(arguments)``): the decided calls run (or are answered
+          with the denial) and the same run goes on, within its iteration budget; calls left
+          undecided keep it waiting. Decisions that do not match raise
+          :class:`~reactloop.errors.ApprovalError` before anything runs;
+        - any other run with ``prompt``, the user's next message (e.g. the answer to the
+          question a ``WAITING_FOR_USER`` run asked): a new turn with a fresh budget.
 
         The history, the plan, the loaded skills and every other extension's state carry
-        over; the new message starts a new turn with a fresh iteration budget."""
-        ctx = saved if isinstance(saved, RunContext) else RunContext.from_dict(
-            json.loads(saved) if isinstance(saved, str) else saved, deps=self.deps)
-        return await self._drive(self._context(prompt, ctx.messages, on_message, ctx.state,
+        over. ``on_message`` and ``conversation_id`` as for :meth:`run`."""
+        return await self._drive(self._resumed(saved, prompt, decisions, on_message,
                                                conversation_id))
 
-    def resume_sync(self, saved: str | Mapping[str, Any] | RunContext, prompt: str) -> RunResult:
+    def resume_sync(self, saved: Saved, prompt: str | None = None, *,
+                    decisions: Iterable[Decision | Mapping[str, Any]] = ()
+                    ) -> RunResult[OutputT]:
         """Blocking :meth:`resume`."""
-        return asyncio.run(self.resume(saved, prompt))
+        return asyncio.run(self.resume(saved, prompt, decisions=decisions))
+
+    async def resume_stream(self, saved: Saved, prompt: str | None = None, *,
+                            decisions: Iterable[Decision | Mapping[str, Any]] = (),
+                            on_message: Callable[[Message], None] | None = None,
+                            conversation_id: str | None = None
+                            ) -> AsyncGenerator[Event, None]:
+        """:meth:`resume`, yielding the events (``approval_decided`` first); the last one is
+        ``run_end``. The seam servers and workflows continue runs through."""
+        ctx = self._resumed(saved, prompt, decisions, on_message, conversation_id)
+        async with aclosing(self._events(ctx, stream=True)) as events:
+            async for event in events:
+                yield event
+
+    def _resumed(self, saved: Saved, prompt: str | None,
+                 decisions: Iterable[Decision | Mapping[str, Any]],
+                 on_message: Callable[[Message], None] | None,
+                 conversation_id: str | None = None) -> RunContext:
+        old = _saved_context(saved, self.deps)
+        messages, decisions = old.messages, list(decisions)
+        if decisions and prompt is not None:
+            raise UserError("pass decisions or the user's next message, not both: the calls "
+                            "waiting for approval are answered before the next message")
+        if decisions:
+            messages = apply_decisions(messages, decisions)
+        if prompt is not None:
+            return self._context(prompt, messages, on_message, old.state, conversation_id)
+        if not decided_calls(messages):
+            raise UserError("nothing to resume: pass the user's next message, or decisions "
+                            "for the calls waiting for approval")
+        # the same run goes on: its id, steps, metrics and the budget it had left
+        spec = self.spec
+        ctx = RunContext(old.run_id or self.runtime.new_id(), old.prompt, messages,
+                         tools=spec.tools.copy(), deps=spec.deps, state=old.state,
+                         on_message=on_message, conversation_id=conversation_id)
+        ctx.iteration = min(old.iteration or turn_iterations(messages), spec.max_iterations - 1)
+        ctx.steps, ctx.metrics, ctx.seen = list(old.steps), replace(old.metrics), dict(old.seen)
+        ctx.reminders = old.reminders
+        return ctx
 
     def _context(self, prompt: str, history: Sequence[Message],
                  on_message: Callable[[Message], None] | None,
@@ -243,6 +334,10 @@ class Agent:
                  conversation_id: str | None = None) -> RunContext:
         if not isinstance(prompt, str):
             raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
+        if history and (waiting := _waiting(history)):
+            raise UserError(f"{waiting} wait for approval: resume with decisions first "
+                            "(session.resume(decisions) or agent.resume(saved, "
+                            "decisions=...)), then send the next message")
         spec = self.spec
         ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
@@ -250,10 +345,10 @@ class Agent:
         ctx.append(Message.user(prompt))
         return ctx
 
-    async def _drive(self, ctx: RunContext) -> RunResult:
+    async def _drive(self, ctx: RunContext) -> RunResult[Any]:
         """Run the loop to its end without streaming: one generator, no wrappers."""
         callbacks = self.spec.callbacks
-        result: RunResult | None = None
+        result: RunResult[Any] | None = None
         async with aclosing(self._run_events(ctx, stream=False)) as events:
             async for event in events:
                 if callbacks:
@@ -263,11 +358,7 @@ class Agent:
         assert result is not None
         return result
 
-    async def _events(self, prompt: str, history: Sequence[Message], *, stream: bool,
-                      on_message: Callable[[Message], None] | None = None,
-                      state: Mapping[str, Any] | None = None,
-                      conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
-        ctx = self._context(prompt, history, on_message, state, conversation_id)
+    async def _events(self, ctx: RunContext, *, stream: bool) -> AsyncGenerator[Event, None]:
         callbacks = self.spec.callbacks
         # aclosing: closing this stream closes the loop now (it records the ending), not
         # whenever the garbage collector gets to it
@@ -293,6 +384,52 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
+
+
+def _check_instrument(instrument: bool | None) -> bool | None:
+    if instrument is not None and not isinstance(instrument, bool):
+        raise UserError(f"instrument must be True, False or None, got {instrument!r}")
+    if instrument:
+        _instrument.require_otel("Agent(instrument=True)")
+    return instrument
+
+
+def _waiting(history: Sequence[Message]) -> str:
+    """The calls of ``history`` still waiting for (or running on) a decision, described."""
+    calls = [f"{p.tool_name} ({p.call_id})" for p in pending_approvals(history)]
+    calls += [f"{c.name} ({c.id})" for c, _ in decided_calls(history)]
+    return ", ".join(calls)
+
+
+def _saved_context(saved: Saved, deps: Any) -> RunContext:
+    if isinstance(saved, RunResult):
+        if not isinstance(saved.context, RunContext):
+            raise UserError("this result was not produced by a run; there is nothing to resume")
+        return saved.context
+    if isinstance(saved, RunContext):
+        return saved
+    if isinstance(saved, str):
+        return RunContext.from_dict(json.loads(saved), deps=deps)
+    if isinstance(saved, Mapping):
+        return RunContext.from_dict(saved, deps=deps)
+    history = list(saved)
+    if not all(isinstance(m, Message) for m in history):
+        raise UserError("a saved run is RunResult.save()'s JSON, its dict, a RunContext or a "
+                        "list of Message")
+    latest = next((m.content for m in reversed(history)
+                   if m.role == "user" and m.metadata.get("kind") is None), "")
+    return RunContext(waiting_run_id(history), latest, history, deps=deps)
+
+
+async def _last(events: AsyncGenerator[Event, None]) -> RunResult[Any]:
+    """The result of a run's event stream (its ``run_end``)."""
+    result: RunResult[Any] | None = None
+    async with aclosing(events) as running:
+        async for event in running:
+            if isinstance(event, RunEndEvent):
+                result = event.result
+    assert result is not None
+    return result
 
 
 def _builtin_extensions(skills: Iterable[str | os.PathLike[str]], workspace: Any,

@@ -10,7 +10,11 @@
     │   └── ContextTooSmall        the latest message alone does not fit the context window
     ├── UsageLimitExceeded         a run exceeded a configured limit
     ├── SessionBusy                another writer (any process) is running a message on a session
-    └── SessionStoreError          a session store cannot be read or written (names store and fix)
+    ├── SessionStoreError          a session store cannot be read or written (names store and fix)
+    ├── OutputValidationError      the answer did not match output_type within its retries
+    │                              (raw_output, attempts)
+    └── ApprovalError              a decision names no waiting call, an already decided one,
+                                   or other arguments (call_id)
     ToolRetry                      raised *by a tool* to send a message back to the model
 
 Exceptions carry data only; raising one never has side effects.
@@ -18,11 +22,16 @@ Exceptions carry data only; raising one never has side effects.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 __all__ = [
+    "ApprovalError",
     "ContextTooSmall",
     "ModelError",
     "ModelHTTPError",
     "ModelNotAvailable",
+    "OutputAttempt",
+    "OutputValidationError",
     "ReactloopError",
     "SessionBusy",
     "SessionStoreError",
@@ -91,6 +100,46 @@ class SessionStoreError(ReactloopError):
     """A session store could not be read or written: a damaged or foreign file, a full disk,
     a lost database connection. The message names the store and what to do; what was already
     stored is kept (reactloop never rewrites a store it cannot read)."""
+
+
+class OutputAttempt(NamedTuple):
+    """One answer that did not validate: what the model wrote and what was wrong with it."""
+
+    raw: str
+    errors: str
+
+
+class OutputValidationError(ReactloopError):
+    """The model's answer did not match the agent's ``output_type``, also after the
+    validation errors went back to it ``output_retries`` times. The run ends ``ERROR`` with
+    this on ``result.error``.
+
+    Args:
+        message: what went wrong, for people.
+        raw_output: the last answer as the model wrote it.
+        attempts: every answer that failed, oldest first, with its errors.
+    """
+
+    def __init__(self, message: str, raw_output: str,
+                 attempts: tuple[OutputAttempt, ...] = ()) -> None:
+        self.raw_output = raw_output
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class ApprovalError(ReactloopError):
+    """A decision cannot be applied: no call with its id waits for approval, the call was
+    already decided, or the decision was made for other arguments (its hash differs).
+    Nothing ran.
+
+    Args:
+        message: what is wrong and how to fix it.
+        call_id: the call the decision names.
+    """
+
+    def __init__(self, message: str, call_id: str = "") -> None:
+        self.call_id = call_id
+        super().__init__(message)
 
 
 class ToolRetry(Exception):

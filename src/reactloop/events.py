@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from reactloop.approvals import Decision, PendingApproval
 from reactloop.messages import ModelResponse, ToolCall
 from reactloop.result import ToolResult
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from reactloop.result import RunResult, Step
 
 __all__ = [
+    "ApprovalDecidedEvent",
+    "ApprovalRequestedEvent",
     "Callbacks",
     "CompactionEvent",
     "CustomEvent",
@@ -26,6 +29,7 @@ __all__ = [
     "IterationStartEvent",
     "ModelResponseEvent",
     "NoToolCallEvent",
+    "PartialOutputEvent",
     "PlanUpdateEvent",
     "RequestEvent",
     "RetryEvent",
@@ -130,6 +134,37 @@ class NoToolCallEvent(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class PartialOutputEvent(Event):
+    """Streaming a typed answer (``Agent(output_type=T)``): the answer so far, each time a
+    longer prefix of it validates as a ``T`` (the last one may still grow)."""
+
+    type: ClassVar[str] = "partial_output"
+    iteration: int
+    output: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequestedEvent(Event):
+    """A tool call waits for a person's decision; the run ends ``WAITING_FOR_APPROVAL``."""
+
+    type: ClassVar[str] = "approval_requested"
+    iteration: int
+    approval: PendingApproval
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecidedEvent(Event):
+    """A resumed run applies a decision: the call runs (``approve``, ``edit``) or is answered
+    with the denial (``deny``)."""
+
+    type: ClassVar[str] = "approval_decided"
+    iteration: int
+    call: ToolCall
+    """The call as the model made it."""
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
 class PlanUpdateEvent(Event):
     type: ClassVar[str] = "plan_update"
     plan: Any
@@ -180,7 +215,7 @@ class WarningEvent(Event):
 @dataclass(frozen=True, slots=True)
 class RunEndEvent(Event):
     type: ClassVar[str] = "run_end"
-    result: RunResult
+    result: RunResult[Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,8 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
+    "OutputMode",
+    "OutputSchema",
     "Role",
     "TextDelta",
     "ToolCall",
@@ -111,9 +113,10 @@ class Message:
 
     @classmethod
     def assistant(cls, content: str | None = None, tool_calls: Iterable[ToolCall] = (),
-                  provider_details: Mapping[str, Any] | None = None) -> Message:
+                  provider_details: Mapping[str, Any] | None = None,
+                  metadata: Mapping[str, Any] | None = None) -> Message:
         return cls("assistant", content or "", tuple(tool_calls),
-                   provider_details=provider_details or None)
+                   provider_details=provider_details or None, metadata=metadata or {})
 
     @classmethod
     def tool(cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False) -> Message:
@@ -170,6 +173,10 @@ def messages_from_json(text: str) -> list[Message]:
 
 FinishReason = Literal["stop", "length", "tool_calls", "error"]
 ToolChoice = Literal["auto", "required", "none"]
+OutputMode = Literal["native", "tool", "prompted"]
+"""How a typed final answer is enforced: ``"native"`` by the model itself (a grammar, a
+JSON-schema response format, a provider's structured output), ``"tool"`` through a
+``final_answer`` tool, ``"prompted"`` by the schema in the system prompt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +201,23 @@ class ModelSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class OutputSchema:
+    """The typed final answer a run wants (``Agent(output_type=...)``).
+
+    Adapters act on it only when :attr:`mode` is ``"native"``: they translate it to the
+    provider's own enforcement (a JSON-schema response format, structured output, a grammar).
+    In the other modes the loop handles it (a tool, or the system prompt) and adapters ignore it.
+    """
+
+    name: str
+    """A name for the schema (``[A-Za-z0-9_-]``; providers want one)."""
+    schema: Mapping[str, Any]
+    """JSON schema of the answer; always an object (non-object types are wrapped in
+    ``{"result": ...}``)."""
+    mode: OutputMode = "native"
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     """An immutable snapshot of everything sent to the model for one call.
 
@@ -214,6 +238,9 @@ class ModelRequest:
     ``task_completion``); adapters that can keep the tool list and restrict the choice instead
     (``tool_choice``) send these, so the request prefix — and the provider's prompt cache —
     survives. Empty means "same as ``tools``"."""
+    output_schema: OutputSchema | None = None
+    """The typed final answer wanted, when the agent has an ``output_type``: a text answer
+    must be JSON matching it (the model may still call tools first)."""
 
     @property
     def all_tools(self) -> tuple[ToolSpec, ...]:

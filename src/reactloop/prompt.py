@@ -1,7 +1,8 @@
 """The prompt builder (feature S1): named sections, stable ones first, volatile ones last.
 
 The system prompt is built once per run from the *stable* sections, in this order:
-``instructions`` (persona), ``loop_rules``, ``tool_rules``, ``workspace``, ``skills``. It never
+``instructions`` (persona), ``loop_rules``, ``tool_rules``, ``workspace``, ``skills``,
+``output`` (the answer's JSON schema, when a typed answer is prompted for). It never
 changes during a run, so the request prefix stays byte-stable and provider prompt caches and
 llama.cpp's KV cache are reused. The *volatile* sections (``plan``, ``retrieved``) and the budget
 notes are placed at the end of each request instead (see ``ModelRequest.notes``).
@@ -20,9 +21,9 @@ from typing import Literal
 __all__ = ["DEFAULT_SECTIONS", "STABLE_SECTIONS", "VOLATILE_SECTIONS", "PromptBuilder"]
 
 SectionName = Literal["instructions", "loop_rules", "tool_rules", "workspace", "skills",
-                      "plan", "retrieved"]
+                      "output", "plan", "retrieved"]
 STABLE_SECTIONS: tuple[str, ...] = ("instructions", "loop_rules", "tool_rules", "workspace",
-                                    "skills")
+                                    "skills", "output")
 VOLATILE_SECTIONS: tuple[str, ...] = ("plan", "retrieved")
 
 LOOP_RULES = (

@@ -6,11 +6,17 @@ import enum
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
 
+from typing_extensions import TypeVar
+
+from reactloop.approvals import PendingApproval
 from reactloop.messages import Message, ToolCall
 
-__all__ = ["Metrics", "RunResult", "RunState", "Step", "ToolResult", "jsonable"]
+__all__ = ["Metrics", "OutputT", "RunResult", "RunState", "Step", "ToolResult", "jsonable"]
+
+OutputT = TypeVar("OutputT", default=str)
+"""The type of a run's answer: ``str`` unless the agent has an ``output_type``."""
 
 
 class RunState(enum.StrEnum):
@@ -21,6 +27,7 @@ class RunState(enum.StrEnum):
     COMPLETED = "completed"
     MAX_ITERATIONS = "max_iterations"
     WAITING_FOR_USER = "waiting_for_user"
+    WAITING_FOR_APPROVAL = "waiting_for_approval"
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
     ERROR = "error"
@@ -124,10 +131,14 @@ class Metrics:
 
 
 @dataclass(slots=True)
-class RunResult:
-    """The outcome of a run. A run that hits a limit still returns one, with a usable output."""
+class RunResult(Generic[OutputT]):
+    """The outcome of a run. A run that hits a limit still returns one, with a usable output.
 
-    output: str
+    ``output`` is a ``str`` — or, for an agent with ``output_type=T``, a validated ``T``
+    (``None`` when such a run ended without a valid answer: see ``state``, ``error`` and
+    ``text``)."""
+
+    output: OutputT
     state: RunState
     steps: Sequence[Step]
     metrics: Metrics
@@ -141,6 +152,15 @@ class RunResult:
     """The run's id (as on its events)."""
     context: Any = field(default=None, repr=False, compare=False)
     """The run's :class:`~reactloop.RunContext` (its state as data); see :meth:`save`."""
+    text: str = ""
+    """The answer as text: the validated JSON for a typed run, else the same as ``output``;
+    for a run that ended without an answer, why (the question, the fallback explanation)."""
+    pending_approvals: Sequence[PendingApproval] = ()
+    """``WAITING_FOR_APPROVAL``: the calls waiting for a decision (resume with decisions)."""
+
+    def __post_init__(self) -> None:
+        if not self.text and isinstance(self.output, str):
+            self.text = self.output
 
     @property
     def finished(self) -> bool:
@@ -149,7 +169,8 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "output": self.output,
+            "output": jsonable(self.output),
+            "text": self.text,
             "state": self.state.value,
             "finished": self.finished,
             "steps": [s.to_dict() for s in self.steps],
@@ -158,6 +179,7 @@ class RunResult:
             "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
             "plan": jsonable(self.plan),
             "run_id": self.run_id,
+            "pending_approvals": [p.to_dict() for p in self.pending_approvals],
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -165,8 +187,9 @@ class RunResult:
 
     def save(self) -> str:
         """The run's state as JSON — history, steps, metrics, the plan, loaded skills, every
-        extension's state — for :meth:`Agent.resume` in any process (e.g. the answer to the
-        question a ``WAITING_FOR_USER`` run asked)."""
+        extension's state, the calls waiting for approval — for :meth:`Agent.resume` in any
+        process (the answer to the question a ``WAITING_FOR_USER`` run asked, or the decisions
+        a ``WAITING_FOR_APPROVAL`` run waits for)."""
         if self.context is None:
             raise ValueError("this result was not produced by a run; there is nothing to save")
         return json.dumps(self.context.to_dict(), ensure_ascii=False)

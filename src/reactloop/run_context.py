@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from reactloop.approvals import PendingApproval, pending_approvals
 from reactloop.events import CustomEvent, Event
 from reactloop.messages import Message, ToolCall, message_from_dict
 from reactloop.result import Metrics, Step, ToolResult, jsonable
@@ -102,9 +103,18 @@ class RunContext:
         out, self.pending = self.pending, []
         return out
 
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """Tool calls waiting for a person's decision (read from the history, where the
+        assistant message that made them records them; see :mod:`reactloop.approvals`)."""
+        return pending_approvals(self.messages)
+
     # -- serialisation ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The run as JSON-ready data (tools and ``deps`` are configuration, not state)."""
+        """The run as JSON-ready data (tools and ``deps`` are configuration, not state).
+
+        ``pending_approvals`` is there for readers without reactloop (a UI, a workflow);
+        it is derived from ``messages``, which stay the source when the run is read back."""
         return {
             "version": SNAPSHOT_VERSION,
             "run_id": self.run_id,
@@ -116,6 +126,7 @@ class RunContext:
             "state": {k: jsonable(v) for k, v in self.state.items()},
             "seen": [[_key_json(k), r.to_dict(full=True)] for k, r in self.seen.items()],
             "reminders": self.reminders,
+            "pending_approvals": [p.to_dict() for p in self.pending_approvals],
         }
 
     @classmethod

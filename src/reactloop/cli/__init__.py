@@ -43,6 +43,10 @@ def _run_options(f: Any) -> Any:
                      help="Send OpenTelemetry traces and metrics over OTLP/HTTP to this "
                           "receiver (e.g. http://127.0.0.1:4318); the OTEL_EXPORTER_OTLP_* "
                           "variables work too. Needs reactloop[otel]."),
+        click.option("--approve-all", is_flag=True,
+                     help="Approve every tool call that needs approval, without asking."),
+        click.option("--deny-all", is_flag=True,
+                     help="Deny every tool call that needs approval, without asking."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -129,6 +133,7 @@ def _build_agent(opts: dict[str, Any]) -> Any:
         workspace=_build_workspace(opts),
         model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto",
                                      **opts.get("model_options", {})),
+        output_type=opts.get("output_type"),
     )
 
 
@@ -184,14 +189,20 @@ def main() -> None:
 @_agent_options
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
+@click.option("--output-schema", "output_schema", metavar="FILE.json",
+              type=click.Path(exists=True, dir_okay=False),
+              help="A JSON Schema the answer must match; the validated JSON is printed.")
 @click.pass_context
 def run(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     """Run TASK to completion and print the answer.
 
     TASK '-' reads the task from stdin; text piped into stdin is added to the task
-    (cat notes.md | reactloop run "summarise this"). Exit code: 0 completed, 1 error,
-    2 max iterations, 3 waiting for the user, 4 timed out, 5 answer cut off,
-    6 the last tool step failed, 130 cancelled.
+    (cat notes.md | reactloop run "summarise this"). Tool calls that need approval are
+    asked about on the terminal (or --approve-all / --deny-all); with --session ID or -c
+    and no TASK, run decides the calls a stored session has waiting and goes on.
+    Exit code: 0 completed, 1 error, 2 max iterations, 3 waiting for the user,
+    4 timed out, 5 answer cut off, 6 the last tool step failed, 7 tool calls wait for
+    approval, 130 cancelled.
     """
     from reactloop.cli._run import run_command
 

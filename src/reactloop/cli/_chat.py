@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import click
 from rich.markup import escape
 
+from reactloop.approvals import PendingApproval
+from reactloop.cli._approve import Policy, Prompt
 from reactloop.cli._render import NORMAL, Renderer
 from reactloop.cli._run import consoles, observe, verbosity_of
 from reactloop.cli._setup import (
@@ -29,6 +31,8 @@ from reactloop.cli._setup import (
     show_notice,
     start_tracing,
 )
+from reactloop.events import Event
+from reactloop.result import RunResult, RunState
 
 __all__ = ["chat_command"]
 
@@ -45,11 +49,13 @@ line (while the model works: cancels that turn) · Up/Down browse the history"""
 
 
 def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
+    from reactloop.cli._approve import policy_of
     from reactloop.cli._outcome import explain_error
     from reactloop.errors import ReactloopError, UserError
 
     verbosity = verbosity_of(opts.pop("verbose"), opts.pop("quiet"))
     session_id, cont, no_log = opts.pop("session_id"), opts.pop("cont"), opts.pop("no_log")
+    policy = policy_of(opts.pop("approve_all"), opts.pop("deny_all"))
     new_session = opts.pop("new_session")
     if new_session is not None and (session_id or cont):
         raise click.UsageError("--new-session starts a session; --session/-c continue one")
@@ -69,7 +75,7 @@ def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
             sid = new_session
     except ReactloopError as exc:
         fail(explain_error(exc))
-    chat = _Chat(ctx, setup, base_opts, verbosity)
+    chat = _Chat(ctx, setup, base_opts, verbosity, policy)
     try:
         asyncio.run(chat.main(sid))
     finally:
@@ -80,8 +86,12 @@ def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
 
 class _Chat:
     def __init__(self, ctx: click.Context, setup: Setup, base_opts: dict[str, Any],
-                 verbosity: int) -> None:
+                 verbosity: int, policy: Policy = "ask") -> None:
+        from reactloop.cli._approve import line_prompt
+
         self.ctx, self.setup, self.base_opts = ctx, setup, base_opts
+        self.policy = policy
+        self.ask: Prompt = line_prompt(self._plain)  # the terminal's, once main() knows
         self.err, self.out = consoles(verbosity)
         self.verbosity = verbosity
         self.renderer = Renderer(self.err, self.out, verbosity=verbosity,
@@ -106,6 +116,13 @@ class _Chat:
         waiting = getattr(self.conversation, "waiting_for", None)
         if waiting:
             self._say(f"[yellow]The agent asked: {escape(str(waiting))}[/]")
+        if interactive:
+            from reactloop.cli._approve import terminal_prompt
+
+            self.ask = terminal_prompt()
+        if self.conversation.pending_approvals:  # a session left waiting: decide first
+            await self._finish(await self._settle(None, self.conversation.pending_approvals),
+                               "(decisions on waiting calls)", time.time())
         read = _terminal_reader() if interactive else _pipe_reader()
         while True:
             text = await read()
@@ -120,6 +137,35 @@ class _Chat:
                 continue
             await self._turn(text[1:] if stripped.startswith("//") else text)
 
+    def _plain(self, text: str) -> None:
+        """A line on stderr, also with -q (questions about approvals)."""
+        self.err.print(text, markup=False, highlight=False)
+
+    async def _settle(self, result: RunResult[Any] | None,
+                      pending: Sequence[PendingApproval]) -> RunResult[Any] | None:
+        """Decide the calls waiting for approval and go on with the run (see _approve)."""
+        from reactloop.cli._approve import settle
+
+        async def drive(events: AsyncIterator[Event]) -> RunResult[Any] | None:
+            got, _ = await consume(events, self.renderer.handle)
+            self.renderer.stop()
+            return got
+
+        return await settle(result, pending, lambda _, d: self.conversation.resume_stream(d),
+                            drive, self.policy, self.ask, self._plain)
+
+    async def _finish(self, result: RunResult[Any] | None, text: str, started: float) -> None:
+        from reactloop.cli._runlog import log_run, make_record
+
+        if result is None:
+            return
+        outcome = self.renderer.finish(result, model=self.setup.agent.model,
+                                       footer=f"run {result.run_id}")
+        record = make_record(result, outcome, prompt=text, model=self.setup.model_spec,
+                             started=started, trace=self.renderer.trace,
+                             cost=self.renderer.cost)
+        log_run(self.setup.store, getattr(self.conversation, "id", None), result, record)
+
     def _say(self, markup: str) -> None:
         if self.verbosity >= NORMAL:
             self.err.print(markup, highlight=False)
@@ -133,7 +179,6 @@ class _Chat:
 
     async def _turn(self, text: str) -> None:
         from reactloop.cli._outcome import explain_error
-        from reactloop.cli._runlog import log_run, make_record
         from reactloop.errors import ReactloopError
 
         self.renderer.reset()
@@ -141,21 +186,18 @@ class _Chat:
         try:
             result, interrupted = await consume(self.conversation.stream(text),
                                                 self.renderer.handle)
+            self.renderer.stop()
+            if result is not None and result.state is RunState.WAITING_FOR_APPROVAL:
+                result = await self._settle(result, result.pending_approvals)
         except ReactloopError as exc:  # a busy session, a failing store: one line, go on
             self.renderer.stop()
             self.err.print(f"reactloop: {explain_error(exc)}", markup=False, highlight=False)
             return
-        self.renderer.stop()
         if result is None or (interrupted and result.state.value == "cancelled"):
             self.err.print("[yellow](cancelled this turn)[/]", highlight=False)
             if result is None:
                 return
-        outcome = self.renderer.finish(result, model=self.setup.agent.model,
-                                       footer=f"run {result.run_id}")
-        record = make_record(result, outcome, prompt=text, model=self.setup.model_spec,
-                             started=started, trace=self.renderer.trace,
-                             cost=self.renderer.cost)
-        log_run(self.setup.store, getattr(self.conversation, "id", None), result, record)
+        await self._finish(result, text, started)
 
     # -- slash commands (each returns False to leave) -------------------------------------
     async def _command(self, line: str) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.approvals import DENIED
 from reactloop.result import RunResult, RunState, Step
 
 __all__ = ["EXIT_CODES", "Outcome", "explain_error", "judge", "model_url"]
@@ -24,6 +25,7 @@ EXIT_CODES = {
     "timed_out": 4,
     "truncated": 5,
     "tool_errors": 6,
+    "waiting_for_approval": 7,
     "cancelled": 130,
 }
 
@@ -42,10 +44,12 @@ class Outcome:
 
 
 def last_tool_failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(tool, error) of the failed calls in the last step that called tools."""
+    """(tool, error) of the failed calls in the last step that called tools (a call a person
+    denied did not fail)."""
     for step in reversed(steps):
         if step.results:
-            return [(r.name, r.error) for r in step.results if r.error]
+            return [(r.name, r.error) for r in step.results
+                    if r.error and not r.error.startswith(DENIED)]
     return []
 
 
@@ -79,10 +83,18 @@ def judge(result: RunResult, *, truncated: bool, model: Any = None,
         RunState.TIMED_OUT: f"ran out of time after {result.metrics.execution_time:.1f}s "
                             "(--timeout); the answer is partial",
         RunState.CANCELLED: "cancelled",
+        RunState.WAITING_FOR_APPROVAL: _waiting_note(result),
     }.get(state)
     if state is RunState.ERROR:  # the reason alone: it is printed after "run ended error: "
         extra = explain_error(result.error or result.output, model)
     return Outcome(state.value, EXIT_CODES.get(state.value, 1), [extra or state.value, *notes])
+
+
+def _waiting_note(result: RunResult) -> str:
+    calls = ", ".join(f"{p.tool_name} ({p.call_id})" for p in result.pending_approvals)
+    return (f"tool calls wait for approval: {calls}; decide in a terminal, or with "
+            "--approve-all / --deny-all (a stored session keeps them waiting: "
+            "reactloop run --session ID)")
 
 
 def _one_line(text: str, limit: int) -> str:

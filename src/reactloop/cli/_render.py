@@ -34,7 +34,7 @@ QUIET, NORMAL, VERBOSE = -1, 0, 1
 _SHORT = 200
 # events that are drawn by the progress line or elsewhere, never as trace lines
 _NOT_TRACED = {"run_start", "iteration_start", "request", "text_delta", "model_response",
-               "run_end", "step"}
+               "run_end", "step", "partial_output"}
 
 
 def short(text: Any, limit: int | None = _SHORT) -> str:
@@ -121,7 +121,26 @@ def _thought(d: Mapping[str, Any], limit: int | None) -> str | None:
     return f"[dim italic]  {escape(short(text, limit))}[/]" if text else None
 
 
+def _approval_requested(d: Mapping[str, Any], limit: int | None) -> str:
+    p = d.get("approval") or {}
+    return (f"[bold yellow]  ? {escape(str(p.get('tool_name')))}"
+            f"({escape(_json(p.get('arguments', {}), limit and 160))}) waits for approval[/]")
+
+
+def _approval_decided(d: Mapping[str, Any], limit: int | None) -> str:
+    name = escape(str((d.get("call") or {}).get("name")))
+    decision = d.get("decision") or {}
+    if not decision.get("approved"):
+        reason = decision.get("reason")
+        return f"[yellow]  {name}: denied{escape(': ' + short(reason, limit)) if reason else ''}[/]"
+    if decision.get("arguments") is not None:
+        edited = escape(_json(decision["arguments"], limit and 160))
+        return f"[yellow]  {name}: approved, with the arguments edited to {edited}[/]"
+    return f"[yellow]  {name}: approved[/]"
+
+
 _FORMATS: dict[str, Format] = {
+    "approval_requested": _approval_requested, "approval_decided": _approval_decided,
     "tool_call": _tool_call, "tool_result": _tool_result, "tool_error": _tool_result,
     "no_tool_call": _no_tool_call, "compaction": _compaction, "retry": _retry,
     "model_call": _model_call, "custom": _custom, "plan_update": _plan, "thought": _thought,
@@ -320,15 +339,23 @@ class Renderer:
                            markup=False, highlight=False)
         return outcome
 
-    def print_answer(self, result: RunResult, outcome: Outcome) -> None:
-        text = result.output if isinstance(result.output, str) else json.dumps(
-            result.output, ensure_ascii=False, default=str)
+    def print_answer(self, result: RunResult[Any], outcome: Outcome) -> None:
+        if outcome.label == "waiting_for_approval":
+            return  # no answer yet: the summary says what waits
+        # a typed answer (output_type, --output-schema) prints as its validated JSON
+        text = result.output if isinstance(result.output, str) else result.text
         if self.out is None:
             if text:
                 sys.stdout.write(text if text.endswith("\n") else text + "\n")
                 sys.stdout.flush()
             return
         style = "green" if outcome.ok else "yellow"
+        if result.output is not None and not isinstance(result.output, str):
+            from rich.json import JSON
+
+            self.out.print(Panel(JSON(text), title=f"answer · {outcome.label}",
+                                 border_style=style))
+            return
         self.out.print(Panel(Markdown(text or "(no answer)"),
                              title=f"answer · {outcome.label}", border_style=style))
 

@@ -145,6 +145,24 @@ def show_session(session_id: str, store_path: str | None, full: bool, as_json: b
     console.print(f"[bold]session {session_id}[/]  [dim]{info.messages} messages · created "
                   f"{_when(info.created)} · updated {_when(info.updated)}[/]")
     render_history(console, messages, full=full)
+    _show_pending(console, messages)
+
+
+def _show_pending(console: Any, messages: list[Any]) -> None:
+    """The calls waiting for a decision (resume with ``reactloop chat --session ID``)."""
+    from rich.markup import escape
+
+    from reactloop.approvals import pending_approvals
+
+    waiting = pending_approvals(messages)
+    if not waiting:
+        return
+    console.print(f"[bold yellow]{len(waiting)} tool call(s) waiting for approval[/] "
+                  "[dim](decide with: reactloop run --session ID, or chat --session ID)[/]")
+    for p in waiting:
+        args = json.dumps(dict(p.arguments), ensure_ascii=False, default=str)
+        console.print(f"  [yellow]{escape(p.call_id)}[/]  {escape(p.tool_name)}"
+                      f"({escape(args)})  [dim]arguments hash {p.arguments_hash[:16]}[/]")
 
 
 @sessions_group.command("delete")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reactloop.approvals import APPROVALS_KEY
 from reactloop.messages import Message
 
 __all__ = [
@@ -91,7 +92,10 @@ def repair(messages: Sequence[Message]) -> list[Message]:
 
     A process killed while tools ran leaves calls without results; providers reject such a
     history, so each missing result becomes an error result saying the call was interrupted.
-    Tool results whose call is missing are dropped. Well-formed histories come back equal.
+    Calls waiting for a person's approval (``reactloop.approvals``) are not interrupted: they
+    keep waiting. A call decided but without a result was interrupted while it ran, and is
+    answered so: never run twice. Tool results whose call is missing are dropped.
+    Well-formed histories come back equal.
     """
     out: list[Message] = []
     for u in units(messages):
@@ -101,7 +105,16 @@ def repair(messages: Sequence[Message]) -> list[Message]:
         out.extend(messages[u.start:u.stop])
         if head.role == "assistant" and head.tool_calls:
             answered = {messages[k].tool_call_id for k in range(u.start + 1, u.stop)}
+            waiting = _waiting(head)
             for c in head.tool_calls:
-                if c.id not in answered:
+                if c.id not in answered and c.id not in waiting:
                     out.append(Message.tool(c.id or "", c.name, INTERRUPTED, is_error=True))
     return out
+
+
+def _waiting(message: Message) -> set[str]:
+    """Ids of the message's calls that wait for an approval decision."""
+    entries = message.metadata.get(APPROVALS_KEY) if message.metadata else None
+    if not isinstance(entries, dict):
+        return set()
+    return {cid for cid, e in entries.items() if isinstance(e, dict) and e.get("decision") is None}

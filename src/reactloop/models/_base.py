@@ -15,6 +15,8 @@ from reactloop.messages import (
     ModelRequest,
     ModelResponse,
     ModelSettings,
+    OutputMode,
+    OutputSchema,
     TextDelta,
     ToolChoice,
     ToolSpec,
@@ -26,6 +28,8 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
+    "OutputMode",
+    "OutputSchema",
     "TextDelta",
     "ToolChoice",
     "ToolSpec",
@@ -54,6 +58,14 @@ class Model:
         if response.text:
             yield TextDelta(response.text)
         yield response
+
+    def output_mode(self, *, tools: bool) -> OutputMode:
+        """The strongest way this model enforces a typed final answer
+        (``Agent(output_type=...)`` with ``output_mode="auto"``): ``"native"`` when the adapter
+        translates ``ModelRequest.output_schema`` into the provider's own enforcement,
+        ``"tool"`` for a final-answer tool, ``"prompted"`` (the default) for the schema in the
+        prompt. ``tools``: whether the agent also has tools."""
+        return "prompted"
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text``; the default is a documented estimate (4 characters a token)."""

@@ -24,6 +24,7 @@ from reactloop.models._base import (
     Model,
     ModelRequest,
     ModelResponse,
+    OutputMode,
     TextDelta,
     ToolSpec,
 )
@@ -36,6 +37,7 @@ from reactloop.models._provider import (
     translating,
 )
 from reactloop.models._retry import RetryListener, RetryPolicy
+from reactloop.models._schema import strict_schema
 
 __all__ = ["AnthropicModel", "build_params", "parse_message", "translate_error"]
 
@@ -125,6 +127,9 @@ class AnthropicModel(Model):
                 if delta:
                     yield TextDelta(delta)
         yield parse_message(acc.message, self.name)
+
+    def output_mode(self, *, tools: bool) -> OutputMode:
+        return "native"  # structured output (output_config.format), also next to tools
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -225,6 +230,10 @@ def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str
         params["tool_choice"] = choice
     if request.settings.temperature is not None:
         params["temperature"] = request.settings.temperature
+    out = request.output_schema
+    if out is not None and out.mode == "native":
+        params["output_config"] = {"format": {"type": "json_schema",
+                                              "schema": structured_schema(out.schema)}}
     if request.settings.extra:
         params["extra_body"] = dict(request.settings.extra)
     return params
@@ -233,6 +242,18 @@ def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str
 def _details(provider_details: Mapping[str, Any] | None) -> Mapping[str, Any]:
     details = (provider_details or {}).get(PROVIDER)
     return details if isinstance(details, Mapping) else {}
+
+
+def structured_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A typed answer's schema in the subset structured output accepts: the SDK's own
+    rewrite when it has one (it moves unsupported constraints into descriptions), else
+    closed objects."""
+    try:
+        from anthropic.lib._parse._transform import transform_schema
+    except ImportError:
+        return strict_schema(schema, all_required=False) or dict(schema)
+    rewritten: dict[str, Any] = transform_schema(dict(schema))
+    return rewritten
 
 
 # -- response (pure) -------------------------------------------------------------------------

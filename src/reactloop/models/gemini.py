@@ -32,6 +32,7 @@ from reactloop.models._base import (
     Model,
     ModelRequest,
     ModelResponse,
+    OutputMode,
     TextDelta,
     ToolSpec,
 )
@@ -139,6 +140,11 @@ class GeminiModel(Model):
                     yield TextDelta(text)
         yield parse_response(merged, len(request.messages), self.name)
 
+    def output_mode(self, *, tools: bool) -> OutputMode:
+        # Gemini 1.x/2.x reject a JSON response schema next to function calling
+        older = self.name.removeprefix("models/").startswith(("gemini-1", "gemini-2"))
+        return "tool" if tools and older else "native"
+
     async def aclose(self) -> None:
         await self._client.aio.aclose()
 
@@ -223,6 +229,10 @@ def build_config(request: ModelRequest, max_tokens: int | None = None) -> dict[s
         config["max_output_tokens"] = tokens
     if request.settings.temperature is not None:
         config["temperature"] = request.settings.temperature
+    out = request.output_schema
+    if out is not None and out.mode == "native":  # structured output: JSON of this schema
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = dict(out.schema)
     config.update(request.settings.extra)
     return config
 

@@ -28,6 +28,7 @@ from reactloop.models._base import (
     Model,
     ModelRequest,
     ModelResponse,
+    OutputMode,
     TextDelta,
     ToolSpec,
 )
@@ -118,6 +119,10 @@ class LocalModel(Model):
                 ) from None
         return self._llm
 
+    def output_mode(self, *, tools: bool) -> OutputMode:
+        # typed answers are grammar-constrained like tool calls: valid by construction
+        return "native"
+
     def count_tokens(self, text: str) -> int:
         llm = self._load()
         return len(llm.tokenize(text.encode(), add_bos=False, special=True))
@@ -137,8 +142,10 @@ class LocalModel(Model):
     def _complete(self, request: ModelRequest) -> ModelResponse:
         with self._lock:
             llm = self._load()
+            typed = typed_answer_schema(request)
             schema = response_schema(request.tools, request.settings.tool_choice,
-                                     structured=bool(request.all_tools))
+                                     structured=bool(request.all_tools) or typed is not None,
+                                     answer=typed or ANSWER_SCHEMA)
             kwargs: dict[str, Any] = {
                 "messages": render_messages(request),
                 "temperature": (request.settings.temperature
@@ -260,15 +267,16 @@ ANSWER_SCHEMA: dict[str, Any] = {
 }
 
 
-def response_schema(tools: Sequence[ToolSpec], tool_choice: str, *, structured: bool = False
-                    ) -> dict[str, Any] | None:
+def response_schema(tools: Sequence[ToolSpec], tool_choice: str, *, structured: bool = False,
+                    answer: Mapping[str, Any] = ANSWER_SCHEMA) -> dict[str, Any] | None:
     """The JSON schema the reply must match, or None for free text.
 
     ``structured`` (the run has tools) keeps replies in the JSON shape even when no tool may be
-    called, so the model keeps answering in the format its history shows.
+    called, so the model keeps answering in the format its history shows. ``answer`` is the
+    shape of a final answer (see :func:`typed_answer_schema`).
     """
     if not tools or tool_choice == "none":
-        return ANSWER_SCHEMA if structured else None
+        return dict(answer) if structured else None
     defs: dict[str, Any] = {}
     branches: list[dict[str, Any]] = [
         {
@@ -280,7 +288,7 @@ def response_schema(tools: Sequence[ToolSpec], tool_choice: str, *, structured: 
         for t in tools
     ]
     if tool_choice != "required":
-        branches.append(ANSWER_SCHEMA)
+        branches.append(_hoist_defs(answer, defs))
     schema: dict[str, Any] = branches[0] if len(branches) == 1 else {"anyOf": branches}
     if defs:
         schema = {**schema, "$defs": defs}
@@ -299,8 +307,60 @@ def parse_reply(text: str, tools: Sequence[ToolSpec]) -> ModelResponse:
         return ModelResponse(tool_calls=[ToolCall(data["tool"], args if isinstance(args, dict)
                                                   else {})])
     if isinstance(data, dict) and "answer" in data:
-        return ModelResponse(text=str(data["answer"]))
+        answer = data["answer"]  # a typed answer is JSON: keep it JSON, not a Python repr
+        return ModelResponse(text=answer if isinstance(answer, str) else json.dumps(answer))
     return ModelResponse(text=text)
+
+
+# -- typed final answers (Agent(output_type=...), mode "native") --------------------------------
+# Kept apart from the rest: the grammar's answer branch becomes {"answer": <the answer's own
+# JSON schema>}, so a typed answer is valid by construction, like a tool call.
+def typed_answer_schema(request: ModelRequest) -> dict[str, Any] | None:
+    """The answer branch for a typed final answer, or None when the request wants none."""
+    out = request.output_schema
+    if out is None or out.mode != "native":
+        return None
+    defs: dict[str, Any] = {}
+    branch: dict[str, Any] = {"type": "object",
+                              "properties": {"answer": capped(_hoist_defs(out.schema, defs))},
+                              "required": ["answer"]}
+    if defs:
+        branch["$defs"] = {name: capped(d) for name, d in defs.items()}
+    return branch
+
+
+MAX_ITEMS = 24
+MAX_CHARS = 240
+_NESTED = ("properties", "$defs", "definitions", "patternProperties")
+_NESTED_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def capped(schema: Any) -> Any:
+    """``schema`` with every open-ended list and string bounded (``maxItems``/``maxLength``),
+    for the grammar only (the answer is still validated against the schema as given).
+
+    Why: a grammar keeps a reply valid token by token but cannot make it end; a small model
+    under greedy decoding can repeat a list item or a phrase until the token limit cuts the
+    JSON off. Bounded, the answer closes within the reply's token budget."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out = dict(schema)
+    for key in _NESTED:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: capped(v) for k, v in out[key].items()}
+    for key in _NESTED_LIST:
+        if isinstance(out.get(key), list):
+            out[key] = [capped(v) for v in out[key]]
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = capped(out[key])
+    kinds = out.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if "array" in kinds and "maxItems" not in out:
+        out["maxItems"] = MAX_ITEMS
+    if "string" in kinds and not {"maxLength", "enum", "const", "format", "pattern"} & set(out):
+        out["maxLength"] = MAX_CHARS
+    return out
 
 
 def _check_gguf_magic(path: Path) -> None:

@@ -30,6 +30,7 @@ from reactloop.models._base import (
     Model,
     ModelRequest,
     ModelResponse,
+    OutputMode,
     TextDelta,
     ToolSpec,
 )
@@ -42,6 +43,7 @@ from reactloop.models._provider import (
     translating,
 )
 from reactloop.models._retry import RetryListener, RetryPolicy
+from reactloop.models._schema import strict_schema
 
 __all__ = [
     "OpenAIModel",
@@ -49,6 +51,7 @@ __all__ = [
     "build_params",
     "make_client",
     "parse_completion",
+    "response_format",
     "translate_error",
 ]
 
@@ -85,6 +88,9 @@ class OpenAIModel(Model):
         timeout: seconds for one HTTP request.
         context_window: tokens the model attends to (default: known for OpenAI families).
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
+        schema_format: how a typed answer's JSON schema is sent: ``"json_schema"`` (OpenAI,
+            vLLM, llama.cpp's ``llama-server``, LM Studio, Ollama) or ``"json_object"``
+            (``{"type": "json_object", "schema": ...}``, what llama-cpp-python's server reads).
     """
 
     provider = "openai"
@@ -100,9 +106,14 @@ class OpenAIModel(Model):
         timeout: float = 60.0,
         context_window: int | None = None,
         on_retry: RetryListener | None = None,
+        schema_format: str = "json_schema",
     ) -> None:
         if not name:
             raise UserError("OpenAIModel needs a model name, e.g. OpenAIModel('gpt-4o-mini')")
+        if schema_format not in ("json_schema", "json_object"):
+            raise UserError(f"schema_format must be 'json_schema' or 'json_object', got "
+                            f"{schema_format!r}")
+        self.schema_format = schema_format
         self.name = name
         self.base_url = base_url
         self.retry = retry
@@ -118,14 +129,16 @@ class OpenAIModel(Model):
         self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = build_params(request, self.name, max_tokens_field=self._max_tokens_field)
+        params = build_params(request, self.name, max_tokens_field=self._max_tokens_field,
+                              schema_format=self.schema_format)
         completion = await call_with_retries(
             lambda: self.client.chat.completions.create(**params), translate_error,
             self.retry, self.on_retry)
         return parse_completion(_as_dict(completion), self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        params = build_params(request, self.name, max_tokens_field=self._max_tokens_field)
+        params = build_params(request, self.name, max_tokens_field=self._max_tokens_field,
+                              schema_format=self.schema_format)
         params["stream"] = True
         # servers that ignore this simply send no usage chunk; the final response then has none
         params["stream_options"] = {"include_usage": True}
@@ -143,6 +156,9 @@ class OpenAIModel(Model):
         finally:
             await chunks.close()
         yield assembler.result()
+
+    def output_mode(self, *, tools: bool) -> OutputMode:
+        return "native"  # a JSON-schema response format
 
     async def aclose(self) -> None:
         if self._owns_client:  # a client passed in belongs to the caller
@@ -212,8 +228,26 @@ def _tools_and_choice(request: ModelRequest) -> tuple[Sequence[ToolSpec], Any]:
     return allowed, "auto"
 
 
+def response_format(request: ModelRequest, schema_format: str = "json_schema"
+                    ) -> dict[str, Any] | None:
+    """The ``response_format`` for a typed answer the request wants natively (None: none).
+
+    Strict when the schema can be made strict (OpenAI then guarantees it); the loop validates
+    the answer either way."""
+    out = request.output_schema
+    if out is None or out.mode != "native":
+        return None
+    if schema_format == "json_object":
+        return {"type": "json_object", "schema": dict(out.schema)}
+    strict = strict_schema(out.schema)
+    return {"type": "json_schema",
+            "json_schema": {"name": out.name, "schema": strict or dict(out.schema),
+                            "strict": strict is not None}}
+
+
 def build_params(request: ModelRequest, model_name: str, *,
-                 max_tokens_field: str = "max_tokens") -> dict[str, Any]:
+                 max_tokens_field: str = "max_tokens",
+                 schema_format: str = "json_schema") -> dict[str, Any]:
     """The keyword arguments of ``client.chat.completions.create`` for ``request``."""
     messages: list[dict[str, Any]] = []
     if request.system:
@@ -224,6 +258,9 @@ def build_params(request: ModelRequest, model_name: str, *,
     if tools:
         params["tools"] = [_wire_tool(t) for t in tools]
         params["tool_choice"] = choice
+    fmt = response_format(request, schema_format)
+    if fmt is not None:
+        params["response_format"] = fmt
     settings = request.settings
     if settings.max_tokens is not None:
         params[max_tokens_field] = settings.max_tokens

@@ -15,29 +15,43 @@ reactloop event                        AG-UI events
 ``plan_update``                        ``STATE_SNAPSHOT`` (``{"plan": ...}``)
 ``custom`` (emitted by a tool)         ``CUSTOM`` (same name and value)
 ``retry``, ``compaction``,             ``CUSTOM`` named ``reactloop.<type>``
-``no_tool_call``
-``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``) or
+``no_tool_call``, ``partial_output``,
+``approval_requested``,
+``approval_decided``
+``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``, or
+                                       ``interrupt`` when calls wait for approval) or
                                        ``RUN_ERROR``
 =====================================  ==========================================================
 
+Approvals: a run that ends ``WAITING_FOR_APPROVAL`` finishes with an ``interrupt`` outcome, one
+:class:`~ag_ui.core.Interrupt` per waiting call (``reason`` ``"tool_approval"``, its
+``toolCallId``, the tool name, arguments and arguments hash in ``metadata``, and a
+``responseSchema`` for the answer: ``{"approved": bool, "reason"?: str, "arguments"?: {...}}``).
+The interrupt id is ``<call id>#<arguments hash>``, so an answer is bound to the call and to
+the arguments the person saw. The next run on the thread carries ``resume`` entries
+(:func:`decisions_of`): ``resolved`` with that payload, or ``cancelled`` (a denial).
+
 To translate a new event type, subclass :class:`AGUITranslator` and add ``on_<type>``;
-to end runs differently (an approval becomes an interrupt), override :meth:`outcome`.
+to end runs differently, override :meth:`outcome`.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
+    Interrupt,
+    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
     StateSnapshotEvent,
@@ -53,14 +67,21 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from reactloop.approvals import Decision
+from reactloop.errors import ApprovalError
+
 if TYPE_CHECKING:
+    from reactloop.approvals import PendingApproval
     from reactloop.events import Event
     from reactloop.result import RunResult
 
-__all__ = ["AGUIInputError", "AGUITranslator", "prompt_of"]
+__all__ = ["AGUIInputError", "AGUITranslator", "decisions_of", "interrupt_of", "prompt_of"]
 
-Outcome = RunFinishedSuccessOutcome | RunFinishedCancelledOutcome
-_AS_CUSTOM = ("retry", "compaction", "no_tool_call")
+Outcome = RunFinishedSuccessOutcome | RunFinishedCancelledOutcome | RunFinishedInterruptOutcome
+_AS_CUSTOM = ("retry", "compaction", "no_tool_call", "partial_output", "approval_requested",
+              "approval_decided")
+APPROVAL_REASON = "tool_approval"
+"""The ``reason`` of the interrupts that ask for a tool call's approval."""
 
 
 class AGUIInputError(ValueError):
@@ -92,12 +113,74 @@ def prompt_of(run_input: RunAgentInput) -> str:
     return text
 
 
-class AGUITranslator:
-    """Translates the events of one run into AG-UI events (see the module docstring)."""
+def interrupt_of(pending: PendingApproval,
+                 parameters: Mapping[str, Any] | None = None) -> Interrupt:
+    """The interrupt asking for a decision on ``pending``; ``parameters`` (the tool's JSON
+    schema, when known) describes edited arguments in the response schema."""
+    args = json.dumps(dict(pending.arguments), ensure_ascii=False, default=str)
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "approved": {"type": "boolean", "description": "run the call (true) or not"},
+            "reason": {"type": "string", "description": "why not (the model reads it)"},
+            "arguments": {**(parameters or {"type": "object"}),
+                          "description": "approve with these arguments instead"},
+        },
+        "required": ["approved"],
+    }
+    return Interrupt(
+        id=f"{pending.call_id}#{pending.arguments_hash}", reason=APPROVAL_REASON,
+        message=f"Allow {pending.tool_name} with {args}?", tool_call_id=pending.call_id,
+        response_schema=schema,
+        metadata={"tool_name": pending.tool_name, "arguments": dict(pending.arguments),
+                  "arguments_hash": pending.arguments_hash})
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+
+def decisions_of(entries: list[ResumeEntry]) -> list[Decision]:
+    """The decisions that ``resume`` entries carry (see the module docstring).
+
+    Raises:
+        AGUIInputError: an entry does not answer one of our interrupts, or its payload is not
+            ``{"approved": bool, "reason"?: str, "arguments"?: {...}}`` (or a bare bool).
+    """
+    out: list[Decision] = []
+    for entry in entries:
+        call_id, _, digest = entry.interrupt_id.rpartition("#")
+        if not call_id or not digest:
+            raise AGUIInputError(f"resume entry {entry.interrupt_id!r} does not answer an "
+                                 "interrupt of this server (ids look like '<call id>#<hash>')")
+        payload: Any = entry.payload
+        if entry.status == "cancelled":
+            reason = payload.get("reason") if isinstance(payload, Mapping) else None
+            payload = {"approved": False, "reason": reason or "the user cancelled the approval"}
+        elif isinstance(payload, bool):
+            payload = {"approved": payload}
+        if not isinstance(payload, Mapping) or not isinstance(payload.get("approved"), bool):
+            raise AGUIInputError(f"the payload answering {entry.interrupt_id!r} must be "
+                                 '{"approved": true|false, "reason"?: "...", "arguments"?: {...}}')
+        sent = payload.get("arguments_hash", digest)
+        if sent != digest:
+            raise AGUIInputError(f"the payload answering {entry.interrupt_id!r} names other "
+                                 "arguments (arguments_hash) than the interrupt")
+        try:
+            out.append(Decision.from_dict({**payload, "call_id": call_id,
+                                           "arguments_hash": digest}))
+        except ApprovalError as exc:
+            raise AGUIInputError(str(exc)) from None
+    return out
+
+
+class AGUITranslator:
+    """Translates the events of one run into AG-UI events (see the module docstring).
+
+    ``tool_schemas`` (tool name → JSON schema of its parameters) describes edited arguments in
+    the interrupts of calls waiting for approval."""
+
+    def __init__(self, thread_id: str, run_id: str,
+                 tool_schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self.tool_schemas = tool_schemas or {}
         self._parent = _new_id()  # the assistant message of the current iteration
         self._open_text: str | None = None
         self._step: str | None = None
@@ -176,7 +259,8 @@ class AGUITranslator:
         out = self._close()
         output = data["output"] if isinstance(data["output"], str) else json.dumps(
             data["output"], ensure_ascii=False)
-        if output.strip() and output.strip() != self._last_text.strip():
+        waiting = bool(result.pending_approvals)  # the interrupts say what the run waits for
+        if output.strip() and output.strip() != self._last_text.strip() and not waiting:
             out += self._say(output, _new_id())  # e.g. a question asked with a tool
         if data["state"] == "error":
             return [*out, RunErrorEvent(message=data["error"] or output, code="error")]
@@ -185,13 +269,18 @@ class AGUITranslator:
                            total_tokens=m.input_tokens + m.output_tokens)
         return [*out, RunFinishedEvent(
             thread_id=self.thread_id, run_id=self.run_id, outcome=self.outcome(result),
-            result={"output": data["output"], "state": data["state"], "plan": data["plan"]},
+            result={"output": data["output"], "state": data["state"], "plan": data["plan"],
+                    "pending_approvals": data["pending_approvals"]},
             usage=[usage])]
 
     def outcome(self, result: RunResult) -> Outcome:
         """How ``RUN_FINISHED`` describes the end of the run (approvals: an interrupt)."""
         if result.state.value == "cancelled":
             return RunFinishedCancelledOutcome()
+        if result.pending_approvals:
+            return RunFinishedInterruptOutcome(interrupts=[
+                interrupt_of(p, self.tool_schemas.get(p.tool_name))
+                for p in result.pending_approvals])
         return RunFinishedSuccessOutcome()
 
     # -- helpers ---------------------------------------------------------------------------------

@@ -6,12 +6,17 @@ Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
 - ``GET /api/info`` → the agent's name, model name, tools and skills (never a key)
 - ``GET /api/sessions`` → the stored sessions, most recent first
 - ``POST /api/sessions`` (optional ``{"id": ...}``) → ``{"id": ...}`` (201)
-- ``GET /api/sessions/{id}`` → ``{"id", "title", "messages", "plan", "running"}``
+- ``GET /api/sessions/{id}`` → ``{"id", "title", "messages", "plan", "running",
+  "pending_approvals"}``
 - ``DELETE /api/sessions/{id}``
 - ``POST /api/sessions/{id}/messages`` with ``{"text": ...}`` → ``text/event-stream``: one
   event per reactloop event (``event:`` its type, ``data:`` its JSON), ``run_end`` last; 409
-  while the session runs another message
-- ``POST /api/agui`` → AG-UI (see ``_agui``)
+  while the session runs another message, or while tool calls wait for approval
+- ``POST /api/sessions/{id}/approvals`` with ``{"decisions": [{"call_id", "arguments_hash",
+  "approved", "reason"?, "arguments"?}, ...]}`` → the continued run's ``text/event-stream``;
+  400 for a malformed decision, 409 for one that names no waiting call, a call already
+  decided, or other arguments (another hash)
+- ``POST /api/agui`` → AG-UI (see ``_agui``; approvals are interrupts, answered by ``resume``)
 - ``GET /api/skills/{name}/files/{path}`` → one file of one of the agent's skills (the dev UI
   draws the airport map from the airport skill's data)
 - ``GET /`` and ``/static/...`` → the dev UI
@@ -34,8 +39,9 @@ from starlette.responses import FileResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from reactloop.errors import SessionBusy, UserError
-from reactloop.serve._runs import Busy, Run, Runs
+from reactloop.approvals import Decision
+from reactloop.errors import ApprovalError, SessionBusy, UserError
+from reactloop.serve._runs import Busy, Run, Runs, Waiting
 from reactloop.serve._security import Guard, Policy, Scrubber
 
 if TYPE_CHECKING:
@@ -89,6 +95,7 @@ def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Po
         Route("/api/sessions/{session_id}", api.get_session, methods=["GET"]),
         Route("/api/sessions/{session_id}", api.delete_session, methods=["DELETE"]),
         Route("/api/sessions/{session_id}/messages", api.post_message, methods=["POST"]),
+        Route("/api/sessions/{session_id}/approvals", api.post_approvals, methods=["POST"]),
         Route("/api/agui", api.agui, methods=["POST"]),
         Route("/api/skills/{name}/files/{path:path}", api.skill_file, methods=["GET"]),
         Mount("/static", app=_Static(directory=STATIC), name="static"),
@@ -118,6 +125,10 @@ class _Api:
         self.store = store
         self.scrub = scrub
         self.runs = Runs(agent, store)
+        # each tool's parameters: AG-UI interrupts describe edited arguments with them
+        tools = agent.spec.tools
+        self.tool_schemas = {name: tool.parameters for name in tools.names
+                             if (tool := tools.get(name)) is not None}
 
     def json(self, data: Any, status: int = 200) -> Response:
         return Response(self.scrub.json(data), status, media_type="application/json")
@@ -189,13 +200,16 @@ class _Api:
         if info is None:
             raise ApiError(404, f"no session {session_id!r}")
         messages = self.store.get(session_id)
+        from reactloop.approvals import pending_approvals
         from reactloop.planning import plan_from_history
 
         plan = plan_from_history(messages)
         return self.json({"id": session_id, "title": info.get("title", ""),
                           "messages": [m.to_dict() for m in messages],
                           "plan": None if plan is None else plan.to_dict(),
-                          "running": self.runs.running(session_id)})
+                          "running": self.runs.running(session_id),
+                          "pending_approvals": [p.to_dict()
+                                                for p in pending_approvals(messages)]})
 
     async def delete_session(self, request: Request) -> Response:
         session_id = request.path_params["session_id"]
@@ -207,16 +221,23 @@ class _Api:
         return self.json({"id": session_id, "deleted": True})
 
     # -- runs ------------------------------------------------------------------------------------
-    async def _start(self, session_id: str, text: str) -> Run:
+    async def _start(self, session_id: str, text: str | None,
+                     decisions: list[Decision] | None = None) -> Run:
         busy = (f"session {session_id!r} is still running a message; send the next one when "
                 "its run has ended")
         try:
-            run = self.runs.start(session_id, text)
+            if decisions is not None:
+                run = self.runs.resume(session_id, decisions)
+            else:
+                assert text is not None
+                run = self.runs.start(session_id, text)
             await run.begun()
         except Busy:
             raise ApiError(409, busy) from None
         except SessionBusy:  # another process (a second server on the same store) writes it
             raise ApiError(409, busy + " (in another process)") from None
+        except (Waiting, ApprovalError) as exc:  # ApprovalError: decided meanwhile elsewhere
+            raise ApiError(409, str(exc)) from None
         except UserError as exc:
             raise ApiError(400, str(exc)) from None
         return run
@@ -227,6 +248,20 @@ class _Api:
         if not isinstance(text, str) or not text.strip():
             raise ApiError(400, 'send {"text": "..."} with a non-empty message')
         run = await self._start(request.path_params["session_id"], text)
+        return StreamingResponse(self._sse(run), media_type="text/event-stream",
+                                 headers=_STREAM_HEADERS)
+
+    async def post_approvals(self, request: Request) -> Response:
+        body = await _json_body(request, required=True)
+        raw = body.get("decisions")
+        if not isinstance(raw, list) or not raw:
+            raise ApiError(400, 'send {"decisions": [{"call_id": ..., "arguments_hash": ..., '
+                                '"approved": true|false, "reason"?: ..., "arguments"?: {...}}]}')
+        try:
+            decisions = [Decision.from_dict(d) for d in raw]
+        except ApprovalError as exc:
+            raise ApiError(400, str(exc)) from None
+        run = await self._start(request.path_params["session_id"], None, decisions)
         return StreamingResponse(self._sse(run), media_type="text/event-stream",
                                  headers=_STREAM_HEADERS)
 
@@ -249,21 +284,31 @@ class _Api:
         from ag_ui.core import RunAgentInput
         from ag_ui.encoder import EventEncoder
 
-        from reactloop.serve._agui import AGUIInputError, AGUITranslator, prompt_of
+        from reactloop.serve._agui import (
+            AGUIInputError,
+            AGUITranslator,
+            decisions_of,
+            prompt_of,
+        )
 
         body = await _json_body(request, required=True)
+        decisions: list[Decision] | None = None
+        text: str | None = None
         try:
             run_input = RunAgentInput.model_validate(body)
-            text = prompt_of(run_input)
+            if run_input.resume:  # answers to the interrupts of the thread's last run
+                decisions = decisions_of(run_input.resume)
+            else:
+                text = prompt_of(run_input)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ApiError(400, f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
         except AGUIInputError as exc:
             raise ApiError(400, str(exc)) from None
-        run = await self._start(run_input.thread_id, text)
+        run = await self._start(run_input.thread_id, text, decisions)
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
-        translator = AGUITranslator(run_input.thread_id, run_input.run_id)
+        translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas)
         return StreamingResponse(self._agui(run, translator, encoder),
                                  media_type=encoder.get_content_type(),
                                  headers=_STREAM_HEADERS)

@@ -3,23 +3,32 @@
 Each message opens the session afresh from the store (``agent.session(id, store)``), so the
 run starts from exactly what is stored — also what another process wrote — and keeps nothing
 in memory between messages. The run is driven by a task of its own that feeds a queue; the
-HTTP response reads the queue, writing every event already waiting in one go. When the client goes away the response cancels the task, the
-run ends ``CANCELLED`` and what it wrote so far stays in the store.
+HTTP response reads the queue, writing every event already waiting in one go. When the client
+goes away the response cancels the task, the run ends ``CANCELLED`` and what it wrote so far
+stays in the store.
+
+A run that reaches a tool call needing approval ends ``WAITING_FOR_APPROVAL``; the calls wait in
+the stored history. :meth:`Runs.resume` continues it with decisions (checked against the stored
+history before the response starts, so a wrong decision is an HTTP error, not a broken stream);
+a new message is refused while calls wait.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
+
+from reactloop.approvals import apply_decisions
 
 if TYPE_CHECKING:
     from reactloop.agent import Agent
+    from reactloop.approvals import Decision
     from reactloop.events import Event
     from reactloop.sessions import Session, SessionStore
 
-__all__ = ["KEEPALIVE", "Busy", "Run", "Runs"]
+__all__ = ["KEEPALIVE", "Busy", "Run", "Runs", "Waiting"]
 
 KEEPALIVE: Final = 15.0
 """Seconds of silence after which a stream sends a keep-alive (proxies drop idle streams)."""
@@ -28,6 +37,10 @@ _DONE: Final = object()
 
 class Busy(Exception):
     """The session is already running a message in this process."""
+
+
+class Waiting(Exception):
+    """The session has tool calls waiting for approval: decide them before a new message."""
 
 
 class Runs:
@@ -45,10 +58,27 @@ class Runs:
         """Start ``text`` on the session now; :class:`Busy` if it is already running.
 
         Raises ``UserError`` for an invalid session id (before anything runs)."""
+        session = self._open(session_id)
+        waiting = session.pending_approvals
+        if waiting:
+            calls = ", ".join(f"{p.tool_name} ({p.call_id})" for p in waiting)
+            raise Waiting(f"session {session_id!r} has tool calls waiting for approval: {calls}; "
+                          f"decide them first (POST /api/sessions/{session_id}/approvals)")
+        return Run(self, session, text, ())
+
+    def resume(self, session_id: str, decisions: Sequence[Decision]) -> Run:
+        """Continue the session's waiting run with ``decisions``; :class:`Busy` if it runs.
+
+        Raises ``ApprovalError`` (before anything runs) when a decision does not match a call
+        that waits: the session writer checks them again when it stores them."""
+        session = self._open(session_id)
+        apply_decisions(session.messages, decisions)
+        return Run(self, session, None, decisions)
+
+    def _open(self, session_id: str) -> Session:
         if session_id in self._busy:
             raise Busy(session_id)
-        session = self.agent.session(session_id, store=self.store)
-        return Run(self, session, text)
+        return self.agent.session(session_id, store=self.store)
 
     def claim(self, session_id: str) -> None:
         self._busy[session_id] = time.time()
@@ -60,7 +90,8 @@ class Runs:
 class Run:
     """One message being run: iterate :meth:`batches` for the run's events."""
 
-    def __init__(self, runs: Runs, session: Session, text: str) -> None:
+    def __init__(self, runs: Runs, session: Session, text: str | None,
+                 decisions: Sequence[Decision]) -> None:
         self.session = session
         self._runs = runs
         self._queue: asyncio.Queue[Any] = asyncio.Queue()  # unbounded: see _produce
@@ -69,11 +100,13 @@ class Run:
         runs.claim(session.id)
         # the run starts now and always ends (releasing the session), even if the response
         # is never read; the queue is unbounded so a vanished reader cannot stall it
-        self._task = asyncio.get_running_loop().create_task(self._produce(text))
+        self._task = asyncio.get_running_loop().create_task(self._produce(text, decisions))
 
-    async def _produce(self, text: str) -> None:
+    async def _produce(self, text: str | None, decisions: Sequence[Decision]) -> None:
+        events = (self.session.stream(text) if text is not None
+                  else self.session.resume_stream(decisions))
         try:
-            async for event in self.session.stream(text):
+            async for event in events:
                 self._queue.put_nowait(event)
                 self._begun.set()
         except Exception as exc:  # outside the loop's own handling (e.g. the store failed)

@@ -13,10 +13,11 @@ import os
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import Protocol
+from typing import Any, Protocol
 
+from reactloop.approvals import Decision, PendingApproval, apply_decisions, pending_approvals
 from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
@@ -36,10 +37,18 @@ class AgentLike(Protocol):
     ``run`` also takes ``conversation_id`` is told the session's id (for its traces)."""
 
     def run(self, prompt: str, *, history: Sequence[Message] = ...,
-            on_message: Callable[[Message], None] | None = ...) -> Awaitable[RunResult]: ...
+            on_message: Callable[[Message], None] | None = ...) -> Awaitable[RunResult[Any]]: ...
 
     def stream(self, prompt: str, *, history: Sequence[Message] = ...,
                on_message: Callable[[Message], None] | None = ...) -> AsyncIterator[Event]: ...
+
+    def resume(self, saved: Sequence[Message], *,
+               on_message: Callable[[Message], None] | None = ...
+               ) -> Awaitable[RunResult[Any]]: ...
+
+    def resume_stream(self, saved: Sequence[Message], *,
+                      on_message: Callable[[Message], None] | None = ...
+                      ) -> AsyncIterator[Event]: ...
 
 
 def _takes(fn: Callable[..., object], name: str) -> bool:
@@ -197,7 +206,36 @@ class Session:
             await asyncio.sleep(delay)  # polling: the other writer may be in another process
             delay = min(delay * 2, 0.1)
 
-    async def _events(self, text: str, *, stream: bool) -> AsyncIterator[Event]:
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """Tool calls waiting for a decision (the last run ended ``WAITING_FOR_APPROVAL``);
+        stored with the history, so also after a crash and in another process."""
+        return pending_approvals(self._messages)
+
+    async def resume(self, decisions: Iterable[Decision | Mapping[str, Any]]) -> RunResult[Any]:
+        """Apply ``decisions`` (``pending.approve()``, ``.deny(reason)``, ``.edit(args)``) and
+        go on with the waiting run. The decisions are stored before any call runs, so a crash
+        never runs a call twice (it is answered as interrupted)."""
+        result: RunResult[Any] | None = None
+        async for event in self._events(None, stream=False, decisions=decisions):
+            if isinstance(event, RunEndEvent):
+                result = event.result
+        assert result is not None
+        return result
+
+    def resume_sync(self, decisions: Iterable[Decision | Mapping[str, Any]]) -> RunResult[Any]:
+        """Blocking :meth:`resume`."""
+        return asyncio.run(self.resume(decisions))
+
+    async def resume_stream(self, decisions: Iterable[Decision | Mapping[str, Any]]
+                            ) -> AsyncIterator[Event]:
+        """Like :meth:`resume`, yielding the run's events; the last one is ``run_end``."""
+        async for event in self._events(None, stream=True, decisions=decisions):
+            yield event
+
+    async def _events(self, text: str | None, *, stream: bool,
+                      decisions: Iterable[Decision | Mapping[str, Any]] = ()
+                      ) -> AsyncIterator[Event]:
         writer = await self._writer()
         history: list[Message] = self._messages
         written: list[Message] = []
@@ -216,8 +254,14 @@ class Session:
 
         try:
             history = self._messages = _repaired(writer)  # another process may have written
-            source = (self.agent.stream(text, history=history, on_message=write, **self._tell)
-                      if stream else self._run_events(text, history, write))
+            if text is None:  # decisions: checked, and stored before anything runs
+                history = self._messages = apply_decisions(history, decisions)
+                writer.replace(history)
+            source = (self._run_events(text, history, write) if not stream
+                      else self.agent.resume_stream(history, on_message=write, **self._tell)
+                      if text is None
+                      else self.agent.stream(text, history=history, on_message=write,
+                                             **self._tell))
             try:
                 async for event in source:
                     if isinstance(event, RunEndEvent):
@@ -240,9 +284,12 @@ class Session:
             finally:
                 writer.close()
 
-    async def _run_events(self, text: str, history: Sequence[Message],
+    async def _run_events(self, text: str | None, history: Sequence[Message],
                           write: Callable[[Message], None]) -> AsyncIterator[Event]:
-        result = await self.agent.run(text, history=history, on_message=write, **self._tell)
+        result = await (self.agent.resume(history, on_message=write, **self._tell)
+                        if text is None
+                        else self.agent.run(text, history=history, on_message=write,
+                                            **self._tell))
         yield RunEndEvent(result.run_id, result)
 
     def _settle(self, writer: SessionWriter, result: RunResult,

@@ -22,9 +22,13 @@ from reactloop.models._base import ToolSpec
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolContext", "tool"]
+__all__ = ["ApprovalRule", "Tool", "ToolArgumentsError", "ToolContext", "check_rule", "tool"]
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+ApprovalRule = bool | Callable[[Mapping[str, Any], "ToolContext"], bool]
+"""Whether a call needs a person's approval: always (``True``), never (``False``), or as a
+callable ``(arguments, context) -> bool`` decides per call."""
 
 
 class ToolArgumentsError(Exception):
@@ -65,6 +69,14 @@ class ToolContext:
         self._add_tools(tools)
 
 
+def check_rule(what: str, rule: Any) -> ApprovalRule:
+    """``rule`` if it is an :data:`ApprovalRule`; else a :class:`UserError` naming ``what``."""
+    if not isinstance(rule, bool) and not callable(rule):
+        raise UserError(f"{what} (requires_approval / approve) must be True, False or a "
+                        f"callable (arguments, context) -> bool, got {rule!r}")
+    return rule  # type: ignore[no-any-return]
+
+
 def _is_context_annotation(annotation: Any) -> bool:
     return annotation is ToolContext or annotation == "ToolContext"
 
@@ -92,6 +104,7 @@ class Tool:
         origin: str | None = None,
         validate: bool = True,
         inline: bool = False,
+        requires_approval: ApprovalRule = False,
     ) -> None:
         """
         Args:
@@ -107,6 +120,8 @@ class Tool:
             inline: run a *sync* function directly on the event loop instead of in a worker
                 thread. Saves the thread hop (~100 µs) for quick, pure functions; never use it
                 for anything that blocks (I/O, sleeps, heavy computation).
+            requires_approval: each call waits for a person's decision (``True``), or a
+                callable ``(arguments, context) -> bool`` decides per call.
         """
         if not callable(fn):
             raise UserError(
@@ -122,11 +137,11 @@ class Tool:
         _check_timeout(self.name, timeout)
         self._description = description
         self._explicit_parameters = dict(parameters) if parameters is not None else None
-        self.timeout = timeout
-        self.repeatable = repeatable
+        self.timeout, self.repeatable = timeout, repeatable
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
         self.inline = inline
+        self.requires_approval = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
         )
@@ -177,6 +192,7 @@ class Tool:
             origin=self.origin,
             validate=self._validate,
             inline=self.inline,
+            requires_approval=self.requires_approval,
         )
         return clone
 
@@ -324,6 +340,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = False,
     inline: bool = False,
+    requires_approval: ApprovalRule = False,
 ) -> Callable[[ToolFunc], Tool]: ...
 def tool(
     fn: ToolFunc | None = None,
@@ -334,6 +351,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = False,
     inline: bool = False,
+    requires_approval: ApprovalRule = False,
 ) -> Tool | Callable[[ToolFunc], Tool]:
     """Turn a typed function (sync or async) into a :class:`Tool`.
 
@@ -357,10 +375,13 @@ def tool(
             the earlier result (for tools whose answer changes, such as a clock).
         inline: run a sync function on the event loop instead of a worker thread (only for
             quick, non-blocking functions).
+        requires_approval: a person approves each call before it runs (``True``), or a
+            callable ``(arguments, context) -> bool`` decides per call (see
+            :mod:`reactloop.approvals`).
     """
 
     def wrap(f: ToolFunc) -> Tool:
         return Tool(f, name=name, description=description, timeout=timeout,
-                    repeatable=repeatable, inline=inline)
+                    repeatable=repeatable, inline=inline, requires_approval=requires_approval)
 
     return wrap(fn) if fn is not None else wrap

@@ -84,10 +84,19 @@ export class Api {
   }
 
   /** Send a message; calls onEvent(type, data) for every event of the run, in order. */
-  async send(sessionId, text, onEvent, signal) {
-    const response = await this.fetch(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
+  send(sessionId, text, onEvent, signal) {
+    return this.stream(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text }, onEvent, signal);
+  }
+
+  /** Send decisions on the calls waiting for approval; the run goes on (events as in send). */
+  decide(sessionId, decisions, onEvent, signal) {
+    return this.stream(`/api/sessions/${encodeURIComponent(sessionId)}/approvals`, { decisions }, onEvent, signal);
+  }
+
+  async stream(path, body, onEvent, signal) {
+    const response = await this.fetch(path, {
       method: "POST",
-      body: JSON.stringify({ text }),
+      body: JSON.stringify(body),
       headers: { Accept: "text/event-stream" },
       signal,
     });

@@ -1,7 +1,9 @@
 // The dev UI of `reactloop serve`: sessions on the left, the chat (with the airport map when
-// the agent has the airport skill) in the middle, the run's trace on the right.
+// the agent has the airport skill) in the middle, the run's trace on the right. Tool calls
+// waiting for approval show as cards in the chat (approve, deny, edit).
 
 import { Api } from "./api.js";
+import { Approvals } from "./approvals.js";
 import { Chat } from "./chat.js";
 import { Trace } from "./trace.js";
 import { AirportMap } from "./map.js";
@@ -16,6 +18,7 @@ class App {
     this.chat = new Chat($("messages"), new Follower($("messages")));
     this.trace = new Trace($("trace-body"), $("plan"), new Follower($("trace-body")));
     this.map = new AirportMap($("map-panel"), this.api);
+    this.approvals = new Approvals($("messages"), this.chat.follower, (decisions) => this.decide(decisions));
     this.sessionId = null;
     this.running = false;
   }
@@ -126,6 +129,7 @@ class App {
   blank() {
     this.select(null);
     this.chat.reset();
+    this.approvals.reset();
     this.trace.reset();
     this.map.reset();
     this.chat.empty(this.map.ready ? "Try one of these:" : "Your messages and the agent's answers appear here; the trace on the right shows how it got there.");
@@ -146,6 +150,7 @@ class App {
     if (this.running) return;
     this.select(id);
     this.chat.reset();
+    this.approvals.reset();
     this.trace.reset();
     this.map.reset();
     let data;
@@ -157,6 +162,9 @@ class App {
     }
     this.replay(data.messages);
     this.trace.setPlan(data.plan);
+    const pending = data.pending_approvals || [];
+    for (const p of pending) this.trace.markWaiting(p.call_id);
+    this.approvals.show(pending);
     if (data.running) this.chat.notice("This session is running a message in another window; reload when it has finished.");
   }
 
@@ -206,6 +214,10 @@ class App {
   // -- running a message --------------------------------------------------------------------
   async send(text) {
     if (this.running) return;
+    if (this.approvals.open) {
+      this.chat.notice("Decide the tool calls waiting for approval first.");
+      return;
+    }
     this.setRunning(true);
     try {
       if (!this.sessionId) {
@@ -216,20 +228,51 @@ class App {
       this.chat.user(text);
       this.chat.waiting();
       this.trace.startTurn(text);
-      await this.api.send(this.sessionId, text, (type, data) => {
-        this.trace.handle(type, data);
-        this.chat.handle(type, data);
-        this.map.handle(type, data);
-      });
+      await this.follow((onEvent) => this.api.send(this.sessionId, text, onEvent));
     } catch (e) {
-      const why = e.status === 409 ? "This session is still running a message; wait for it to finish." : `Could not run the message: ${e.message}`;
-      this.chat.stopWaiting();
-      this.chat.notice(why);
-      this.trace.on_error({ error: why });
+      this.failed(e, "Could not run the message");
     } finally {
       this.setRunning(false);
       this.refreshSessions();
     }
+  }
+
+  /** Decisions on the calls waiting for approval: the same run goes on. */
+  async decide(decisions) {
+    if (this.running) return;
+    this.setRunning(true);
+    try {
+      const said = decisions.map((d) => (d.approved ? (d.arguments ? "edited" : "approved") : "denied")).join(", ");
+      this.chat.waiting();
+      this.trace.startTurn(`decisions: ${said}`);
+      await this.follow((onEvent) => this.api.decide(this.sessionId, decisions, onEvent));
+    } catch (e) {
+      this.failed(e, "Could not send the decisions");
+      const data = await this.api.session(this.sessionId).catch(() => null);
+      if (data) this.approvals.show(data.pending_approvals); // what still waits, from the store
+    } finally {
+      this.setRunning(false);
+      this.refreshSessions();
+    }
+  }
+
+  /** Stream a run into the trace, the chat and the map; then show what waits for approval. */
+  async follow(start) {
+    let result = null;
+    await start((type, data) => {
+      this.trace.handle(type, data);
+      this.chat.handle(type, data);
+      this.map.handle(type, data);
+      if (type === "run_end") result = data.result;
+    });
+    if (result && result.pending_approvals) this.approvals.show(result.pending_approvals);
+  }
+
+  failed(e, what) {
+    const why = e.status === 409 && /still running/.test(e.message) ? "This session is still running a message; wait for it to finish." : `${what}: ${e.message}`;
+    this.chat.stopWaiting();
+    this.chat.notice(why);
+    this.trace.on_error({ error: why });
   }
 
   setRunning(on) {

@@ -6,6 +6,7 @@ import { h, clear } from "./dom.js";
 const STATE_NOTES = {
   max_iterations: "The agent ran out of iterations; this is its best answer so far.",
   waiting_for_user: "The agent is waiting for your answer.",
+  waiting_for_approval: "The agent is waiting for your approval.",
   timed_out: "The run timed out.",
   cancelled: "The run was cancelled.",
   error: "The run failed.",
@@ -93,7 +94,7 @@ export class Chat {
     }
     if (this.bubble) {
       this.bubble.dataset.state = result.state;
-      if (STATE_NOTES[result.state]) this.bubble.append(h("div.state-note", { text: STATE_NOTES[result.state] }));
+      if (STATE_NOTES[result.state]) this.bubble.querySelector(".bubble").append(h("div.state-note", { text: STATE_NOTES[result.state] }));
     }
     this.bubble = null;
     this.follower.poke();

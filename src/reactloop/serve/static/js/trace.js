@@ -7,6 +7,7 @@ const STATE_LABELS = {
   completed: "completed",
   max_iterations: "max iterations",
   waiting_for_user: "waiting for you",
+  waiting_for_approval: "waiting for approval",
   timed_out: "timed out",
   cancelled: "cancelled",
   error: "error",
@@ -188,6 +189,36 @@ export class Trace {
       tb.textContent = result.traceback;
       details.append(h("div.call-section", {}, h("div.label", { text: "traceback" }), tb));
     }
+  }
+
+  on_approval_requested(data) {
+    this.markWaiting(data.approval.call_id);
+  }
+
+  on_approval_decided(data) {
+    const d = data.decision;
+    const action = !d.approved ? "denied" : d.arguments ? "edited" : "approved";
+    if (!this.calls.has(d.call_id)) this.addCall(data.call);
+    const found = this.calls.get(d.call_id);
+    found.node.dataset.state = d.approved ? "running" : "error";
+    found.node.dataset.decision = action;
+    found.preview.textContent = d.approved ? "running…" : `denied${d.reason ? ": " + d.reason : ""}`;
+    found.meta.append(h(`span.chip.decision.${action}`, { text: action }));
+    if (d.arguments) found.node.querySelector("details").append(h("div.call-section", {}, h("div.label", { text: "edited arguments" }), h("pre.call-detail", { text: pretty(d.arguments) })));
+  }
+
+  /** A call that waits for a person's decision (live, or read back from the history). */
+  markWaiting(callId) {
+    const found = this.calls.get(callId);
+    if (!found) return;
+    found.node.dataset.state = "waiting";
+    found.preview.textContent = "◷ waiting for approval";
+  }
+
+  on_partial_output(data) {
+    const it = this.iteration(data.iteration);
+    if (!it.partial) it.partial = this.row("partial", h("span.tag.info", { text: "typed output" }), h("span.partial-value"));
+    it.partial.querySelector(".partial-value").textContent = short(JSON.stringify(data.output), 200);
   }
 
   on_custom(data) {
