@@ -1,5 +1,5 @@
 """MCP from the command line, on the real mcp-server-git: names without a double prefix,
-include/exclude filters, and tools that write listed and flagged as such."""
+include/exclude filters, and tools that write listed, flagged and confirmed before they run."""
 
 from __future__ import annotations
 
@@ -66,24 +66,35 @@ def test_include_and_exclude_from_the_config_and_flags(tmp_path: Path) -> None:
     assert not any(n.startswith(("git_diff", "git_reset")) for n in names)
 
 
+def _staged(repo: str) -> str:
+    return subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def test_writing_tools_are_flagged_in_the_trace_and_can_be_excluded(tmp_path: Path) -> None:
     repo = str(_repo(tmp_path / "repo"))
-    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:git", "Stage new.txt",
-                     REACTLOOP_TEST_REPO=repo)
+    # a tool the server marks as writing waits for a person: no terminal, no --approve-all,
+    # so the run ends waiting (exit 7) and nothing is staged
+    waiting = reactloop(tmp_path, "run", "--agent", "cli_agents:git", "Stage new.txt",
+                        REACTLOOP_TEST_REPO=repo)
+    assert waiting.returncode == 7, waiting.stderr
+    assert "git_add" in waiting.stderr
+    assert _staged(repo) == ""
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:git", "--approve-all",
+                     "Stage new.txt", REACTLOOP_TEST_REPO=repo)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     status = next(line for line in lines if line.startswith("→ git_status"))
     add = next(line for line in lines if line.startswith("→ git_add"))
     assert "(writes)" not in status and add.endswith("(writes)")
-    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo,
-                            capture_output=True, text=True, check=True).stdout
-    assert staged.strip() == "new.txt"
+    assert _staged(repo) == "new.txt"
     record = json.loads(reactloop(tmp_path, "logs", "show", "--json",
                                   json.loads(reactloop(tmp_path, "logs", "--json").stdout)[0][
                                       "id"]).stdout)
     calls = [t for t in record["trace"] if t["type"] == "tool_call"]
     assert [c["writes"] for c in calls] == [False, True]  # kept for logs show
-    excluded = reactloop(tmp_path, "run", "--agent", "cli_agents:git", "--mcp-exclude",
+    excluded = reactloop(tmp_path, "run", "--agent", "cli_agents:git", "--approve-all",
+                         "--mcp-exclude",
                          "git_add", "Stage new.txt", REACTLOOP_TEST_REPO=repo)
     assert excluded.returncode == 6  # the model's call of git_add failed: not offered
     assert "unknown tool 'git_add'" in excluded.stderr.lower() or "git_add" in excluded.stderr

@@ -55,8 +55,10 @@ class ObservedRuntime:
     """``inner`` (the agent's runtime), with model calls reported to ``observer`` and the
     tools of tool sources filtered (``include``/``exclude`` patterns) and kept in ``seen``.
 
-    The seam for approvals: when tools can require a person's approval, the tools seen here
-    whose ``writes`` is True are the ones the CLI will ask about; until then they are flagged.
+    Tools the server marks as writing (MCP annotations ``readOnlyHint: false`` or
+    ``destructiveHint: true``: ``writes`` is True) require a person's approval here, so the
+    CLI asks before ``git_commit`` runs (``--approve-all`` for scripts); a tool that already
+    has its own approval rule keeps it.
     """
 
     def __init__(self, inner: Any, observer: Observer, seen: dict[str, Tool], *,
@@ -118,6 +120,8 @@ class ObservedRuntime:
         async with self.inner.open_source(source, emit) as tools:
             kept = [t for t in tools if self._wanted(t)]
             for t in kept:
+                if getattr(t, "writes", None) is True and t.requires_approval is False:
+                    t.requires_approval = True  # a fresh object per connection: ours to set
                 self.seen[t.name] = t
             yield kept
 
