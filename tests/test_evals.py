@@ -239,6 +239,13 @@ def test_output_state_and_limits() -> None:
     assert bad["max_tool_calls"].reason == "2 tool calls (at most 1)"
 
 
+def test_numbers_in_the_answer_match_whole_numbers_only() -> None:
+    case = _case(output={"contains": "42"})
+    for answer, ok in (("It is 42.", True), ("42.0", True), ("-42", True), ("420", False),
+                       ("4.2", False), ("1,042", False)):
+        assert score(case, _t(output=answer))[0].passed is ok, answer
+
+
 def test_a_failed_run_fails_the_case_with_its_error() -> None:
     crit = score(_case(), Transcript(("q",), state="error", error="ModelError: boom"))
     assert [(c.name, c.passed) for c in crit] == [("run", False)]

@@ -188,18 +188,30 @@ def _any_order(expected: Sequence[ExpectedCall], calls: Sequence[CallRecord]
 
 
 # -- the answer ------------------------------------------------------------------------------
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _found(want: str, text: str) -> bool:
+    """``want`` in the normalised ``text``; a number only as a whole number (42 is not in 420
+    nor in 4.2, but is in 42.0)."""
+    want = normalize(want)
+    if _NUMBER.fullmatch(want):
+        return re.search(rf"(?<![\d.]){re.escape(want)}(?!\d)", text) is not None
+    return want in text
+
+
 def _output(case: Case, output: str) -> list[Criterion]:
     check, out, text = case.output, [], normalize(output)
     quoted = show(output, 80)
     if check.contains:
-        missing = [c for c in check.contains if normalize(c) not in text]
+        missing = [c for c in check.contains if not _found(c, text)]
         out.append(Criterion(
             "output.contains", not missing,
             f"the answer contains {', '.join(map(repr, check.contains))}" if not missing else
             f"{', '.join(map(repr, missing))} not in the answer {quoted}",
             1 - len(missing) / len(check.contains)))
     if check.not_contains:
-        found = [c for c in check.not_contains if normalize(c) in text]
+        found = [c for c in check.not_contains if _found(c, text)]
         out.append(Criterion(
             "output.not_contains", not found,
             "none of the excluded texts appear" if not found else
