@@ -133,6 +133,8 @@ def test_conversation_values_and_result_prefix() -> None:
     assert found.numbers[:2] == ("1250", "2024") and "15" in found.numbers
     assert "New York" in found.strings and "Ada Lovelace" in found.strings
     assert not any(s.startswith("the ") for s in found.strings)
+    long = conversation_values(Turn("word " * 60 + "'quoted bit' 7", ()))
+    assert long.strings == () and long.numbers == ("7",)  # string arguments stay free
     repeated = Message.tool("c", "add", "42\n(You already called add with these arguments; "
                                         "this is the same result. Use it.)")
     assert result_prefix(Turn("q", (repeated,))) == "42"
@@ -146,13 +148,24 @@ def test_loop_notes_are_stripped_from_answers() -> None:
     assert strip_notes("42. This is your last iteration and tools are no longer available.",
                        request) == "42."
     assert strip_notes("The sum is 42.", request) == "The sum is 42."
+    asked = Message.user("Reverse 'drawer'.")
+    call = Message.assistant(None, [ToolCall("reverse_word", {"word": "drawer"}, "c1")])
+    cached = Message.tool("c1", "reverse_word", "reward\n(You already called reverse_word with "
+                          "these arguments; this is the same result. Use it instead of calling "
+                          "again.)")
+    repeat = _request(asked, call, cached)
+    leaked = ("You've already called reverse_word with these arguments; this is the same "
+              "result. It is reward.")
+    assert strip_notes(leaked, repeat) == "It is reward."  # paraphrased, still removed
 
 
 def test_replies_parse_into_calls_or_answers() -> None:
     call = parse_reply('{"tool": "add", "arguments": {"a": 1, "b": 2}}', [SPEC])
     assert call.tool_calls[0] == ToolCall("add", {"a": 1, "b": 2})
     assert parse_reply('{"answer": "3"}', [SPEC]).text == "3"
-    assert parse_reply('{"answer": "cut of', [SPEC]).text == '{"answer": "cut of'
+    assert parse_reply('{"answer": "cut of', [SPEC]).text == "cut of"  # never the wrapper
+    assert parse_reply('{"answer": "a \\"b\\', [SPEC]).text == 'a "b'
+    assert parse_reply('{"tool": "add", "argu', [SPEC]).text == '{"tool": "add", "argu'
 
 
 def test_rendered_prompt_only_grows_between_iterations() -> None:

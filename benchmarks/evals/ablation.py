@@ -1,6 +1,7 @@
 """The embedded model on ``everyday.yaml`` with each lever of ``Guidance`` switched off in turn.
 
     python benchmarks/evals/ablation.py [--repeat 1] [--only all,no-retrieval] [--json OUT]
+                                        [--suite benchmarks/evals/holdout.yaml]
 
 Rows: ``all`` (the default), ``caps-only`` (no steering at all), and ``all`` minus one lever.
 Every row runs the whole eval with ``reactloop run``'s defaults on one loaded model; the table
@@ -40,12 +41,12 @@ def rows(only: list[str] | None) -> dict[str, Any]:
     return {k: v for k, v in out.items() if not only or k in only}
 
 
-async def measure(repeat: int, only: list[str] | None, cases: list[str] | None
-                  ) -> list[dict[str, Any]]:
+async def measure(repeat: int, only: list[str] | None, cases: list[str] | None,
+                  path: Path = HERE / "everyday.yaml") -> list[dict[str, Any]]:
     from reactloop.evals import build_agent, evaluate, load_suite
     from reactloop.models.local import LocalModel
 
-    suite = load_suite(HERE / "everyday.yaml")
+    suite = load_suite(path)
     if cases:
         suite = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.name in cases))
     model = LocalModel()
@@ -88,12 +89,13 @@ def main() -> int:
     p.add_argument("--only", help="comma-separated rows")
     p.add_argument("--cases", help="comma-separated case names")
     p.add_argument("--json", help="write every row's full report here")
+    p.add_argument("--suite", default=str(HERE / "everyday.yaml"), help="the cases file")
     a = p.parse_args()
     if importlib.util.find_spec("llama_cpp") is None:
         print("skipped: needs llama-cpp-python (pip install 'reactloop[local]')")
         return 0
     table = asyncio.run(measure(a.repeat, a.only.split(",") if a.only else None,
-                                a.cases.split(",") if a.cases else None))
+                                a.cases.split(",") if a.cases else None, Path(a.suite)))
     print("| row | tool cases complete | small talk without a tool | all cases | s / case |")
     print("|---|---:|---:|---:|---:|")
     for r in table:

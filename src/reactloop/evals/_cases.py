@@ -81,7 +81,8 @@ class OutputCheck:
     """Checks on the final answer (all must hold)."""
 
     contains: tuple[str, ...] = ()
-    """Each must appear, compared after normalising (case, spaces, thousands separators)."""
+    """Each must appear, compared after normalising (case, spaces, thousands separators); a
+    number only as a whole number (``42`` is not found in ``420`` or ``4.2``)."""
     not_contains: tuple[str, ...] = ()
     regex: tuple[str, ...] = ()
     """Each must be found (``re.search``) in the raw answer."""

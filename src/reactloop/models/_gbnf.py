@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Candidates", "Caps", "GrammarBuilder", "literal"]
+__all__ = ["Candidates", "Caps", "GrammarBuilder", "literal", "reply_grammar"]
 
 
 @dataclass(frozen=True, slots=True)

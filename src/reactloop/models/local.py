@@ -81,8 +81,9 @@ class Guidance:
 
     @classmethod
     def caps_only(cls, caps: Caps | None = None) -> Guidance:
-        """No steering, only the size limits (the default for models of 1B parameters and up)."""
-        return cls(None, False, False, False, False, False, caps or Caps())
+        """No steering, only the size limits (the default for models of 1B parameters and up,
+        whose answers may be long: their length is left to ``max_tokens``)."""
+        return cls(None, False, False, False, False, False, caps or Caps(answer=8000))
 
 
 def default_model_path() -> Path:
@@ -313,6 +314,7 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.
 _EDGE = "\"'“”‘’`.,;:!?()[]{}<>"
 MAX_PREFIX = 120
 MAX_SPAN_WORDS = 12
+MAX_SPAN_SOURCE_WORDS = 40
 
 
 def result_prefix(turn: Turn) -> str:
@@ -326,16 +328,21 @@ def result_prefix(turn: Turn) -> str:
 
 
 def conversation_values(turn: Turn) -> Candidates:
-    """Numbers and word spans of the question and of the short results since."""
-    texts = [turn.question or ""] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
-                                     if len(m.content) <= MAX_PREFIX]
+    """Numbers, and word spans, of the question and of the short results since: the values
+    arguments are restricted to. A question over 40 words is material rather than a request
+    for a value, so string arguments then stay free."""
+    question = turn.question or ""
+    texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
+                          if len(m.content) <= MAX_PREFIX]
     numbers: dict[str, None] = {}
     for text in texts:
         for raw in _NUMBER.findall(text):
             value = float(raw.replace(",", ""))
             numbers[json.dumps(int(value) if value.is_integer() else value)] = None
+    if len(question.split()) > MAX_SPAN_SOURCE_WORDS:
+        return Candidates(tuple(numbers), ())
     strings: dict[str, None] = {}
-    for quoted in re.findall(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”", turn.question or ""):
+    for quoted in re.findall(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”", question):
         for q in quoted:
             if q.strip():
                 strings[q.strip()] = None
@@ -363,16 +370,34 @@ def _spans(text: str) -> list[str]:
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+LEAK_SIMILARITY = 0.75
+
+
+def _loop_texts(request: ModelRequest) -> list[str]:
+    """Sentences the loop wrote: notes, reminders, and the note on a repeated call's result."""
+    texts = [*request.notes, *(m.content for m in request.messages
+                               if m.role == "user" and m.metadata.get("kind"))]
+    texts += [found.group(0) for m in request.messages if m.role == "tool"
+              if (found := _REPEAT_NOTE.search(m.content))]
+    return [" ".join(s.split()).lower().strip("() ") for t in texts for s in _SENTENCE.findall(t)
+            if len(s.split()) >= 4]
 
 
 def strip_notes(answer: str, request: ModelRequest) -> str:
-    """``answer`` without the sentences it copied from the loop's notes and reminders."""
-    notes = [*request.notes, *(m.content for m in request.messages
-                               if m.role == "user" and m.metadata.get("kind"))]
-    said = " ".join(" ".join(n.split()).lower() for n in notes)
-    said += " you already called"  # the repeat note, which rides on a tool result
-    kept = [s for s in _SENTENCE.findall(answer)
-            if len(s.strip()) < 12 or " ".join(s.split()).lower() not in said]
+    """``answer`` without the sentences it copied (or nearly copied) from the loop's notes."""
+    import difflib
+
+    said = _loop_texts(request)
+    if not said:
+        return answer.strip()
+    kept = []
+    for sentence in _SENTENCE.findall(answer):
+        text = " ".join(sentence.split()).lower().strip("() ")
+        leaked = len(text.split()) >= 4 and any(
+            text in note or difflib.SequenceMatcher(None, text, note).ratio() >= LEAK_SIMILARITY
+            for note in said)
+        if not leaked:
+            kept.append(sentence)
     return "".join(kept).strip()
 
 
@@ -456,12 +481,27 @@ def _merge_user(out: list[dict[str, str]], text: str) -> None:
         out.append({"role": "user", "content": text})
 
 
+_ANSWER_HEAD = '{"answer": "'
+
+
+def _unescape(fragment: str) -> str:
+    for end in range(len(fragment), max(len(fragment) - 6, -1), -1):
+        try:  # drop a half-written escape at the end
+            return str(json.loads(f'"{fragment[:end]}"'))
+        except json.JSONDecodeError:
+            continue
+    return fragment
+
+
 def parse_reply(text: str, tools: Sequence[ToolSpec]) -> ModelResponse:
     """Turn the grammar-constrained JSON into an answer or a tool call."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        # only possible when generation stopped early (token limit): hand back the text
+        # only possible when generation stopped early (token limit): an answer cut off is
+        # still an answer, never the raw JSON wrapper; a cut-off call is handed back as text
+        if text.startswith(_ANSWER_HEAD):
+            return ModelResponse(text=_unescape(text[len(_ANSWER_HEAD):]))
         return ModelResponse(text=text)
     if isinstance(data, dict) and isinstance(data.get("tool"), str):
         args = data.get("arguments")
