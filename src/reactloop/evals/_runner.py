@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,9 +65,13 @@ def run_case_sync(agent: Any, case: Case, *, judge: Judge | None = None) -> Case
 
 
 def _with_model(agent: Any, model: Model) -> Any:
-    # a shallow copy that talks to another model; the caller's agent is left as it was
+    # a shallow copy that talks to another model; the caller's agent is left as it was.
+    # Runs read the agent's frozen spec, so the model is swapped there too.
     clone = copy.copy(agent)
     clone.model = model
+    spec = getattr(agent, "spec", None)
+    if spec is not None:
+        clone.spec = dataclasses.replace(spec, model=model)
     return clone
 
 

@@ -80,7 +80,13 @@ class GrammarBuilder:
         self.rules[name] = body
         return name
 
+    def add_defs(self, defs: Mapping[str, Any] | None) -> None:
+        """Make a schema's ``$defs`` available to the ``$ref`` s of the values built next."""
+        if defs:
+            self._defs = {**self._defs, **defs}
+
     def grammar(self, root: str) -> str:
+        """The rules as GBNF text, with ``root`` as the start rule."""
         lines = [f"root ::= {root}", f"char ::= {_CHAR}"]
         lines += [f"{name} ::= {body}" for name, body in self.rules.items()]
         return "\n".join(lines) + "\n"
@@ -217,7 +223,7 @@ def reply_grammar(tools: Sequence[Any], *, answer: bool, answer_prefix: str = ""
     branches = []
     for t in tools:
         params = dict(t.parameters)
-        b._defs = {**b._defs, **(params.pop("$defs", None) or {})}
+        b.add_defs(params.pop("$defs", None))
         args = b.add(f"args-{t.name}", b.object(params or {"type": "object"}, f"arg-{t.name}",
                                                (candidates or {}).get(t.name)))
         head = literal(f'{{"tool": {json.dumps(t.name)}, "arguments": ')
