@@ -111,7 +111,8 @@ class LocalModel(Model):
     Args:
         path: the GGUF file (default: the bundled SmolLM2-135M-Instruct).
         n_ctx: context window in tokens.
-        n_threads: CPU threads (default: llama.cpp's choice).
+        n_threads: CPU threads, for prompt processing and generation alike (default:
+            llama.cpp's choice: half the cores to generate, all of them for prompts).
         temperature: sampling temperature (0 = greedy, reproducible).
         answer_tokens: the most tokens one reply may use.
         guidance: how the model is steered (default: the full :class:`Guidance` for models
@@ -159,7 +160,8 @@ class LocalModel(Model):
             try:
                 self._llm = Llama(
                     model_path=str(self.path), n_ctx=self.context_window or 4096,
-                    n_threads=self.n_threads, seed=self.seed, verbose=False,
+                    n_threads=self.n_threads, n_threads_batch=self.n_threads, seed=self.seed,
+                    verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ModelError(
