@@ -29,6 +29,7 @@ from reactloop.run_context import RunContext
 from reactloop.runtime import LocalRuntime, Runtime
 from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
+from reactloop.tools._select import ToolSelector, tool_selector
 from reactloop.tools._source import ToolSource
 
 if TYPE_CHECKING:
@@ -78,6 +79,11 @@ class Agent:
         runtime: where model calls, tool batches and MCP calls run (default: in this
             process; ``reactloop.temporal`` runs the same loop durably).
         name: a name for logs, events and stable activity names.
+        tool_selection: offer the model only the tools that fit the current request, for
+            agents with many tools (large MCP servers): ``k`` ranks the tools by BM25 over
+            their names, descriptions and parameters and offers the best ``k``; a function
+            ``(tools, request_text) -> tools`` (or names) ranks them your way. Loop-control
+            and skill tools, and tools a skill adds during the run, are always offered.
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class Agent:
         extensions: Iterable[Extension] = (),
         runtime: Runtime | None = None,
         name: str = "agent",
+        tool_selection: int | ToolSelector | None = None,
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         self.model: Model = resolve_model(model)
@@ -122,6 +129,7 @@ class Agent:
         self.context_providers = _check_providers(context_providers)
         self.name = name
         self.mcp_servers = _check_sources(mcp_servers)
+        self.tool_selection = tool_selector(tool_selection)
         self.runtime: Runtime = runtime if runtime is not None else LocalRuntime()
         """Where model calls, tool batches and MCP calls run (default: this process)."""
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
@@ -152,7 +160,8 @@ class Agent:
             self.mcp_servers, self.model_settings, self.prompt,
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
-            self.max_parallel_tools, self.loop_control, self.deps, self.callbacks)
+            self.max_parallel_tools, self.loop_control, self.deps, self.callbacks,
+            self.tool_selection)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),

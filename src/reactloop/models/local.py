@@ -42,7 +42,7 @@ from reactloop.models._base import (
     ToolSpec,
 )
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
-from reactloop.tools._select import name_matches, select_tools
+from reactloop.tools._select import ALWAYS_OFFERED, name_matches, select_tools
 
 __all__ = ["DEFAULT_GGUF", "Guidance", "LocalModel", "default_model_path"]
 
@@ -52,10 +52,6 @@ RELEVANCE = 0.5
 """Tools scoring below this share of the best tool's relevance are not offered."""
 SMALL_MODEL_PARAMS = 1_000_000_000
 """Models below this size get the full :class:`Guidance` by default."""
-
-# tools of the framework itself that retrieval must never hide
-_ALWAYS_OFFERED = frozenset({"task_completion", "ask_question", "converse", "load_skill",
-                             "load_skill_reference"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +284,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     listed = tuple(every)
     if g.tool_limit and turn.question:
         listed = tuple(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
-                                    keep=[t.name for t in every if t.name in _ALWAYS_OFFERED]))
+                                    keep=[t.name for t in every if t.name in ALWAYS_OFFERED]))
     choice = request.settings.tool_choice
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []

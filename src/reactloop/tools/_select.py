@@ -9,15 +9,25 @@ documentation and user questions rarely use the same words. Pure functions, no d
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
 
+from reactloop.errors import UserError
 from reactloop.messages import ToolSpec
 
-__all__ = ["name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["ALWAYS_OFFERED", "ToolSelector", "name_matches", "rank_tools", "select_tools",
+           "terms", "tool_selector"]
+
+ToolSelector: TypeAlias = Callable[[Sequence[ToolSpec], str], Sequence[ToolSpec | str]]
+"""``fn(tools, request_text)`` → the tools (or their names) to offer for that request."""
+
+ALWAYS_OFFERED = frozenset({"task_completion", "ask_question", "converse", "load_skill",
+                            "load_skill_reference"})
+"""Tools of the framework itself (loop control, skills) that selection never hides."""
 
 K1 = 1.2
 B = 0.75
@@ -160,3 +170,27 @@ def name_matches(spec: ToolSpec, query: str) -> bool:
     """Whether ``query`` uses a word of the tool's name (or a related everyday word): the
     signal that the user is asking for exactly what this tool does."""
     return bool(set(terms(spec.name)) & set(terms(query, expand=True)))
+
+
+def _best_matches(specs: Sequence[ToolSpec], query: str, k: int) -> list[ToolSpec]:
+    """The ``k`` best tools that match a word of ``query``; all of them when none does (the
+    ranking has nothing to go on, and hiding every tool could leave the request unanswerable).
+    """
+    matched = [s for score, s in rank_tools(specs, query) if score > 0]
+    return matched[:k] if matched else list(specs)
+
+
+def tool_selector(value: int | ToolSelector | None) -> ToolSelector | None:
+    """``Agent(tool_selection=...)`` as a function: ``k`` (BM25: at most the best ``k`` that
+    match the request), a function of the caller's, or None (offer every tool)."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise UserError(f"tool_selection must be at least 1 (the number of tools to offer), "
+                            f"got {value}")
+        return functools.partial(_best_matches, k=value)
+    if callable(value):
+        return value
+    raise UserError(f"tool_selection must be a number of tools (e.g. 10) or a function "
+                    f"(tools, request_text) -> tools, got {value!r}")
