@@ -61,3 +61,14 @@ class _Scripted:
         from reactloop.testing import ScriptedModel
 
         return ScriptedModel([])
+
+
+def test_ci_runs_the_subset_at_the_threshold_the_readme_justifies() -> None:
+    import re
+
+    ci = (EVALS.parents[1] / ".ci" / "run").read_text()
+    found = re.search(r"^reactloop eval benchmarks/evals/ci\.yaml --fail-under ([0-9.]+)\b", ci,
+                      re.M)
+    assert found, ".ci/run must run the eval's CI subset with --fail-under"
+    readme = (EVALS / "README.md").read_text()
+    assert f"--fail-under {found[1]}" in readme.split("## CI threshold", 1)[1]
