@@ -29,6 +29,7 @@ from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop.approvals import decided_calls, gate, pending_approvals
+from reactloop.errors import UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -46,12 +47,20 @@ from reactloop.events import (
     ToolErrorEvent,
     ToolResultEvent,
 )
-from reactloop.messages import Message, ModelRequest, ModelResponse, TextDelta, ToolCall
+from reactloop.messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+)
 from reactloop.models._base import Model
 from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import CONTROL_TOOL_NAMES
+from reactloop.tools._select import ALWAYS_OFFERED
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -69,8 +78,8 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "ctx", "deadline", "error", "gated", "rt", "spec", "started",
-                 "step_events", "stream", "value")
+    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "gated", "rt", "selectable",
+                 "spec", "started", "step_events", "stream", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -86,6 +95,10 @@ class _Loop:
         """The current response's calls that wait for approval."""
         self.again = False
         """The forced last iteration runs again: its typed answer went back to the model."""
+        self.selectable: frozenset[str] = frozenset()
+        """Tools ``tool_selection`` may leave out: those present when the run started."""
+        self.chosen: tuple[str, int, frozenset[str]] | None = None
+        """The last selection: the request text, the number of tools, the names chosen."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``.
@@ -190,6 +203,7 @@ class _Loop:
             tools = await stack.enter_async_context(
                 self.rt.open_source(source, ctx.emit_custom))
             ctx.tools.extend(tools)
+        self.selectable = frozenset(ctx.tools.names) - ALWAYS_OFFERED
 
     def _ending(self) -> list[Event]:
         for ext in self.spec.extensions:
@@ -213,7 +227,7 @@ class _Loop:
         spec, ctx = self.spec, self.ctx
         n = spec.max_iterations
         extra = spec.notes(ctx)  # plan, retrieved context
-        declared = tools = ctx.tools.specs()
+        declared = tools = self._offered(messages)
         out = spec.output
         if k == n:
             tools = ctx.tools.specs(self._final_tools())
@@ -229,6 +243,21 @@ class _Loop:
         if self.spec.output is not None and self.spec.output.mode == "tool":
             return [FINAL_ANSWER]
         return ["task_completion"] if self.spec.loop_control else []
+
+    def _offered(self, messages: Sequence[Message]) -> tuple[ToolSpec, ...]:
+        """The run's tools, or those ``tool_selection`` picks for the current request (the
+        same all turn long, so the request prefix stays stable)."""
+        every = self.ctx.tools.specs()
+        select = self.spec.tool_selection
+        question = next((m.content for m in reversed(messages)
+                         if m.role == "user" and not m.metadata.get("kind")), None)
+        if select is None or not question:
+            return every
+        if self.chosen is None or self.chosen[:2] != (question, len(every)):
+            pool = [s for s in every if s.name in self.selectable]
+            self.chosen = (question, len(every), _chosen_names(select(pool, question), pool))
+        chosen = self.chosen[2]
+        return tuple(s for s in every if s.name in chosen or s.name not in self.selectable)
 
     async def _prepare(self, k: int) -> ModelRequest:
         """Memory limits, compaction and the ``request`` event (reactloop.context)."""
@@ -595,3 +624,14 @@ def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool
     """The events of one run over ``ctx`` (whose last message is the new prompt, already
     handed to the write-ahead hook by the caller)."""
     return _Loop(spec, ctx, runtime, stream).events()
+
+
+def _chosen_names(chosen: Sequence[ToolSpec | str], pool: Sequence[ToolSpec]) -> frozenset[str]:
+    """The names ``tool_selection`` returned, each checked against the tools it was given."""
+    known = {s.name for s in pool}
+    names = frozenset(c if isinstance(c, str) else getattr(c, "name", repr(c)) for c in chosen)
+    unknown = sorted(names - known)
+    if unknown:
+        raise UserError(f"tool_selection returned {', '.join(map(repr, unknown))}, which is not "
+                        f"among the tools it was given ({', '.join(sorted(known))})")
+    return names

@@ -17,6 +17,7 @@ from reactloop.models._base import Model
 from reactloop.prompt import PromptBuilder
 from reactloop.run_context import RunContext
 from reactloop.tools._registry import ToolRegistry
+from reactloop.tools._select import ToolSelector
 from reactloop.tools._source import ToolSource
 from reactloop.tools._tool import ApprovalRule, Tool
 
@@ -52,6 +53,8 @@ class RunSpec:
     """The typed answer wanted (``Agent(output_type=...)``), or None for text."""
     approve: ApprovalRule = False
     """The agent's approval policy over all tools (``Agent(approve=...)``)."""
+    tool_selection: ToolSelector | None = None
+    """Picks the tools offered for a request (``Agent(tool_selection=...)``); None: all."""
 
     def notes(self, ctx: RunContext) -> list[str]:
         """The volatile sections (plan, retrieved context) for the next request."""

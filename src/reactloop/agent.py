@@ -41,6 +41,7 @@ from reactloop.run_context import RunContext
 from reactloop.runtime import LocalRuntime, Runtime
 from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
+from reactloop.tools._select import ToolSelector, tool_selector
 from reactloop.tools._source import ToolSource
 from reactloop.tools._tool import ApprovalRule, check_rule
 
@@ -115,6 +116,11 @@ class Agent(Generic[OutputT]):
             person's decision) or ``(arguments, context) -> bool`` per call; adds to each
             tool's own ``requires_approval``. Tools that only touch the run's own state
             (loop control, ``final_answer``, ``update_plan``, loading skills) never wait.
+        tool_selection: offer the model only the tools that fit the current request, for
+            agents with many tools (large MCP servers): ``k`` ranks the tools by BM25 over
+            their names, descriptions and parameters and offers the best ``k``; a function
+            ``(tools, request_text) -> tools`` (or names) ranks them your way. Loop-control
+            and skill tools, and tools a skill adds during the run, are always offered.
     """
 
     def __init__(
@@ -148,6 +154,7 @@ class Agent(Generic[OutputT]):
         output_mode: Literal["auto", "native", "tool", "prompted"] = "auto",
         output_retries: int = 2,
         approve: ApprovalRule = False,
+        tool_selection: int | ToolSelector | None = None,
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         check_rule("Agent(approve=...)", approve)
@@ -167,6 +174,7 @@ class Agent(Generic[OutputT]):
         self.instrument = _check_instrument(instrument)
         """Whether runs are traced (None: as :func:`reactloop.instrument` says)."""
         self.mcp_servers = _check_sources(mcp_servers)
+        self.tool_selection = tool_selector(tool_selection)
         self.runtime: Runtime = runtime if runtime is not None else LocalRuntime()
         """Where model calls, tool batches and MCP calls run (default: this process)."""
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
@@ -207,7 +215,7 @@ class Agent(Generic[OutputT]):
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
             self.max_parallel_tools, self.loop_control, self.deps, self.callbacks, output,
-            answer[3])
+            answer[3], self.tool_selection)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),

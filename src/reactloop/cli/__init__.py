@@ -230,7 +230,8 @@ def _attach_optional_groups() -> None:
                          ("reactloop.cli.logs", "logs_group"),
                          ("reactloop.cli.config", "config_group"),
                          ("reactloop.cli.config", "keys_group"),
-                         ("reactloop.cli.config", "models_command")):
+                         ("reactloop.cli.config", "models_command"),
+                         ("reactloop.cli.eval", "eval_command")):
         import importlib.util
 
         if importlib.util.find_spec(module) is None:

