@@ -69,6 +69,12 @@ def _is_context_annotation(annotation: Any) -> bool:
     return annotation is ToolContext or annotation == "ToolContext"
 
 
+def _check_retries(name: str, retries: object) -> int:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise UserError(f"tool {name!r}: retries must be an integer >= 0, got {retries!r}")
+    return retries
+
+
 def _check_timeout(name: str, timeout: Any) -> None:
     # NaN passes a "<= 0" check and never expires; inf never expires either
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
@@ -92,6 +98,7 @@ class Tool:
         origin: str | None = None,
         validate: bool = True,
         inline: bool = False,
+        retries: int = 0,
     ) -> None:
         """
         Args:
@@ -107,6 +114,9 @@ class Tool:
             inline: run a *sync* function directly on the event loop instead of in a worker
                 thread. Saves the thread hop (~100 µs) for quick, pure functions; never use it
                 for anything that blocks (I/O, sleeps, heavy computation).
+            retries: how often a failed call (it raised, timed out, or the worker running it
+                stopped) may be attempted again because repeating it is safe. Honoured by
+                durable runtimes (``reactloop.temporal``); default 0: attempted once.
         """
         if not callable(fn):
             raise UserError(
@@ -120,6 +130,7 @@ class Tool:
                 "(every provider accepts those); pass name=... to @tool"
             )
         _check_timeout(self.name, timeout)
+        self.retries = _check_retries(self.name, retries)
         self._description = description
         self._explicit_parameters = dict(parameters) if parameters is not None else None
         self.timeout = timeout
@@ -177,6 +188,7 @@ class Tool:
             origin=self.origin,
             validate=self._validate,
             inline=self.inline,
+            retries=self.retries,
         )
         return clone
 
@@ -324,6 +336,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = False,
     inline: bool = False,
+    retries: int = 0,
 ) -> Callable[[ToolFunc], Tool]: ...
 def tool(
     fn: ToolFunc | None = None,
@@ -334,6 +347,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = False,
     inline: bool = False,
+    retries: int = 0,
 ) -> Tool | Callable[[ToolFunc], Tool]:
     """Turn a typed function (sync or async) into a :class:`Tool`.
 
@@ -357,10 +371,12 @@ def tool(
             the earlier result (for tools whose answer changes, such as a clock).
         inline: run a sync function on the event loop instead of a worker thread (only for
             quick, non-blocking functions).
+        retries: the call is safe to repeat: a failed attempt may be retried this many times
+            on a durable runtime (``reactloop.temporal``); default 0 (attempted once).
     """
 
     def wrap(f: ToolFunc) -> Tool:
         return Tool(f, name=name, description=description, timeout=timeout,
-                    repeatable=repeatable, inline=inline)
+                    repeatable=repeatable, inline=inline, retries=retries)
 
     return wrap(fn) if fn is not None else wrap
