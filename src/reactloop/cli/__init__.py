@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from reactloop.cli.worker import run_on_temporal_if_asked, temporal_options
+
 __all__ = ["main"]
 
 
@@ -184,6 +186,7 @@ def main() -> None:
 @_agent_options
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
+@temporal_options
 @click.pass_context
 def run(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     """Run TASK to completion and print the answer.
@@ -194,6 +197,8 @@ def run(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     6 the last tool step failed, 130 cancelled.
     """
     from reactloop.cli._run import run_command
+
+    run_on_temporal_if_asked(ctx, task, opts)  # --temporal: the run is a workflow (exits)
 
     run_command(ctx, task, opts)
 
@@ -219,7 +224,8 @@ def _attach_optional_groups() -> None:
                          ("reactloop.cli.logs", "logs_group"),
                          ("reactloop.cli.config", "config_group"),
                          ("reactloop.cli.config", "keys_group"),
-                         ("reactloop.cli.config", "models_command")):
+                         ("reactloop.cli.config", "models_command"),
+                         ("reactloop.cli.worker", "worker_command")):
         import importlib.util
 
         if importlib.util.find_spec(module) is None:

@@ -1,0 +1,53 @@
+"""Durable, distributed runs on Temporal: the same loop, as a workflow.
+
+``pip install 'reactloop[temporal]'``. Wrap an agent, host it in workers, run it from
+anywhere::
+
+    from reactloop.temporal import TemporalAgent
+
+    durable = TemporalAgent(agent)
+    worker = durable.worker(client, "agents")          # or: reactloop worker --agent m:durable
+    result = await durable.run("Plan my trip", client=client, task_queue="agents")
+
+The run's deterministic part — the loop, budget notes, context management, loop control —
+runs in the workflow; every model call, tool call (one activity each: a call that completed is
+never run again), MCP listing and call, and a turn's retrieved context is an activity. A run
+that asks the user waits in the workflow, durably, for :meth:`RunHandle.send`. Workflow and
+activity names are listed in :class:`Names`; the workflow's updates, queries and signal in
+``reactloop.temporal._workflow``.
+
+What differs from an in-process run: no ``text_delta`` events (a response crosses from its
+activity whole); callbacks (``Agent(callbacks=...)``) are not called (read
+:meth:`RunHandle.events`); a tool that adds tools with ``ToolContext.add_tools`` must have an
+extension add them in ``after_tools`` too (as skills do), since the tool runs in an activity;
+``Extension.start`` also runs in each tool activity, to restore the run's state there; MCP
+servers stay open per worker process (not per run); every tool call has a time limit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from reactloop.errors import UserError
+
+if importlib.util.find_spec("temporalio") is None:
+    raise UserError("reactloop.temporal needs the Temporal SDK: pip install 'reactloop[temporal]'")
+
+from reactloop.temporal._agent import (  # noqa: E402 - after the check above
+    PASSTHROUGH_MODULES,
+    Names,
+    TemporalAgent,
+    sandbox_runner,
+)
+from reactloop.temporal._handle import RunHandle  # noqa: E402
+from reactloop.temporal._runtime import PayloadTooLarge, WorkflowRuntime  # noqa: E402
+
+__all__ = [
+    "PASSTHROUGH_MODULES",
+    "Names",
+    "PayloadTooLarge",
+    "RunHandle",
+    "TemporalAgent",
+    "WorkflowRuntime",
+    "sandbox_runner",
+]
