@@ -101,27 +101,32 @@ def _temporal_agent(spec: str) -> Any:
               help="Seconds the activities in flight may take to finish after SIGTERM.")
 @click.option("--max-concurrent-activities", type=click.IntRange(min=1),
               help="Activities this worker runs at once (default: Temporal's).")
+@click.option("--sticky-timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a workflow's next task waits for this worker (which caches the "
+                   "workflow) before any worker takes it, e.g. after a crash (default 10).")
 def worker_command(agent_spec: str, address: str | None, task_queue: str, namespace: str,
-                   drain_timeout: float, max_concurrent_activities: int | None) -> None:
+                   drain_timeout: float, max_concurrent_activities: int | None,
+                   sticky_timeout: float | None) -> None:
     """Host an agent's workflow and activities on Temporal until SIGTERM."""
     from reactloop.errors import ReactloopError
 
     try:
         durable = _temporal_agent(agent_spec)
-        asyncio.run(_serve(durable, address_of(address), task_queue, namespace, drain_timeout,
-                           max_concurrent_activities))
+        options: dict[str, Any] = {"graceful_shutdown_timeout": timedelta(seconds=drain_timeout)}
+        if max_concurrent_activities:
+            options["max_concurrent_activities"] = max_concurrent_activities
+        if sticky_timeout:
+            options["sticky_queue_schedule_to_start_timeout"] = timedelta(seconds=sticky_timeout)
+        asyncio.run(_serve(durable, address_of(address), task_queue, namespace, options))
     except ReactloopError as exc:
         _fail(str(exc))
 
 
-async def _serve(durable: Any, address: str, task_queue: str, namespace: str, drain: float,
-                 max_activities: int | None) -> None:
+async def _serve(durable: Any, address: str, task_queue: str, namespace: str,
+                 options: dict[str, Any]) -> None:
     from reactloop.temporal._handle import connect
 
     client = await connect(address, namespace)
-    options: dict[str, Any] = {"graceful_shutdown_timeout": timedelta(seconds=drain)}
-    if max_activities:
-        options["max_concurrent_activities"] = max_activities
     worker = durable.worker(client, task_queue, **options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

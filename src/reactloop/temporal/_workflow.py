@@ -73,17 +73,18 @@ class _Conversation:
     async def main(self, arg: Mapping[str, Any]) -> dict[str, Any]:
         session = bool(arg.get("session"))
         messages, state = message_list(arg.get("messages")), dict(arg.get("state") or {})
+        ran = False
         while True:
             await workflow.wait_condition(lambda: bool(self.inbox) or self.closing)
             if not self.inbox:
                 break
-            if self._history_full():
+            if ran and self._history_full():  # (a new run always takes a turn first)
                 await self._continue_as_new(session, messages, state)
             try:
                 result = await self._turn(self.inbox.pop(0), messages, state)
             except asyncio.CancelledError:  # the workflow was cancelled: the turn ended
                 break                         # CANCELLED and recorded that; so do we
-            messages, state = list(result.messages), dict(result.context.state)
+            messages, state, ran = list(result.messages), dict(result.context.state), True
             if not (session or result.state is RunState.WAITING_FOR_USER or self.inbox):
                 break
         self.closed = True
