@@ -22,10 +22,9 @@ import pytest
 
 pytest.importorskip("temporalio")
 
-from reactloop import Agent, ModelRequest, ModelResponse, RunState, ToolCall, tool  # noqa: E402
-from reactloop.testing import FunctionModel  # noqa: E402
-
-from conftest import die_with_parent  # noqa: E402
+from conftest import die_with_parent
+from reactloop import Agent, ModelRequest, ModelResponse, RunState, ToolCall, tool
+from reactloop.testing import FunctionModel
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.slow

@@ -33,14 +33,14 @@ from reactloop.errors import UserError
 if importlib.util.find_spec("temporalio") is None:
     raise UserError("reactloop.temporal needs the Temporal SDK: pip install 'reactloop[temporal]'")
 
-from reactloop.temporal._agent import (  # noqa: E402 - after the check above
+from reactloop.temporal._agent import (
     PASSTHROUGH_MODULES,
     Names,
     TemporalAgent,
     sandbox_runner,
 )
-from reactloop.temporal._handle import RunHandle  # noqa: E402
-from reactloop.temporal._runtime import PayloadTooLarge, WorkflowRuntime  # noqa: E402
+from reactloop.temporal._handle import RunHandle
+from reactloop.temporal._runtime import PayloadTooLarge, WorkflowRuntime
 
 __all__ = [
     "PASSTHROUGH_MODULES",

@@ -208,8 +208,9 @@ def _cause_error(exc: ActivityError) -> BaseException:
 def _model_error(exc: ActivityError) -> BaseException:
     cause = exc.cause
     if isinstance(cause, TimeoutError):
-        return ModelError(f"the model call did not finish in time ({cause.type.name.lower()} "
-                          "timeout of its activity)")
+        kind = cause.type.name.lower().replace("_", "-") if cause.type else "a"
+        return ModelError(f"the model call did not finish in time ({kind} timeout of its "
+                          "activity; TemporalAgent(model_timeout=...))")
     return _cause_error(exc)
 
 
