@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -30,11 +30,9 @@ from reactloop.temporal._codec import (
     response_to_dict,
     result_to_dict,
 )
+from reactloop.temporal._config import Durable
 from reactloop.tools._source import ToolSource
 from reactloop.tools._tool import Tool
-
-if TYPE_CHECKING:
-    from reactloop.temporal._agent import TemporalAgent
 
 __all__ = ["build_activities"]
 
@@ -42,7 +40,7 @@ log = logging.getLogger("reactloop.temporal")
 T = TypeVar("T")
 
 
-def build_activities(agent: TemporalAgent, pool: SourcePool) -> list[Callable[..., Any]]:
+def build_activities(agent: Durable, pool: SourcePool) -> list[Callable[..., Any]]:
     """The agent's activities, each registered under its documented name."""
     impl = _Activities(agent, pool)
     names = agent.names
@@ -89,7 +87,7 @@ async def heartbeating(work: Awaitable[T], every: float | None) -> T:
 
 
 class _Activities:
-    def __init__(self, agent: TemporalAgent, pool: SourcePool) -> None:
+    def __init__(self, agent: Durable, pool: SourcePool) -> None:
         self.agent, self.pool = agent, pool
         self.spec = agent.agent.spec
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reactloop.agent import Agent
@@ -14,8 +14,8 @@ from reactloop.models._retry import RetryPolicy
 from reactloop.result import RunResult
 from reactloop.temporal._activities import SourcePool, build_activities
 from reactloop.temporal._codec import json_size
+from reactloop.temporal._config import Names, make_options
 from reactloop.temporal._handle import RunHandle, connect
-from reactloop.temporal._runtime import make_options
 from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._tool import Tool
 
@@ -38,36 +38,6 @@ def sandbox_runner() -> WorkflowRunner:
 
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES))
-
-
-class Names:
-    """The workflow type and activity names of one agent. They are derived from the agent's
-    name (``Agent(name=...)`` or ``TemporalAgent(name=...)``), its tools' and its MCP servers'
-    names only, and are stable across deploys: renaming any of these breaks the runs in flight.
-
-    - workflow: ``<agent>``
-    - ``<agent>.model``: one model call; ``<agent>.retrieve``: a turn's retrieved context
-    - ``<agent>.tool.<tool>``: one call of a tool known when the worker starts (the agent's
-      tools and the skills' tools); ``<agent>.tool``: any other tool
-    - ``<agent>.mcp.<server>.list`` and ``<agent>.mcp.<server>.call``: an MCP server's tools
-    """
-
-    def __init__(self, base: str, tools: Iterable[str]) -> None:
-        self.workflow = base
-        self.model = f"{base}.model"
-        self.retrieve = f"{base}.retrieve"
-        self.any_tool = f"{base}.tool"
-        self.tools = tuple(dict.fromkeys(tools))
-        self._known = frozenset(self.tools)
-
-    def tool(self, name: str) -> str:
-        return f"{self.workflow}.tool.{name}" if name in self._known else self.any_tool
-
-    def mcp_list(self, server: str) -> str:
-        return f"{self.workflow}.mcp.{server}.list"
-
-    def mcp_call(self, server: str) -> str:
-        return f"{self.workflow}.mcp.{server}.call"
 
 
 class TemporalAgent:

@@ -13,11 +13,10 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
 
 from reactloop.errors import ModelError, ReactloopError
@@ -31,12 +30,10 @@ from reactloop.temporal._codec import (
     response_from_dict,
     result_from_dict,
 )
+from reactloop.temporal._config import Durable
 from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
-
-if TYPE_CHECKING:
-    from reactloop.temporal._agent import TemporalAgent
 
 __all__ = ["PayloadTooLarge", "WorkflowRuntime"]
 
@@ -50,7 +47,7 @@ class PayloadTooLarge(ReactloopError):
 class WorkflowRuntime:
     """One workflow's runtime (made by the workflow for each of its runs)."""
 
-    def __init__(self, agent: TemporalAgent) -> None:
+    def __init__(self, agent: Durable) -> None:
         self.agent = agent
         self.spec = agent.agent.spec
         self.mcp: dict[str, str] = {}
@@ -82,9 +79,8 @@ class WorkflowRuntime:
         return RawValue(converted)
 
     # -- model -------------------------------------------------------------------------------
-    async def call_model(self, model: Model, request: ModelRequest, *, stream: bool,
-                         on_retry: OnRetry) -> AsyncIterator[TextDelta | ModelResponse]:
-        # no text deltas: a response crosses from the activity whole
+    async def call_model(self, model: Model, request: ModelRequest, *,
+                         on_retry: OnRetry) -> ModelResponse:
         which = "main" if model is self.spec.model else "summarizer"
         arg = self.payload({"model": which, "request": request_to_dict(request)},
                            "the model request")
@@ -94,7 +90,12 @@ class WorkflowRuntime:
                 **self.agent.model_options(model))
         except ActivityError as exc:
             raise _model_error(exc) from None
-        yield response_from_dict(out)
+        return response_from_dict(out)
+
+    async def stream_model(self, model: Model, request: ModelRequest, *, on_retry: OnRetry
+                           ) -> AsyncIterator[TextDelta | ModelResponse]:
+        # no text deltas: a response crosses from its activity whole
+        yield await self.call_model(model, request, on_retry=on_retry)
 
     # -- tools -------------------------------------------------------------------------------
     async def run_tools(self, batch: ToolBatch) -> list[ToolResult]:
@@ -212,17 +213,3 @@ def _model_error(exc: ActivityError) -> BaseException:
         return ModelError(f"the model call did not finish in time ({kind} timeout of its "
                           "activity; TemporalAgent(model_timeout=...))")
     return _cause_error(exc)
-
-
-def make_options(*, timeout: float, attempts: int, heartbeat: float | None,
-                 initial: float = 1.0, maximum: float | None = None,
-                 non_retryable: Sequence[str] = ()) -> dict[str, Any]:
-    """``execute_activity`` keyword arguments."""
-    return {
-        "start_to_close_timeout": timedelta(seconds=timeout),
-        "heartbeat_timeout": None if heartbeat is None else timedelta(seconds=heartbeat),
-        "retry_policy": RetryPolicy(
-            initial_interval=timedelta(seconds=initial), backoff_coefficient=2.0,
-            maximum_interval=None if maximum is None else timedelta(seconds=maximum),
-            maximum_attempts=attempts, non_retryable_error_types=list(non_retryable)),
-    }

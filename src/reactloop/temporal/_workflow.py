@@ -26,7 +26,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -37,10 +37,8 @@ from reactloop.messages import Message
 from reactloop.result import RunResult, RunState
 from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_to_dict, json_size, message_list, run_result_to_dict
+from reactloop.temporal._config import Durable
 from reactloop.temporal._runtime import WorkflowRuntime
-
-if TYPE_CHECKING:
-    from reactloop.temporal._agent import TemporalAgent
 
 __all__ = ["workflow_class"]
 
@@ -53,7 +51,7 @@ _BATCH_BYTES = 512 * 1024
 class _Conversation:
     """The workflow's logic; :func:`workflow_class` makes one decorated class per agent."""
 
-    agent: ClassVar[TemporalAgent]
+    agent: ClassVar[Durable]
 
     def __init__(self, arg: Mapping[str, Any]) -> None:
         self.log: list[dict[str, Any]] = []
@@ -238,7 +236,7 @@ class _Conversation:
         return data
 
 
-def workflow_class(agent: TemporalAgent) -> type:
+def workflow_class(agent: Durable) -> type:
     """A workflow class for ``agent``, registered as the workflow type ``agent.names.workflow``.
 
     The class is put on this module under a name derived from the agent's, so that the

@@ -114,9 +114,8 @@ class Tool:
             inline: run a *sync* function directly on the event loop instead of in a worker
                 thread. Saves the thread hop (~100 µs) for quick, pure functions; never use it
                 for anything that blocks (I/O, sleeps, heavy computation).
-            retries: how often a failed call (it raised, timed out, or the worker running it
-                stopped) may be attempted again because repeating it is safe. Honoured by
-                durable runtimes (``reactloop.temporal``); default 0: attempted once.
+            retries: more attempts after a failure, for a call that is safe to repeat
+                (honoured by durable runtimes: ``reactloop.temporal``); default 0.
         """
         if not callable(fn):
             raise UserError(
