@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -60,12 +60,8 @@ def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[st
     if any(c.isspace() for c in temporal):
         raise click.BadParameter("takes HOST:PORT (or nothing: put it before another option)",
                                  param_hint="--temporal")
-    result = run_on_temporal(task or "", agent_spec=opts.get("agent_spec"),
-                             address=address_of(temporal), task_queue=queue, run_id=run_id,
-                             as_json=bool(opts.get("as_json")))
-    from reactloop.cli._outcome import EXIT_CODES
-
-    sys.exit(EXIT_CODES.get(result.state.value, 1))
+    run_on_temporal(task or "", agent_spec=opts.get("agent_spec"), address=address_of(temporal),
+                    task_queue=queue, run_id=run_id, as_json=bool(opts.get("as_json")))
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -148,8 +144,9 @@ async def _serve(durable: Any, address: str, task_queue: str, namespace: str,
 
 
 def run_on_temporal(task: str, *, agent_spec: str | None, address: str, task_queue: str | None,
-                    run_id: str | None, as_json: bool) -> Any:
-    """``reactloop run --temporal``: the run's result (rendered or printed as JSON)."""
+                    run_id: str | None, as_json: bool) -> NoReturn:
+    """``reactloop run --temporal``: render (or print as JSON) the run's result, then exit
+    with the same code as a local run."""
     from reactloop.errors import ReactloopError
 
     if not agent_spec or not task_queue:
@@ -157,9 +154,21 @@ def run_on_temporal(task: str, *, agent_spec: str | None, address: str, task_que
                                "(the worker's)")
     durable = _temporal_agent(agent_spec)
     try:
-        return asyncio.run(_follow(durable, task, address, task_queue, run_id, as_json))
+        result = asyncio.run(_follow(durable, task, address, task_queue, run_id, as_json))
     except ReactloopError as exc:
         _fail(str(exc))
+    from reactloop.cli._outcome import EXIT_CODES
+
+    code = EXIT_CODES.get(result.state.value, 1)
+    if code:
+        reason = f"{result.error}" if result.error else result.output
+        click.echo(f"reactloop: run ended {result.state.value}: "
+                   f"{' '.join(reason.split())[:300]}", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # nothing is left to clean up; skipping interpreter shutdown avoids a rare abort there
+    # (the Temporal SDK's native threads, with native model libraries loaded)
+    os._exit(code)
 
 
 async def _follow(durable: Any, task: str, address: str, task_queue: str, run_id: str | None,
