@@ -392,3 +392,53 @@ def test_readme_temporal_commands_run(temporal_server: str, tmp_path: Path) -> N
     assert done.returncode in (0, 2), done.stderr  # completed (or, rarely, out of budget)
     assert "→ add" in done.stdout and "answer ·" in done.stdout
     assert proc.returncode == 0 and "stopped" in err  # SIGTERM stops it cleanly
+
+
+# -- MCP servers: listing and calls are activities ------------------------------------------------
+def test_mcp_tools_are_listed_and_called_in_activities(temporal_server: str) -> None:
+    pytest.importorskip("mcp")
+    from conftest import MCP_DEMO_SERVER
+
+    from reactloop.mcp import MCPServer
+    from reactloop.temporal import TemporalAgent
+
+    def model(request: ModelRequest) -> ModelResponse:
+        if not any(m.role == "tool" for m in request.messages):
+            echo = next(t.name for t in request.tools if t.name.endswith("echo"))
+            return ModelResponse(tool_calls=[ToolCall(echo, {"text": "over the wire"})])
+        return ModelResponse(text=f"It said: {request.messages[-1].content}")
+
+    server = MCPServer.stdio(sys.executable, [MCP_DEMO_SERVER], name="demo")
+    durable = TemporalAgent(Agent(model=FunctionModel(model), mcp_servers=[server],
+                                  name="mcp-user"))
+
+    async def body(client: Any, queue: str) -> Any:
+        try:
+            return await durable.run("Echo something.", client=client, task_queue=queue)
+        finally:
+            await durable.aclose()  # the worker's MCP server process stops
+
+    result = _with_worker(durable, temporal_server, body)
+    assert result.state is RunState.COMPLETED, result.output
+    assert result.output == "It said: over the wire"
+    assert "mcp-user.mcp.demo.list" in [getattr(a, "__temporal_activity_definition").name
+                                        for a in durable.activities]
+
+
+# -- the benchmark script keeps working --------------------------------------------------------
+def test_the_temporal_benchmark_measures(temporal_server: str) -> None:
+    import importlib.util
+
+    from temporalio.client import Client
+
+    spec = importlib.util.spec_from_file_location("_bench_temporal",
+                                                  HERE.parent / "benchmarks" / "temporal.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    async def go() -> Any:
+        return await bench.overhead(await Client.connect(temporal_server), repeats=1)
+
+    out = _run(go())
+    assert out["temporal_run_ms"] > 0 and out["local_run_ms"] > 0
