@@ -398,7 +398,6 @@ def test_readme_temporal_commands_run(temporal_server: str, tmp_path: Path) -> N
 def test_mcp_tools_are_listed_and_called_in_activities(temporal_server: str) -> None:
     pytest.importorskip("mcp")
     from conftest import MCP_DEMO_SERVER
-
     from reactloop.mcp import MCPServer
     from reactloop.temporal import TemporalAgent
 
