@@ -441,3 +441,32 @@ def test_the_temporal_benchmark_measures(temporal_server: str) -> None:
 
     out = _run(go())
     assert out["temporal_run_ms"] > 0 and out["local_run_ms"] > 0
+
+
+# -- a run's time limit is workflow time ---------------------------------------------------------
+@tool(timeout=60)
+async def sleepy() -> str:
+    """Take a long time."""
+    await asyncio.sleep(30)
+    return "awake"
+
+
+def test_a_run_past_its_time_limit_ends_timed_out_as_locally(temporal_server: str) -> None:
+    from reactloop.temporal import TemporalAgent
+
+    def model(request: ModelRequest) -> ModelResponse:
+        return ModelResponse(tool_calls=[ToolCall("sleepy", {})])
+
+    agent = Agent(model=FunctionModel(model), tools=[sleepy], max_execution_time=1.5,
+                  name="sleepy")
+    local = agent.run_sync("Sleep.")
+
+    durable = TemporalAgent(agent)
+
+    async def body(client: Any, queue: str) -> Any:
+        return await durable.run("Sleep.", client=client, task_queue=queue)
+
+    remote = _with_worker(durable, temporal_server, body)
+    assert remote.state is local.state is RunState.TIMED_OUT
+    assert _tool_messages(remote) == _tool_messages(local)  # the call is answered, unfinished
+    assert 1.5 <= remote.metrics.execution_time < 30  # workflow time, not the tool's 30 s

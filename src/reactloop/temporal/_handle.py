@@ -105,16 +105,35 @@ class RunHandle:
         arg = {"after": after}
         while True:
             try:
-                out: dict[str, Any] = await self.workflow.execute_update(POLL, arg,
-                                                                         result_type=dict)
-                return out
+                return await self._update(POLL, arg)
             except (WorkflowUpdateFailedError, RPCError):
                 if await self._running():
                     await asyncio.sleep(0.05)  # continuing as new: the next run takes it
                     continue
-            out = await self.workflow.query(PEEK, arg, result_type=dict)
+            out: dict[str, Any] = await self.workflow.query(PEEK, arg, result_type=dict)
             out["closed"] = True
             return out
+
+    async def _update(self, name: str, arg: Any) -> dict[str, Any]:
+        """Send an update and wait for its outcome however long it takes: the server answers
+        an update's RPC within a deadline (acceptance can wait for a busy worker, the handler
+        for a turn to end), so timed-out RPCs are retried — on the same update once it was
+        accepted. A cancelled caller is cancelled, not retried."""
+        from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage
+
+        while True:
+            try:
+                update = await self.workflow.start_update(
+                    name, arg, wait_for_stage=WorkflowUpdateStage.ACCEPTED, result_type=dict)
+                break
+            except WorkflowUpdateRPCTimeoutOrCancelledError:
+                _raise_if_cancelled()
+        while True:
+            try:
+                out: dict[str, Any] = await update.result()
+                return out
+            except WorkflowUpdateRPCTimeoutOrCancelledError:
+                _raise_if_cancelled()
 
     async def _running(self) -> bool:
         from temporalio.client import WorkflowExecutionStatus
@@ -129,8 +148,7 @@ class RunHandle:
 
         while True:
             try:
-                out = await self.workflow.execute_update(WAIT, {"turn": self.turn},
-                                                         result_type=dict)
+                out = await self._update(WAIT, {"turn": self.turn})
             except (WorkflowUpdateFailedError, RPCError):
                 if await self._running():
                     await asyncio.sleep(0.05)
@@ -149,7 +167,7 @@ class RunHandle:
         from temporalio.client import WorkflowUpdateFailedError
 
         try:
-            out = await self.workflow.execute_update(SEND, text, result_type=dict)
+            out = await self._update(SEND, text)
         except WorkflowUpdateFailedError as exc:
             raise UserError(f"cannot send to {self.id}: {exc.cause or exc}") from None
         self.turn, self.sent = int(out["turn"]), True
@@ -161,3 +179,9 @@ class RunHandle:
 
     def __repr__(self) -> str:
         return f"RunHandle({self.id!r}, turn={self.turn})"
+
+
+def _raise_if_cancelled() -> None:
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
