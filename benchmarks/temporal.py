@@ -9,6 +9,7 @@ Starts its own Temporal dev server (a SQLite file in a temporary folder) and sto
   tool-call iterations then the answer — in-process and as a workflow (an in-process worker, no
   one reading events); (workflow run − local run) / 11 iterations. Each Temporal iteration is
   two activities (the model call, the tool call) and their workflow tasks.
+  For scale, the same 22 activities as a bare workflow without reactloop (Temporal's floor).
 - **concurrent durable runs**: ``--runs`` runs at once, each two tool calls and an answer from a
   model that takes 50 ms per call, on one ``reactloop worker`` process and then on two (same
   task queue): wall time from the first start to the last result, and runs per second.
@@ -28,8 +29,11 @@ import sys
 import tempfile
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from temporalio import activity, workflow
 
 from reactloop import Agent, ModelRequest, ModelResponse, ToolCall, tool
 from reactloop.testing import FunctionModel
@@ -61,6 +65,22 @@ async def _fifty_ms(request: ModelRequest) -> ModelResponse:
     if n < 2:
         return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
     return ModelResponse(text="done")
+
+
+@activity.defn(name="bench-noop")
+async def noop(x: int) -> int:
+    return x
+
+
+@workflow.defn(name="bench-floor")
+class Floor:
+    """Temporal's own floor: a workflow that runs ``n`` no-op activities in sequence."""
+
+    @workflow.run
+    async def run(self, n: int) -> int:
+        for i in range(n):
+            await workflow.execute_activity(noop, i, start_to_close_timeout=timedelta(seconds=30))
+        return n
 
 
 steady = Agent(model=FunctionModel(_ten_calls), tools=[add], max_iterations=12, name="bench-ten")
@@ -105,7 +125,7 @@ class DevServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-async def overhead(client: Any, repeats: int = 10) -> dict[str, float]:
+async def overhead(client: Any, repeats: int = 10, floor: bool = True) -> dict[str, float]:
     from reactloop.temporal import TemporalAgent
 
     local = []
@@ -121,9 +141,28 @@ async def overhead(client: Any, repeats: int = 10) -> dict[str, float]:
             started = time.perf_counter()
             await durable.run("count", client=client, task_queue=queue)
             remote.append(time.perf_counter() - started)
-    lo, re_ = statistics.median(local), statistics.median(remote)
+    bare = [0.0]  # the same 22 activities, without reactloop (run as a script: the sandbox
+    if floor:     # imports this module as __main__'s file)
+        bare = []
+        async with _floor_worker(client, queue):
+            for _ in range(repeats):
+                started = time.perf_counter()
+                await client.execute_workflow(Floor.run, 22, id=f"floor-{uuid.uuid4().hex}",
+                                              task_queue=queue + "-floor")
+                bare.append(time.perf_counter() - started)
+    lo, re_, fl = statistics.median(local), statistics.median(remote), statistics.median(bare)
     return {"local_run_ms": lo * 1e3, "temporal_run_ms": re_ * 1e3,
+            "floor_22_activities_ms": fl * 1e3,
             "overhead_per_iteration_ms": (re_ - lo) / 11 * 1e3}
+
+
+def _floor_worker(client: Any, queue: str) -> Any:
+    from temporalio.worker import Worker
+
+    from reactloop.temporal import sandbox_runner
+
+    return Worker(client, task_queue=queue + "-floor", workflows=[Floor], activities=[noop],
+                  workflow_runner=sandbox_runner())
 
 
 def _workers(address: str, queue: str, n: int) -> list[subprocess.Popen[bytes]]:
@@ -183,7 +222,8 @@ if __name__ == "__main__":
     o = figures["overhead"]
     print(f"one run, 11 iterations: {o['local_run_ms']:.1f} ms in-process, "
           f"{o['temporal_run_ms']:.1f} ms on Temporal: "
-          f"+{o['overhead_per_iteration_ms']:.1f} ms per iteration")
+          f"+{o['overhead_per_iteration_ms']:.1f} ms per iteration (Temporal's own floor: "
+          f"{o['floor_22_activities_ms']:.1f} ms for the same 22 activities without reactloop)")
     for c in figures["concurrent"]:
         print(f"{c['runs']} concurrent durable runs (50 ms model) on {c['workers']} "
               f"worker(s): {c['wall_s']:.1f} s, {c['runs_per_s']:.1f} runs/s")
