@@ -17,7 +17,13 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    TimeoutError,
+    TimeoutType,
+)
 
 from reactloop.errors import ModelError, ReactloopError
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
@@ -89,6 +95,7 @@ class WorkflowRuntime:
                 self.agent.names.model, arg, result_type=dict,
                 **self.agent.model_options(model))
         except ActivityError as exc:
+            _reraise_cancel(exc)
             raise _model_error(exc) from None
         return response_from_dict(out)
 
@@ -139,6 +146,7 @@ class WorkflowRuntime:
                 name, arg, result_type=dict, summary=t.name,
                 **self.agent.tool_options(t, timeout))
         except ActivityError as exc:
+            _reraise_cancel(exc)
             return _error(call, _tool_failure(t, timeout, exc))
         for event_name, data in out.get("events") or ():
             batch.emit(event_name, data)
@@ -171,6 +179,14 @@ class WorkflowRuntime:
 
 async def _elsewhere(**_: Any) -> Any:  # pragma: no cover - never called in a workflow
     raise RuntimeError("MCP tools run in activities")
+
+
+def _reraise_cancel(exc: ActivityError) -> None:
+    """An activity cancelled because the run is (its time limit, a cancelled workflow) is a
+    cancellation of the run: the loop records it, as in-process."""
+    task = asyncio.current_task()
+    if isinstance(exc.cause, CancelledError) or (task is not None and task.cancelling()):
+        raise asyncio.CancelledError from None
 
 
 def _error(call: ToolCall, message: str) -> ToolResult:
