@@ -10,7 +10,6 @@ refused with a clear error instead of being retried for ever.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from reactloop._redact import get_logger
 from reactloop.errors import ModelHTTPError
 from reactloop.events import WarningEvent
 from reactloop.models._retry import retries_elsewhere
@@ -36,7 +36,7 @@ from reactloop.tools._tool import Tool
 
 __all__ = ["build_activities"]
 
-log = logging.getLogger("reactloop.temporal")
+log = get_logger("reactloop.temporal")
 T = TypeVar("T")
 
 
