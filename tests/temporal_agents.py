@@ -90,3 +90,31 @@ def _asks(request: ModelRequest) -> ModelResponse:
 asking_agent = Agent(model=FunctionModel(_asks), tools=[record], loop_control=True,
                      name="asking")
 asking = TemporalAgent(asking_agent, heartbeat_timeout=1.0) if TemporalAgent else None
+
+
+# -- a tool in flight when the worker is told to stop ----------------------------------------
+@tool(timeout=60)
+def slow_record(step: int) -> str:
+    """Record a step, slowly (the test holds it until the worker was told to stop).
+
+    Args:
+        step: the step's number
+    """
+    gate = os.environ.get("REACTLOOP_TEST_GATE")
+    if gate:
+        Path(gate + ".started").touch()
+        deadline = time.monotonic() + 120
+        while not Path(gate).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # a tool that takes its time (the test stops the worker now)
+    _log(f"slow {step}")
+    return f"step {step} done"
+
+
+def _drain(request: ModelRequest) -> ModelResponse:
+    if _tool_results(request) == 0:
+        return ModelResponse(tool_calls=[ToolCall("slow_record", {"step": 1})])
+    return ModelResponse(text=f"Finished: {request.messages[-1].content}")
+
+
+draining_agent = Agent(model=FunctionModel(_drain), tools=[slow_record], name="draining")
+draining = TemporalAgent(draining_agent, heartbeat_timeout=2.0) if TemporalAgent else None

@@ -49,11 +49,15 @@ def _lines(path: Path) -> list[list[str]]:
 def _with_worker(durable: Any, address: str, body: Callable[[Any, str], Awaitable[Any]]) -> Any:
     """Run ``body(client, task_queue)`` while an in-process worker hosts ``durable``."""
     from temporalio.client import Client
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
     async def main() -> Any:
         client = await Client.connect(address)
         queue = _queue()
-        async with durable.worker(client, queue):
+        worker = durable.worker(client, queue)
+        # the workflow runs in Temporal's sandbox (reactloop passed through), never without
+        assert isinstance(worker.config()["workflow_runner"], SandboxedWorkflowRunner)
+        async with worker:
             return await body(client, queue)
 
     return _run(main())
@@ -72,6 +76,7 @@ class Workers:
 
     def __init__(self, address: str, tmp: Path) -> None:
         self.address, self.tmp, self.procs = address, tmp, []
+        self.errs: list[Path] = []
         self.env = {**os.environ, "REACTLOOP_TEST_LOG": str(tmp / "log")}
 
     def start(self, attr: str, queue: str, **env: str) -> subprocess.Popen[bytes]:
@@ -83,6 +88,7 @@ class Workers:
             cwd=HERE, env={**self.env, **env}, stdout=subprocess.DEVNULL,
             stderr=err.open("wb"), preexec_fn=die_with_parent)
         self.procs.append(proc)
+        self.errs.append(err)
         _until(lambda: "reactloop worker:" in err.read_text() or proc.poll() is not None,
                "the worker to start")
         assert proc.poll() is None, err.read_text()
@@ -471,3 +477,234 @@ def test_a_run_past_its_time_limit_ends_timed_out_as_locally(temporal_server: st
     assert remote.state is local.state is RunState.TIMED_OUT
     assert _tool_messages(remote) == _tool_messages(local)  # the call is answered, unfinished
     assert 1.5 <= remote.metrics.execution_time < 30  # workflow time, not the tool's 30 s
+
+
+# -- SIGTERM drains a worker -------------------------------------------------------------------
+def test_sigterm_lets_the_activity_in_flight_finish(workers: Workers, tmp_path: Path) -> None:
+    import temporal_agents
+
+    queue, gate = _queue(), tmp_path / "gate"
+    first = workers.start("draining", queue, REACTLOOP_TEST_GATE=str(gate))
+    err = workers.errs[-1]
+
+    async def go() -> Any:
+        handle = await temporal_agents.draining.start("Record slowly.", client=workers.address,
+                                                      task_queue=queue)
+        await asyncio.to_thread(_until, Path(str(gate) + ".started").exists,
+                                "the tool to start")
+        first.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(_until, lambda: "stopping" in err.read_text(),
+                                "the worker to stop taking work")
+        gate.touch()  # the tool finishes only now, after the worker was told to stop
+        code = await asyncio.to_thread(first.wait, 60)
+        await asyncio.to_thread(workers.start, "draining", queue)  # for the rest of the run
+        return code, await handle.result()
+
+    code, result = _run(go())
+    assert code == 0 and "reactloop worker: stopped" in err.read_text(), err.read_text()
+    assert result.state is RunState.COMPLETED, result.output
+    assert result.output == "Finished: step 1 done"  # the drained call's own result
+    assert _lines(tmp_path / "log") == [["slow", "1", str(first.pid)]]  # it ran once
+
+
+# -- @tool(retries=N): a call safe to repeat is retried, any other is attempted once ------------
+ATTEMPTS: dict[str, int] = {}
+
+
+def _attempt(name: str) -> int:
+    ATTEMPTS[name] = ATTEMPTS.get(name, 0) + 1
+    return ATTEMPTS[name]
+
+
+@tool(retries=2)
+def flaky() -> str:
+    """Fail twice, then work (safe to repeat)."""
+    if _attempt("flaky") < 3:
+        raise ConnectionError("the service blinked")
+    return "worked"
+
+
+@tool(retries=1)
+def hopeless() -> str:
+    """Always fail (safe to repeat)."""
+    _attempt("hopeless")
+    raise ConnectionError("down for good")
+
+
+@tool
+def fragile() -> str:
+    """Fail (not safe to repeat: it may have had effects)."""
+    _attempt("fragile")
+    raise ConnectionError("the service blinked")
+
+
+def test_tool_retries_repeat_only_the_calls_marked_safe(temporal_server: str) -> None:
+    from reactloop.errors import UserError
+    from reactloop.temporal import TemporalAgent
+
+    for bad in (-1, True, 1.5):
+        with pytest.raises(UserError, match="retries must be an integer >= 0"):
+            tool(retries=bad)(fragile.fn)  # type: ignore[arg-type]
+
+    def model(request: ModelRequest) -> ModelResponse:
+        if any(m.role == "tool" for m in request.messages):
+            return ModelResponse(text="done")
+        return ModelResponse(tool_calls=[ToolCall("flaky", {}), ToolCall("hopeless", {}),
+                                         ToolCall("fragile", {})])
+
+    durable = TemporalAgent(Agent(model=FunctionModel(model), tools=[flaky, hopeless, fragile],
+                                  name="retrying"))
+    ATTEMPTS.clear()
+
+    async def body(client: Any, queue: str) -> Any:
+        return await durable.run("Try.", client=client, task_queue=queue)
+
+    result = _with_worker(durable, temporal_server, body)
+    assert result.state is RunState.COMPLETED
+    assert ATTEMPTS == {"flaky": 3, "hopeless": 2, "fragile": 1}
+    got = {name: (content, is_error) for name, content, is_error in _tool_messages(result)}
+    assert got["flaky"] == ("worked", False)
+    assert got["hopeless"][1] and "ConnectionError: down for good" in got["hopeless"][0]
+    assert got["fragile"][1] and "ConnectionError: the service blinked" in got["fragile"][0]
+
+
+# -- model calls retry by the model's RetryPolicy, on Temporal only -------------------------------
+class _Replayer:
+    """An OpenAI-compatible server on loopback answering each request with the next status
+    (200: a plain answer) and counting the requests."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.script: list[int] = []
+        self.requests = 0
+        replayer = self
+        payloads = HERE / "payloads" / "openai"
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                replayer.requests += 1
+                status = replayer.script.pop(0) if replayer.script else 400
+                data = (payloads / ("plain.json" if status == 200
+                                    else f"error_{status}.json")).read_bytes()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_model_calls_retry_by_the_models_retry_policy(temporal_server: str) -> None:
+    pytest.importorskip("openai")
+    from reactloop.errors import ModelHTTPError
+    from reactloop.models._retry import RetryPolicy
+    from reactloop.models.openai import OpenAIModel
+    from reactloop.temporal import TemporalAgent
+
+    replayer = _Replayer()
+
+    def attempt(script: list[int], retries: int) -> tuple[Any, int]:
+        replayer.script, replayer.requests = list(script), 0
+        model = OpenAIModel("gpt-4o-mini", base_url=replayer.url, api_key="sk-test",
+                            retry=RetryPolicy(max_retries=retries, base_delay=0.05, jitter=0))
+        durable = TemporalAgent(Agent(model=model, name=f"retry-{len(script)}-{retries}"))
+
+        async def body(client: Any, queue: str) -> Any:
+            return await durable.run("What is 17 + 25?", client=client, task_queue=queue)
+
+        return _with_worker(durable, temporal_server, body), replayer.requests
+
+    try:
+        # two server errors, two retries allowed: the third attempt answers; the model's
+        # own retries are off in the activity, or there would be up to 3 x 3 requests
+        ok, requests = attempt([500, 500, 200], retries=2)
+        assert ok.state is RunState.COMPLETED and ok.output == "17 + 25 = 42."
+        assert requests == 3
+        failed, requests = attempt([500, 500, 200], retries=1)  # one retry: not enough
+        assert failed.state is RunState.ERROR and requests == 2
+        assert isinstance(failed.error, ModelHTTPError) and failed.error.status_code == 500
+        refused, requests = attempt([400, 200], retries=3)  # a bad request: never retried
+        assert refused.state is RunState.ERROR and requests == 1
+        assert isinstance(refused.error, ModelHTTPError) and refused.error.status_code == 400
+    finally:
+        replayer.server.shutdown()
+        replayer.server.server_close()
+
+
+# -- payloads over Temporal's limit are refused, clearly, once ----------------------------------
+def test_payloads_over_the_limit_are_refused_clearly(temporal_server: str) -> None:
+    from reactloop.errors import ReactloopError, UserError
+    from reactloop.temporal import TemporalAgent
+
+    calls: list[int] = []
+
+    def growing(request: ModelRequest) -> ModelResponse:  # its history grows by 60 kB a call
+        calls.append(1)
+        return ModelResponse(tool_calls=[ToolCall("chunk", {})])
+
+    @tool
+    def chunk() -> str:
+        """Return 60 kB of text."""
+        return "y" * 60_000
+
+    def verbose(request: ModelRequest) -> ModelResponse:
+        calls.append(2)
+        return ModelResponse(text="z" * 250_000)
+
+    limit = {"max_payload_bytes": 200_000}
+    growing_agent = TemporalAgent(Agent(model=FunctionModel(growing), tools=[chunk],
+                                        name="growing"), **limit)
+    verbose_agent = TemporalAgent(Agent(model=FunctionModel(verbose), name="verbose"), **limit)
+
+    async def body(client: Any, queue: str) -> Any:
+        with pytest.raises(UserError, match="over Temporal's payload limit of 200,000 bytes"):
+            await growing_agent.start("x" * 250_000, client=client, task_queue=queue)
+        with pytest.raises(ReactloopError) as info:
+            await growing_agent.run("Grow.", client=client, task_queue=queue)
+        async with verbose_agent.worker(client, queue + "-v"):
+            answer = await verbose_agent.run("Talk.", client=client, task_queue=queue + "-v")
+        return str(info.value), answer
+
+    failure, answer = _with_worker(growing_agent, temporal_server, body)
+    # the request that no longer fits is not sent; the run's result, which holds that
+    # history, cannot cross either: the workflow fails at once, saying why
+    assert "over Temporal's payload limit of 200,000 bytes" in failure
+    assert "the model request is" in failure and "max_messages" in failure
+    assert calls.count(1) == 4  # 4 x 60 kB fit; the 5th request was refused, not retried
+    # an answer too large to cross is refused by its activity, once: the run ends ERROR
+    assert answer.state is RunState.ERROR and calls.count(2) == 1
+    assert "the model's response is 250," in answer.output and "lower max_tokens" in answer.output
+
+
+# -- names that stay put across deploys -----------------------------------------------------------
+def test_workflow_and_activity_names_derive_from_the_agents_names() -> None:
+    pytest.importorskip("mcp")
+    from reactloop.mcp import MCPServer
+    from reactloop.temporal import TemporalAgent
+
+    def build(name: str = "calc") -> Any:
+        server = MCPServer.stdio(sys.executable, ["-c", "pass"], name="demo")
+        return TemporalAgent(Agent(model=FunctionModel(lambda r: "ok"), tools=[add, boom],
+                                   mcp_servers=[server], loop_control=True, name=name))
+
+    def names(durable: Any) -> list[str]:
+        return sorted(getattr(a, "__temporal_activity_definition").name
+                      for a in durable.activities)
+
+    durable = build()
+    assert names(durable) == ["calc.mcp.demo.call", "calc.mcp.demo.list", "calc.model",
+                              "calc.retrieve", "calc.tool", "calc.tool.add", "calc.tool.boom"]
+    assert getattr(durable.workflow, "__temporal_workflow_definition").name == "calc"
+    assert names(build()) == names(durable)  # another process builds the same names
+    assert durable.names.tool("added_at_run_time") == "calc.tool"
+    assert TemporalAgent(durable.agent, name="billing").names.tool("add") == "billing.tool.add"

@@ -134,6 +134,9 @@ async def _serve(durable: Any, address: str, task_queue: str, namespace: str,
     stopped = asyncio.create_task(stop.wait())
     await asyncio.wait({running, stopped}, return_when=asyncio.FIRST_COMPLETED)
     if not running.done():  # stop polling; activities in flight finish (or drain times out)
+        drain = options["graceful_shutdown_timeout"].total_seconds()
+        click.echo(f"reactloop worker: stopping: no new work; activities in flight may take "
+                   f"{drain:g} s more to finish", err=True)
         await worker.shutdown()
     try:
         await running

@@ -17,11 +17,16 @@ activity names are listed in :class:`Names`; the workflow's updates, queries and
 ``reactloop.temporal._workflow``.
 
 What differs from an in-process run: no ``text_delta`` events (a response crosses from its
-activity whole); callbacks (``Agent(callbacks=...)``) are not called (read
-:meth:`RunHandle.events`); a tool that adds tools with ``ToolContext.add_tools`` must have an
-extension add them in ``after_tools`` too (as skills do), since the tool runs in an activity;
-``Extension.start`` also runs in each tool activity, to restore the run's state there; MCP
-servers stay open per worker process (not per run); every tool call has a time limit.
+activity whole); a model call's retries (by its ``RetryPolicy``) are its activity's, so they
+are not ``retry`` events; ``@tool(retries=N)`` is honoured (in-process, a call is attempted
+once); callbacks (``Agent(callbacks=...)``) are not called (read :meth:`RunHandle.events`); a
+tool that adds tools with ``ToolContext.add_tools`` must have an extension add them in
+``after_tools`` too (as skills do), since the tool runs in an activity; ``Extension.start``
+also runs in each tool activity, to restore the run's state there; MCP servers stay open per
+worker process (not per run); every tool call has a time limit; data over Temporal's payload
+limit (``TemporalAgent(max_payload_bytes=)``) is refused: a tool result becomes an error
+result, a model request or response ends the run ``ERROR``, a result that cannot cross fails
+the workflow with the reason (:class:`PayloadTooLarge`).
 """
 
 from __future__ import annotations

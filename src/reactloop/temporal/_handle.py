@@ -143,7 +143,7 @@ class RunHandle:
 
     async def result(self) -> RunResult:
         """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends."""
-        from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
+        from temporalio.client import WorkflowUpdateFailedError
         from temporalio.service import RPCError
 
         while True:
@@ -153,13 +153,20 @@ class RunHandle:
                 if await self._running():
                     await asyncio.sleep(0.05)
                     continue
-                try:
-                    return run_result_from_dict(await self.workflow.result())
-                except WorkflowFailureError as exc:
-                    raise ReactloopError(f"the workflow {self.id} failed: "
-                                         f"{exc.cause or exc}") from None
+                return await self._final()
             if out.get("done"):
                 return run_result_from_dict(out["result"])
+            if out.get("closed"):  # it ends (or fails) without this turn's result
+                return await self._final()
+
+    async def _final(self) -> RunResult:
+        """The workflow's own result (its last turn's), once it has closed."""
+        from temporalio.client import WorkflowFailureError
+
+        try:
+            return run_result_from_dict(await self.workflow.result())
+        except WorkflowFailureError as exc:
+            raise ReactloopError(f"the workflow {self.id} failed: {exc.cause or exc}") from None
 
     async def send(self, text: str) -> int:
         """The user's next message (e.g. the answer a ``WAITING_FOR_USER`` run asked for):

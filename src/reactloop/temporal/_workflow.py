@@ -2,8 +2,9 @@
 
 One workflow is one conversation. It runs a turn (``reactloop._loop.run_events``, the same loop
 as in-process, over a :class:`~reactloop.temporal._runtime.WorkflowRuntime`), then either
-ends (a plain run) or waits — durably, for as long as it takes — for the next message: always
-after a turn that asked the user (``WAITING_FOR_USER``), and after every turn of a session.
+ends (a plain run) or waits — durably, for as long as it takes — for its next input: always
+after a turn that ended in one of the :data:`WAITS` states (``WAITING_FOR_USER``), and after
+every turn of a session.
 Between turns it continues as new when its history grows.
 
 Messages in and out (names documented in ``reactloop.temporal``):
@@ -46,6 +47,11 @@ POLL, PEEK, SEND, WAIT, STATUS, CLOSE = ("reactloop.poll", "reactloop.peek", "re
                                          "reactloop.wait", "reactloop.status", "reactloop.close")
 _BATCH_BYTES = 512 * 1024
 """The most event data one poll returns (more follows with the next poll)."""
+WAITS = frozenset({RunState.WAITING_FOR_USER})
+"""States in which a turn ends waiting for an input, however long it takes: the next turn starts
+from that input. One wait, for any kind of input: an ``{"text": ...}`` input (``send``) is the
+user's next message; another kind (an approval's decisions, say) needs its own update that
+queues it with :meth:`_Conversation.deliver` and its own branch in :meth:`_Conversation.begin`."""
 
 
 class _Conversation:
@@ -58,7 +64,8 @@ class _Conversation:
         self.base = 1
         """Sequence number of ``log[0]``."""
         self.turn_start = 1
-        self.inbox: list[str] = []
+        self.inbox: list[dict[str, Any]] = []
+        """Inputs not yet taken by a turn (``{"text": ...}``: a user message)."""
         self.turn = 0
         """Turns asked for (the first prompt and every message sent)."""
         self.done = 0
@@ -83,7 +90,7 @@ class _Conversation:
             except asyncio.CancelledError:  # the workflow was cancelled: the turn ended
                 break                         # CANCELLED and recorded that; so do we
             messages, state, ran = list(result.messages), dict(result.context.state), True
-            if not (session or result.state is RunState.WAITING_FOR_USER or self.inbox):
+            if not (session or result.state in WAITS or self.inbox):
                 break
         self.closed = True
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -92,28 +99,34 @@ class _Conversation:
                                    non_retryable=True)
         return self.result
 
-    async def _turn(self, prompt: str, messages: list[Message], state: dict[str, Any]
-                    ) -> RunResult:
-        agent = self.agent
-        spec, rt = agent.agent.spec, WorkflowRuntime(agent)
+    async def _turn(self, given: Mapping[str, Any], messages: list[Message],
+                    state: dict[str, Any]) -> RunResult:
+        spec, rt = self.agent.agent.spec, WorkflowRuntime(self.agent)
         self.busy, self.turn_start = True, self._next()
-        ctx = RunContext(rt.new_id(), prompt, messages, tools=spec.tools.copy(), deps=spec.deps,
-                         state=state)
-        ctx.append(Message.user(prompt))
-        await self._retrieve(ctx)
         result: RunResult | None = None
         try:
+            ctx = await self.begin(given, rt, messages, state)
             async with aclosing(run_events(spec, ctx, rt, stream=False)) as events:
                 async for event in events:
                     if isinstance(event, RunEndEvent):
                         result = event.result
-                        self.result = self._fit_result(run_result_to_dict(result))
+                        self.result = await self._fit_result(run_result_to_dict(result))
                         self.done += 1
                     self._publish(event_to_dict(event))
         finally:
             self.busy = False
         assert result is not None
         return result
+
+    async def begin(self, given: Mapping[str, Any], rt: WorkflowRuntime,
+                    messages: list[Message], state: dict[str, Any]) -> RunContext:
+        """The context a turn starts from, given its input (see :data:`WAITS`)."""
+        spec, prompt = self.agent.agent.spec, str(given["text"])
+        ctx = RunContext(rt.new_id(), prompt, messages, tools=spec.tools.copy(), deps=spec.deps,
+                         state=state)
+        ctx.append(Message.user(prompt))
+        await self._retrieve(ctx)
+        return ctx
 
     async def _retrieve(self, ctx: RunContext) -> None:
         """Retrieved context (``context_providers``) comes from an activity: providers do
@@ -171,7 +184,11 @@ class _Conversation:
 
     # -- messages ----------------------------------------------------------------------------
     def send(self, text: str) -> dict[str, Any]:
-        self.inbox.append(text)
+        return self.deliver({"text": text})
+
+    def deliver(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Queue an input for the next turn; returns that turn's number."""
+        self.inbox.append(given)
         self.turn += 1
         return {"turn": self.turn}
 
@@ -185,14 +202,16 @@ class _Conversation:
         turn = int(arg.get("turn") or self.turn)
         await workflow.wait_condition(lambda: self.done >= turn or self.closed or self.moving)
         if self.done < turn:
-            return {"turn": turn, "done": False, "moved": self.moving}
+            return {"turn": turn, "done": False, "moved": self.moving, "closed": self.closed}
         return {"turn": self.done, "done": True, "result": self.result}
 
     def status(self) -> dict[str, Any]:
         return {"turn": self.turn, "done": self.done, "busy": self.busy, "idle": self._idle(),
                 "closed": self.closed, "next": self._next(), "turn_start": self.turn_start,
                 "waiting_for_user": bool(self.result and self.result["state"]
-                                         == RunState.WAITING_FOR_USER.value)}
+                                         == RunState.WAITING_FOR_USER.value),
+                "waiting": bool(self._idle() and self.result
+                                and self.result["state"] in {s.value for s in WAITS})}
 
     def close(self) -> None:
         self.closing = True
@@ -217,7 +236,7 @@ class _Conversation:
 
     def _restore(self, arg: Mapping[str, Any]) -> None:
         if arg.get("prompt") is not None:  # a first start
-            self.inbox.append(str(arg["prompt"]))
+            self.inbox.append({"text": str(arg["prompt"])})
             self.turn = 1
             return
         self.inbox = list(arg.get("inbox") or ())
@@ -226,13 +245,18 @@ class _Conversation:
         self.log = list(arg.get("log") or ())
         self.result = arg.get("result")
 
-    def _fit_result(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def _fit_result(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data``, unless it is over the payload limit: then the workflow fails, saying why
+        (once its waiting callers were answered)."""
         size, limit = json_size(data), self.agent.max_payload_bytes
         if size > limit:
+            why = f" (it ended {data['state']}: {data['output']})" if data["error"] else ""
+            self.closed = True
+            await workflow.wait_condition(workflow.all_handlers_finished)
             raise ApplicationError(
                 f"the run's result is {size:,} bytes, over Temporal's payload limit of "
-                f"{limit:,} bytes; keep the conversation shorter (max_messages, compaction)",
-                non_retryable=True)
+                f"{limit:,} bytes{why}; keep the conversation shorter (max_messages, "
+                "compaction)", non_retryable=True)
         return data
 
 
