@@ -38,7 +38,11 @@ from temporalio import activity, workflow
 from reactloop import Agent, ModelRequest, ModelResponse, ToolCall, tool
 from reactloop.testing import FunctionModel
 
-ROOT = Path(__file__).resolve().parents[1]
+
+def _root() -> Path:
+    # not at import time: the workflow sandbox re-imports this file (for Floor), and resolving
+    # a path is I/O it refuses
+    return Path(__file__).resolve().parents[1]
 
 
 @tool
@@ -166,14 +170,15 @@ def _floor_worker(client: Any, queue: str) -> Any:
 
 
 def _workers(address: str, queue: str, n: int) -> list[subprocess.Popen[bytes]]:
+    root = _root()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)}
+        p for p in (str(root / "src"), os.environ.get("PYTHONPATH")) if p)}
     procs = []
     for i in range(n):
         log = Path(tempfile.gettempdir()) / f"reactloop-bench-worker-{i}.log"
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "reactloop", "worker", "--agent", "benchmarks.temporal:crowd",
-             "--address", address, "--task-queue", queue], cwd=ROOT, env=env,
+             "--address", address, "--task-queue", queue], cwd=root, env=env,
             stdout=subprocess.DEVNULL, stderr=log.open("wb")))
         deadline = time.monotonic() + 60
         while "reactloop worker:" not in log.read_text():
