@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from reactloop.cli.worker import run_on_temporal_if_asked, temporal_options
+from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
 
 __all__ = ["main"]
 

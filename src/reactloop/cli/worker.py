@@ -1,10 +1,8 @@
-"""``reactloop worker`` (host an agent on Temporal) and the ``--temporal`` path of ``run``.
+"""``reactloop worker``: host an agent's workflow and activities on Temporal.
 
 ``reactloop worker --agent MODULE:ATTR --task-queue Q [--address HOST:PORT] [--namespace NS]``
-runs a worker until SIGTERM or SIGINT, which stop it polling and let the activities in flight
-finish (``--drain-timeout``). ``reactloop run --temporal [HOST:PORT] --agent MODULE:ATTR
---task-queue Q [--id ID] TASK`` starts the run as a workflow (or attaches to the conversation
-``ID``), renders its events live like a local run and exits with the same codes.
+runs a worker until SIGTERM or SIGINT, which stop it taking work and let the activities in
+flight finish (``--drain-timeout``). ``run --temporal`` is in :mod:`reactloop.cli._temporal_run`.
 """
 
 from __future__ import annotations
@@ -14,12 +12,11 @@ import os
 import signal
 import sys
 from datetime import timedelta
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-__all__ = ["DEFAULT_ADDRESS", "address_of", "run_on_temporal", "run_on_temporal_if_asked",
-           "temporal_options", "worker_command"]
+__all__ = ["DEFAULT_ADDRESS", "address_of", "load_durable", "worker_command"]
 
 DEFAULT_ADDRESS = "localhost:7233"
 
@@ -29,57 +26,26 @@ def address_of(value: str | None) -> str:
     return value or os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS
 
 
-def temporal_options(f: Any) -> Any:
-    """The options ``run`` takes for Temporal."""
-    options = [
-        click.option("--temporal", is_flag=False, flag_value="", default=None,
-                     metavar="[HOST:PORT]",
-                     help="Run as a Temporal workflow on the agent's workers (default "
-                          "address: $TEMPORAL_ADDRESS, else localhost:7233); needs --agent "
-                          "and --task-queue."),
-        click.option("--task-queue", metavar="QUEUE",
-                     help="With --temporal: the task queue the agent's workers poll."),
-        click.option("--id", "run_id", metavar="ID",
-                     help="With --temporal: the workflow id; an existing conversation is "
-                          "attached to (and given TASK if it waits for an answer)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> None:
-    """``run --temporal``: run on Temporal and exit; otherwise take the Temporal options out of
-    ``opts`` (refusing those that only apply with ``--temporal``)."""
-    temporal, queue, run_id = opts.pop("temporal"), opts.pop("task_queue"), opts.pop("run_id")
-    if temporal is None:
-        if queue or run_id:
-            raise click.UsageError("--task-queue and --id apply to runs on Temporal: add "
-                                   "--temporal [HOST:PORT]")
-        return
-    if any(c.isspace() for c in temporal):
-        raise click.BadParameter("takes HOST:PORT (or nothing: put it before another option)",
-                                 param_hint="--temporal")
-    run_on_temporal(task or "", agent_spec=opts.get("agent_spec"), address=address_of(temporal),
-                    task_queue=queue, run_id=run_id, as_json=bool(opts.get("as_json")))
-
-
 def _fail(message: str, code: int = 1) -> None:
     click.echo(f"reactloop: {message}", err=True)
     sys.exit(code)
 
 
-def _temporal_agent(spec: str) -> Any:
-    """The object ``--agent`` names, as a TemporalAgent (an Agent is wrapped)."""
-    from reactloop.cli._load import load_agent
+def load_durable(spec: str) -> Any:
+    """The object ``--agent`` names, as a TemporalAgent (an Agent, or a function returning
+    one, is wrapped). Stored keys (``reactloop keys``) reach the agent's models as in a local
+    run, and are never shown."""
+    from reactloop.cli._config import apply_keys
+    from reactloop.cli._load import load_agent, load_object
+    from reactloop.cli._observe import register_secrets
     from reactloop.errors import UserError
 
     try:
         from reactloop.temporal import TemporalAgent
     except UserError as exc:
         _fail(str(exc))
-    from reactloop.cli._load import load_object
-
+    apply_keys()
+    register_secrets()
     obj = load_object(spec, "--agent")
     if isinstance(obj, TemporalAgent):
         return obj
@@ -104,18 +70,22 @@ def worker_command(agent_spec: str, address: str | None, task_queue: str, namesp
                    drain_timeout: float, max_concurrent_activities: int | None,
                    sticky_timeout: float | None) -> None:
     """Host an agent's workflow and activities on Temporal until SIGTERM."""
+    from temporalio.service import RPCError
+
     from reactloop.errors import ReactloopError
 
     try:
-        durable = _temporal_agent(agent_spec)
+        durable = load_durable(agent_spec)
         options: dict[str, Any] = {"graceful_shutdown_timeout": timedelta(seconds=drain_timeout)}
         if max_concurrent_activities:
             options["max_concurrent_activities"] = max_concurrent_activities
         if sticky_timeout:
             options["sticky_queue_schedule_to_start_timeout"] = timedelta(seconds=sticky_timeout)
         asyncio.run(_serve(durable, address_of(address), task_queue, namespace, options))
-    except ReactloopError as exc:
+    except (ReactloopError, RPCError) as exc:
         _fail(str(exc))
+    except RuntimeError as exc:  # the SDK's: a workflow it cannot host, a lost server
+        _fail(f"the worker stopped: {exc}")
 
 
 async def _serve(durable: Any, address: str, task_queue: str, namespace: str,
@@ -144,64 +114,3 @@ async def _serve(durable: Any, address: str, task_queue: str, namespace: str,
         stopped.cancel()
         await durable.aclose()
     click.echo("reactloop worker: stopped", err=True)
-
-
-def run_on_temporal(task: str, *, agent_spec: str | None, address: str, task_queue: str | None,
-                    run_id: str | None, as_json: bool) -> NoReturn:
-    """``reactloop run --temporal``: render (or print as JSON) the run's result, then exit
-    with the same code as a local run."""
-    from reactloop.errors import ReactloopError
-
-    if not agent_spec or not task_queue:
-        raise click.UsageError("--temporal needs --agent MODULE:ATTR and --task-queue QUEUE "
-                               "(the worker's)")
-    durable = _temporal_agent(agent_spec)
-    try:
-        result = asyncio.run(_follow(durable, task, address, task_queue, run_id, as_json))
-    except ReactloopError as exc:
-        _fail(str(exc))
-    from reactloop.cli._outcome import EXIT_CODES
-
-    code = EXIT_CODES.get(result.state.value, 1)
-    if code:
-        reason = f"{result.error}" if result.error else result.output
-        click.echo(f"reactloop: run ended {result.state.value}: "
-                   f"{' '.join(reason.split())[:300]}", err=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # nothing is left to clean up; skipping interpreter shutdown avoids a rare abort there
-    # (the Temporal SDK's native threads, with native model libraries loaded)
-    os._exit(code)
-
-
-async def _follow(durable: Any, task: str, address: str, task_queue: str, run_id: str | None,
-                  as_json: bool) -> Any:
-    from reactloop.events import RunEndEvent
-
-    handle = await durable.start(task, client=address, task_queue=task_queue, id=run_id)
-    if not handle.sent:
-        click.echo(f"reactloop: attached to {handle.id} (a turn is running or it has ended); "
-                   "the task was not sent", err=True)
-    if as_json:
-        result = await handle.result()
-        click.echo(result.to_json(indent=2))
-        return result
-    from rich.console import Console
-
-    from reactloop.cli._render import Renderer
-
-    renderer = Renderer(Console(stderr=False, highlight=False))
-    result = None
-    try:
-        async for _, event in handle.events():
-            if isinstance(event, RunEndEvent):
-                result = event.result
-            else:
-                renderer.handle(event)
-    finally:
-        renderer.stop()
-    if result is None:  # its events were no longer kept: the result still is
-        result = await handle.result()
-    renderer.finish(result)
-    click.echo(f"[conversation {handle.id}]", err=True)
-    return result

@@ -65,15 +65,24 @@ class RunHandle:
         status = await self.status()
         self.turn, self.seq = status["turn"], status["turn_start"] - 1
         if prompt is not None and status["idle"] and not status["closed"]:
+            self.seq = status["next"] - 1  # the new turn's events, not the last one's
             await self.send(prompt)
 
     async def status(self) -> dict[str, Any]:
         """``{"turn", "done", "busy", "idle", "closed", "next", "turn_start",
         "waiting_for_user"}`` of the conversation."""
         from temporalio.client import WorkflowExecutionStatus
+        from temporalio.service import RPCError, RPCStatusCode
 
-        out: dict[str, Any] = await self.workflow.query(STATUS, result_type=dict)
-        desc = await self.workflow.describe()
+        try:
+            out: dict[str, Any] = await self.workflow.query(STATUS, result_type=dict)
+            desc = await self.workflow.describe()
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                raise ReactloopError(f"there is no conversation {self.id!r} on this Temporal "
+                                     "server (namespace "
+                                     f"{self.client.namespace!r})") from None
+            raise
         out["closed"] = out["closed"] or desc.status != WorkflowExecutionStatus.RUNNING
         return out
 
