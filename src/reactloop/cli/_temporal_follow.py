@@ -14,6 +14,7 @@ import click
 
 from reactloop.cli._outcome import Outcome, judge
 from reactloop.cli._render import NORMAL, QUIET, Renderer
+from reactloop.events import RunEndEvent
 from reactloop.result import RunResult, RunState
 
 __all__ = ["run_on_temporal"]
@@ -82,18 +83,16 @@ async def _follow(durable: Any, prompt: str | None, address: str, task_queue: st
     renderer = _Renderer(err, out, verbosity=verbosity,
                          model_spec=str(getattr(durable.agent.model, "name", "MODEL")))
     renderer.again = f'{command} --id {shlex.quote(handle.id)} "ANSWER"'
-    if as_json:
-        result: RunResult | None = await handle.result()
-    else:
-        result, interrupted = await consume(_events(handle), renderer.handle)
-        renderer.stop()
-        if interrupted:
-            err.print(f"reactloop: stopped following; the run goes on in workflow {handle.id} "
-                      f"(follow it again: {command} --id {handle.id})", markup=False,
-                      highlight=False)
-            return 130
-        if result is None:  # its events were no longer kept: the result still is
-            result = await handle.result()
+    result, interrupted = await consume(_ended(handle) if as_json else _events(handle),
+                                        renderer.handle)
+    renderer.stop()
+    if interrupted:
+        err.print(f"reactloop: stopped following; the run goes on in workflow {handle.id} "
+                  f"(follow it again: {command} --id {handle.id})", markup=False,
+                  highlight=False)
+        return 130
+    if result is None:  # its events were no longer kept: the result still is
+        result = await handle.result()
     assert result is not None
     if as_json:
         click.echo(result.to_json(indent=2))
@@ -105,3 +104,9 @@ async def _follow(durable: Any, prompt: str | None, address: str, task_queue: st
 async def _events(handle: Any) -> AsyncIterator[Any]:
     async for _, event in handle.events():
         yield event
+
+
+async def _ended(handle: Any) -> AsyncIterator[Any]:
+    """``--json``: the turn's result alone, as its ``run_end`` event."""
+    result = await handle.result()
+    yield RunEndEvent(result.run_id, result)
