@@ -26,7 +26,9 @@ also runs in each tool activity, to restore the run's state there; MCP servers s
 worker process (not per run); every tool call has a time limit; data over Temporal's payload
 limit (``TemporalAgent(max_payload_bytes=)``) is refused: a tool result becomes an error
 result, a model request or response ends the run ``ERROR``, a result that cannot cross fails
-the workflow with the reason (:class:`PayloadTooLarge`).
+the workflow with the reason (:class:`PayloadTooLarge`); runs are not traced with
+OpenTelemetry (``Agent(instrument=)``): Temporal's own tracing interceptor
+(``temporalio.contrib.opentelemetry``) traces workflows and activities.
 """
 
 from __future__ import annotations
