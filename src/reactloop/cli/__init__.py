@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
+
 __all__ = ["main"]
 
 
@@ -192,6 +194,7 @@ def main() -> None:
 @click.option("--output-schema", "output_schema", metavar="FILE.json",
               type=click.Path(exists=True, dir_okay=False),
               help="A JSON Schema the answer must match; the validated JSON is printed.")
+@temporal_options
 @click.pass_context
 def run(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     """Run TASK to completion and print the answer.
@@ -205,6 +208,8 @@ def run(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     approval, 130 cancelled.
     """
     from reactloop.cli._run import run_command
+
+    run_on_temporal_if_asked(ctx, task, opts)  # --temporal: the run is a workflow (exits)
 
     run_command(ctx, task, opts)
 
@@ -231,7 +236,8 @@ def _attach_optional_groups() -> None:
                          ("reactloop.cli.config", "config_group"),
                          ("reactloop.cli.config", "keys_group"),
                          ("reactloop.cli.config", "models_command"),
-                         ("reactloop.cli.eval", "eval_command")):
+                         ("reactloop.cli.eval", "eval_command"),
+                         ("reactloop.cli.worker", "worker_command")):
         import importlib.util
 
         if importlib.util.find_spec(module) is None:

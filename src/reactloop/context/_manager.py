@@ -131,11 +131,13 @@ class ContextPolicy:
 
     async def prepare(self, messages: list[Message], build: Callable[[list[Message]], ModelRequest],
                       *, run_id: str, iteration: int, tally: Tally | None = None,
-                      call: ModelCall | None = None) -> Prepared:
+                      call: ModelCall | None = None,
+                      clock: Callable[[], float] = time.perf_counter) -> Prepared:
         """Prune, compact if needed, and size the request that ``build(messages)`` makes.
 
         A pure function of its inputs apart from the summarizer's model calls (sent through
-        ``call``): it returns the new history and the events instead of touching a run."""
+        ``call``) and ``clock`` (the run's monotonic clock, for the tiers' durations): it
+        returns the new history and the events instead of touching a run."""
         events: list[Event] = []
         if self.max_messages is not None or self.max_tokens is not None:
             messages, pruned = self._prune(messages, run_id)
@@ -148,7 +150,7 @@ class ContextPolicy:
         if window is None or c is None or sizes["total"] <= window * c.threshold:
             events.append(RequestEvent(run_id, iteration, sizes))
             return Prepared(messages, request, events, usage, tally)
-        progress = await self._compact(messages, c, sizes, window, run_id, call)
+        progress = await self._compact(messages, c, sizes, window, run_id, call, clock)
         events.extend(progress.events)
         messages, usage = progress.messages, progress.usage
         request = build(messages)
@@ -173,8 +175,9 @@ class ContextPolicy:
                                        len(after))]
 
     async def _compact(self, messages: list[Message], c: Compaction, sizes: dict[str, int],
-                       window: int, run_id: str, call: ModelCall | None) -> _Progress:
-        progress = _Progress(messages, run_id, self.counter, sizes)
+                       window: int, run_id: str, call: ModelCall | None,
+                       clock: Callable[[], float]) -> _Progress:
+        progress = _Progress(messages, run_id, self.counter, sizes, clock)
         target = window * c.target
         if c.tiers is not None:
             for tier in c.tiers:
@@ -247,8 +250,8 @@ class _Progress:
     """The history while tiers run, its request size, and one event per tier that helped."""
 
     def __init__(self, messages: list[Message], run_id: str, counter: TokenCounter,
-                 sizes: dict[str, int]) -> None:
-        self.run_id, self.counter = run_id, counter
+                 sizes: dict[str, int], clock: Callable[[], float]) -> None:
+        self.run_id, self.counter, self.clock = run_id, counter, clock
         self.messages: list[Message] = messages
         self.total = sizes["total"]
         self.fixed = sizes["total"] - sizes["history"]  # system, tools and notes
@@ -257,7 +260,7 @@ class _Progress:
 
     async def apply(self, tier: Tier) -> int:
         """Run ``tier``; returns the request size afterwards."""
-        started = time.perf_counter()
+        started = self.clock()
         used = getattr(tier, "usage", None)  # a tier that calls a model (Summarize)
         out: Any = tier(self.messages)
         if inspect.isawaitable(out):
@@ -273,7 +276,7 @@ class _Progress:
         _check_tier(name, self.messages, out)
         after = self.fixed + self.counter.messages(out)
         self.events.append(CompactionEvent(self.run_id, name, self.total, after,
-                                           time.perf_counter() - started, len(self.messages),
+                                           self.clock() - started, len(self.messages),
                                            len(out)))
         self.messages, self.total = list(out), after
         return after

@@ -20,7 +20,8 @@ from typing import TypeVar
 from reactloop._redact import redact_exception
 from reactloop.errors import ModelHTTPError
 
-__all__ = ["RetryListener", "RetryPolicy", "parse_retry_after", "retry_listener", "with_retries"]
+__all__ = ["RetryListener", "RetryPolicy", "parse_retry_after", "retries_elsewhere",
+           "retry_listener", "with_retries"]
 
 T = TypeVar("T")
 RetryListener = Callable[[int, float, BaseException], None]
@@ -30,6 +31,12 @@ retry_listener: contextvars.ContextVar[RetryListener | None] = contextvars.Conte
     "reactloop_retry_listener", default=None
 )
 """Set by the loop around each model call so retries become ``retry`` events of that run."""
+
+retries_elsewhere: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "reactloop_retries_elsewhere", default=False
+)
+"""True while something else retries model calls (a Temporal activity's retry policy): then
+:func:`with_retries` tries once, so retries do not multiply."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +96,7 @@ async def with_retries(
         except ModelHTTPError as exc:
             redact_exception(exc)
             attempt += 1
-            if not exc.retryable or attempt > policy.max_retries:
+            if not exc.retryable or attempt > policy.max_retries or retries_elsewhere.get():
                 raise
             wait = policy.delay(attempt, exc.retry_after)
             for listener in (retry_listener.get(), on_retry):

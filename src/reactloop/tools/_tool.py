@@ -81,12 +81,32 @@ def _is_context_annotation(annotation: Any) -> bool:
     return annotation is ToolContext or annotation == "ToolContext"
 
 
+def _check_retries(name: str, retries: object) -> int:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise UserError(f"tool {name!r}: retries must be an integer >= 0, got {retries!r}")
+    return retries
+
+
 def _check_timeout(name: str, timeout: Any) -> None:
     # NaN passes a "<= 0" check and never expires; inf never expires either
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not math.isfinite(timeout) or timeout <= 0):
         raise UserError(f"tool {name!r}: timeout must be a positive, finite number of seconds, "
                         f"got {timeout!r}; pass e.g. timeout=30, or None for none")
+
+
+def _checked_name(fn: Any, name: str | None) -> str:
+    if not callable(fn):
+        raise UserError(
+            f"tool {fn!r} is not callable: pass a function, a Tool, or decorate with @tool"
+        )
+    name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    if not _NAME_RE.match(name):
+        raise UserError(
+            f"tool name {name!r} is invalid: use 1-64 characters from [A-Za-z0-9_-] "
+            "(every provider accepts those); pass name=... to @tool"
+        )
+    return name
 
 
 class Tool:
@@ -105,6 +125,7 @@ class Tool:
         validate: bool = True,
         inline: bool = False,
         requires_approval: ApprovalRule = False,
+        retries: int = 0,
     ) -> None:
         """
         Args:
@@ -122,19 +143,13 @@ class Tool:
                 for anything that blocks (I/O, sleeps, heavy computation).
             requires_approval: each call waits for a person's decision (``True``), or a
                 callable ``(arguments, context) -> bool`` decides per call.
+            retries: more attempts after a failure, for a call that is safe to repeat
+                (honoured by durable runtimes: ``reactloop.temporal``); default 0.
         """
-        if not callable(fn):
-            raise UserError(
-                f"tool {fn!r} is not callable: pass a function, a Tool, or decorate with @tool"
-            )
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
-        if not _NAME_RE.match(self.name):
-            raise UserError(
-                f"tool name {self.name!r} is invalid: use 1-64 characters from [A-Za-z0-9_-] "
-                "(every provider accepts those); pass name=... to @tool"
-            )
+        self.name = _checked_name(fn, name)
         _check_timeout(self.name, timeout)
+        self.retries = _check_retries(self.name, retries)
         self._description = description
         self._explicit_parameters = dict(parameters) if parameters is not None else None
         self.timeout, self.repeatable = timeout, repeatable
@@ -193,6 +208,7 @@ class Tool:
             validate=self._validate,
             inline=self.inline,
             requires_approval=self.requires_approval,
+            retries=self.retries,
         )
         return clone
 
@@ -341,6 +357,7 @@ def tool(
     repeatable: bool = False,
     inline: bool = False,
     requires_approval: ApprovalRule = False,
+    retries: int = 0,
 ) -> Callable[[ToolFunc], Tool]: ...
 def tool(
     fn: ToolFunc | None = None,
@@ -352,6 +369,7 @@ def tool(
     repeatable: bool = False,
     inline: bool = False,
     requires_approval: ApprovalRule = False,
+    retries: int = 0,
 ) -> Tool | Callable[[ToolFunc], Tool]:
     """Turn a typed function (sync or async) into a :class:`Tool`.
 
@@ -378,10 +396,13 @@ def tool(
         requires_approval: a person approves each call before it runs (``True``), or a
             callable ``(arguments, context) -> bool`` decides per call (see
             :mod:`reactloop.approvals`).
+        retries: the call is safe to repeat: a failed attempt may be retried this many times
+            on a durable runtime (``reactloop.temporal``); default 0 (attempted once).
     """
 
     def wrap(f: ToolFunc) -> Tool:
         return Tool(f, name=name, description=description, timeout=timeout,
-                    repeatable=repeatable, inline=inline, requires_approval=requires_approval)
+                    repeatable=repeatable, inline=inline, requires_approval=requires_approval,
+                    retries=retries)
 
     return wrap(fn) if fn is not None else wrap

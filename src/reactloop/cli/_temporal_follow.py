@@ -1,0 +1,112 @@
+"""``reactloop run --temporal``, once asked for: start or attach, follow, render, exit
+(see :mod:`reactloop.cli._temporal_run`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn
+
+import click
+
+from reactloop.cli._outcome import Outcome, judge
+from reactloop.cli._render import NORMAL, QUIET, Renderer
+from reactloop.events import RunEndEvent
+from reactloop.result import RunResult, RunState
+
+__all__ = ["run_on_temporal"]
+
+
+def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_queue: str,
+                    run_id: str | None, verbosity: int, as_json: bool,
+                    command: str) -> NoReturn:
+    """Start (or attach to) the run, show it, and exit with the local run's code."""
+    from temporalio.service import RPCError
+
+    from reactloop.cli._outcome import explain_error
+    from reactloop.cli.worker import load_durable
+    from reactloop.errors import ReactloopError
+
+    durable = load_durable(agent_spec)
+    try:
+        code = asyncio.run(_follow(durable, prompt, address, task_queue, run_id,
+                                   QUIET if as_json else verbosity, as_json, command))
+    except (ReactloopError, RPCError) as exc:  # the server's refusals are one line too
+        click.echo(f"reactloop: {explain_error(exc)}", err=True)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # nothing is left to clean up; skipping interpreter shutdown avoids a rare abort there
+    # (the Temporal SDK's native threads, with native model libraries loaded)
+    os._exit(code)
+
+
+class _Renderer(Renderer):
+    """The local renderer, with the way to answer a waiting run on Temporal."""
+
+    again = ""
+
+    def finish(self, result: RunResult, *, model: Any = None, footer: str = "",
+               answer: bool = True) -> Outcome:
+        if result.state is not RunState.WAITING_FOR_USER:
+            return super().finish(result, model=model, footer=footer, answer=answer)
+        self.stop()  # (a waiting run has no tool errors or cut answer to judge)
+        outcome = judge(result, truncated=False, model=model, model_spec=self.model_spec)
+        outcome.notes[0] = f"the agent asked a question; answer it with: {self.again}"
+        if answer:
+            self.print_answer(result, outcome)
+        if self.verbosity >= NORMAL:
+            self.print_summary(result, outcome, footer)
+        else:
+            self.err.print(f"reactloop: run ended {outcome.label}: {outcome.notes[0]}",
+                           markup=False, highlight=False)
+        return outcome
+
+
+async def _follow(durable: Any, prompt: str | None, address: str, task_queue: str,
+                  run_id: str | None, verbosity: int, as_json: bool, command: str) -> int:
+    from reactloop.cli._run import consoles
+    from reactloop.cli._setup import consume
+
+    if prompt is None:
+        assert run_id is not None
+        handle = await durable.attach(run_id, client=address)
+    else:
+        handle = await durable.start(prompt, client=address, task_queue=task_queue, id=run_id)
+    err, out = consoles(verbosity)
+    if prompt is not None and not handle.sent:
+        err.print(f"reactloop: attached to {handle.id}, whose turn is running or which has "
+                  "ended; the task was not sent", markup=False, highlight=False)
+    renderer = _Renderer(err, out, verbosity=verbosity,
+                         model_spec=str(getattr(durable.agent.model, "name", "MODEL")))
+    renderer.again = f'{command} --id {shlex.quote(handle.id)} "ANSWER"'
+    result, interrupted = await consume(_ended(handle) if as_json else _events(handle),
+                                        renderer.handle)
+    renderer.stop()
+    if interrupted:
+        err.print(f"reactloop: stopped following; the run goes on in workflow {handle.id} "
+                  f"(follow it again: {command} --id {handle.id})", markup=False,
+                  highlight=False)
+        return 130
+    if result is None:  # its events were no longer kept: the result still is
+        result = await handle.result()
+    assert result is not None
+    if as_json:
+        click.echo(result.to_json(indent=2))
+    outcome = renderer.finish(result, model=durable.agent.model, answer=not as_json,
+                              footer=f"workflow {handle.id}")
+    return outcome.code
+
+
+async def _events(handle: Any) -> AsyncIterator[Any]:
+    async for _, event in handle.events():
+        yield event
+
+
+async def _ended(handle: Any) -> AsyncIterator[Any]:
+    """``--json``: the turn's result alone, as its ``run_end`` event."""
+    result = await handle.result()
+    yield RunEndEvent(result.run_id, result)

@@ -1,0 +1,60 @@
+"""Durable, distributed runs on Temporal: the same loop, as a workflow.
+
+``pip install 'reactloop[temporal]'``. Wrap an agent, host it in workers, run it from
+anywhere::
+
+    from reactloop.temporal import TemporalAgent
+
+    durable = TemporalAgent(agent)
+    worker = durable.worker(client, "agents")          # or: reactloop worker --agent m:durable
+    result = await durable.run("Plan my trip", client=client, task_queue="agents")
+
+The run's deterministic part — the loop, budget notes, context management, loop control —
+runs in the workflow; every model call, tool call (one activity each: a call that completed is
+never run again), MCP listing and call, and a turn's retrieved context is an activity. A run
+that asks the user waits in the workflow, durably, for :meth:`RunHandle.send`. Workflow and
+activity names are listed in :class:`Names`; the workflow's updates, queries and signal in
+``reactloop.temporal._workflow``.
+
+What differs from an in-process run: no ``text_delta`` events (a response crosses from its
+activity whole); a model call's retries (by its ``RetryPolicy``) are its activity's, so they
+are not ``retry`` events; ``@tool(retries=N)`` is honoured (in-process, a call is attempted
+once); callbacks (``Agent(callbacks=...)``) are not called (read :meth:`RunHandle.events`); a
+tool that adds tools with ``ToolContext.add_tools`` must have an extension add them in
+``after_tools`` too (as skills do), since the tool runs in an activity; ``Extension.start``
+also runs in each tool activity, to restore the run's state there; MCP servers stay open per
+worker process (not per run); every tool call has a time limit; data over Temporal's payload
+limit (``TemporalAgent(max_payload_bytes=)``) is refused: a tool result becomes an error
+result, a model request or response ends the run ``ERROR``, a result that cannot cross fails
+the workflow with the reason (:class:`PayloadTooLarge`); runs are not traced with
+OpenTelemetry (``Agent(instrument=)``): Temporal's own tracing interceptor
+(``temporalio.contrib.opentelemetry``) traces workflows and activities.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from reactloop.errors import UserError
+
+if importlib.util.find_spec("temporalio") is None:
+    raise UserError("reactloop.temporal needs the Temporal SDK: pip install 'reactloop[temporal]'")
+
+from reactloop.temporal._agent import (
+    PASSTHROUGH_MODULES,
+    Names,
+    TemporalAgent,
+    sandbox_runner,
+)
+from reactloop.temporal._handle import RunHandle
+from reactloop.temporal._runtime import PayloadTooLarge, WorkflowRuntime
+
+__all__ = [
+    "PASSTHROUGH_MODULES",
+    "Names",
+    "PayloadTooLarge",
+    "RunHandle",
+    "TemporalAgent",
+    "WorkflowRuntime",
+    "sandbox_runner",
+]

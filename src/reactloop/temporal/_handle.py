@@ -1,0 +1,203 @@
+""":class:`RunHandle`: a caller's view of one conversation workflow.
+
+Events arrive by long-polling an update (``reactloop.poll``): the handler returns as soon as
+there are events after the caller's last sequence number, so events reach the caller live, in
+order, without busy polling, and a caller that re-attaches with the last number it saw neither
+loses nor repeats any. A closed workflow cannot take updates; its retained events are read
+with the ``reactloop.peek`` query instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from reactloop.errors import ReactloopError, UserError
+from reactloop.events import Event
+from reactloop.result import RunResult
+from reactloop.temporal._codec import event_from_dict, run_result_from_dict
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+__all__ = ["RunHandle", "connect"]
+
+POLL, PEEK, SEND, WAIT, STATUS, CLOSE = ("reactloop.poll", "reactloop.peek", "reactloop.send",
+                                         "reactloop.wait", "reactloop.status", "reactloop.close")
+_LATEST = object()
+
+
+async def connect(client: Client | str, namespace: str = "default") -> Client:
+    """``client`` itself, or a client connected to the address ``client``."""
+    from temporalio.client import Client
+
+    if isinstance(client, Client):
+        return client
+    if not isinstance(client, str) or not client:
+        raise UserError(f"client must be a temporalio Client or an address HOST:PORT, got "
+                        f"{client!r}")
+    try:
+        return await Client.connect(client, namespace=namespace)
+    except RuntimeError as exc:
+        raise ReactloopError(f"cannot reach Temporal at {client}: {exc}; start a server "
+                             "(temporal server start-dev) or set TEMPORAL_ADDRESS") from None
+
+
+class RunHandle:
+    """One conversation (a workflow) as seen by a caller.
+
+    Attributes:
+        id: the workflow id.
+        turn: the turn this handle follows (1 for the first prompt; :meth:`send` moves it on).
+        seq: sequence number of the last event :meth:`events` yielded (``None``: none yet).
+    """
+
+    def __init__(self, client: Client, id: str, *, turn: int, seq: int | None) -> None:
+        self.client, self.id, self.turn, self.seq = client, id, turn, seq
+        self.workflow = client.get_workflow_handle(id)  # no run id: follows continue-as-new
+        self.sent = turn == 1
+        """Whether the prompt given to ``start`` was delivered (False when it attached to a
+        busy or ended conversation)."""
+
+    async def attach(self, prompt: str | None) -> None:
+        """Follow the current turn; send ``prompt`` if the conversation waits for one."""
+        status = await self.status()
+        self.turn, self.seq = status["turn"], status["turn_start"] - 1
+        if prompt is not None and status["idle"] and not status["closed"]:
+            self.seq = status["next"] - 1  # the new turn's events, not the last one's
+            await self.send(prompt)
+
+    async def status(self) -> dict[str, Any]:
+        """``{"turn", "done", "busy", "idle", "closed", "next", "turn_start",
+        "waiting_for_user"}`` of the conversation."""
+        from temporalio.client import WorkflowExecutionStatus
+        from temporalio.service import RPCError, RPCStatusCode
+
+        try:
+            out: dict[str, Any] = await self.workflow.query(STATUS, result_type=dict)
+            desc = await self.workflow.describe()
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                raise ReactloopError(f"there is no conversation {self.id!r} on this Temporal "
+                                     "server (namespace "
+                                     f"{self.client.namespace!r})") from None
+            raise
+        out["closed"] = out["closed"] or desc.status != WorkflowExecutionStatus.RUNNING
+        return out
+
+    async def events(self, after: Any = _LATEST) -> AsyncIterator[tuple[int, Event]]:
+        """``(seq, event)`` pairs, live, until the conversation waits for a message or ends.
+
+        Args:
+            after: yield the events after this sequence number (``None``: from the start of
+                the latest turn); default: after the last one this handle yielded.
+        """
+        pos: int | None = self.seq if after is _LATEST else after
+        while True:
+            batch = await self._poll(pos)
+            for data in batch["events"]:
+                seq = int(data["seq"])
+                self.seq = pos = seq
+                yield seq, event_from_dict(data)
+            if pos is None:
+                pos = int(batch["last"])
+            if batch["moved"] or batch["more"]:
+                continue
+            if batch["idle"] or batch["closed"]:
+                return
+
+    async def _poll(self, after: int | None) -> Mapping[str, Any]:
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.service import RPCError
+
+        arg = {"after": after}
+        while True:
+            try:
+                return await self._update(POLL, arg)
+            except (WorkflowUpdateFailedError, RPCError):
+                if await self._running():
+                    await asyncio.sleep(0.05)  # continuing as new: the next run takes it
+                    continue
+            out: dict[str, Any] = await self.workflow.query(PEEK, arg, result_type=dict)
+            out["closed"] = True
+            return out
+
+    async def _update(self, name: str, arg: Any) -> dict[str, Any]:
+        """Send an update and wait for its outcome however long it takes: the server answers
+        an update's RPC within a deadline (acceptance can wait for a busy worker, the handler
+        for a turn to end), so timed-out RPCs are retried — on the same update once it was
+        accepted. A cancelled caller is cancelled, not retried."""
+        from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage
+
+        while True:
+            try:
+                update = await self.workflow.start_update(
+                    name, arg, wait_for_stage=WorkflowUpdateStage.ACCEPTED, result_type=dict)
+                break
+            except WorkflowUpdateRPCTimeoutOrCancelledError:
+                _raise_if_cancelled()
+        while True:
+            try:
+                out: dict[str, Any] = await update.result()
+                return out
+            except WorkflowUpdateRPCTimeoutOrCancelledError:
+                _raise_if_cancelled()
+
+    async def _running(self) -> bool:
+        from temporalio.client import WorkflowExecutionStatus
+
+        desc = await self.workflow.describe()
+        return desc.status == WorkflowExecutionStatus.RUNNING
+
+    async def result(self) -> RunResult:
+        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends."""
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.service import RPCError
+
+        while True:
+            try:
+                out = await self._update(WAIT, {"turn": self.turn})
+            except (WorkflowUpdateFailedError, RPCError):
+                if await self._running():
+                    await asyncio.sleep(0.05)
+                    continue
+                return await self._final()
+            if out.get("done"):
+                return run_result_from_dict(out["result"])
+            if out.get("closed"):  # it ends (or fails) without this turn's result
+                return await self._final()
+
+    async def _final(self) -> RunResult:
+        """The workflow's own result (its last turn's), once it has closed."""
+        from temporalio.client import WorkflowFailureError
+
+        try:
+            return run_result_from_dict(await self.workflow.result())
+        except WorkflowFailureError as exc:
+            raise ReactloopError(f"the workflow {self.id} failed: {exc.cause or exc}") from None
+
+    async def send(self, text: str) -> int:
+        """The user's next message (e.g. the answer a ``WAITING_FOR_USER`` run asked for):
+        starts the next turn, which this handle then follows. Returns its turn number."""
+        from temporalio.client import WorkflowUpdateFailedError
+
+        try:
+            out = await self._update(SEND, text)
+        except WorkflowUpdateFailedError as exc:
+            raise UserError(f"cannot send to {self.id}: {exc.cause or exc}") from None
+        self.turn, self.sent = int(out["turn"]), True
+        return self.turn
+
+    async def close(self) -> None:
+        """End a session after its current turn (the workflow completes)."""
+        await self.workflow.signal(CLOSE)
+
+    def __repr__(self) -> str:
+        return f"RunHandle({self.id!r}, turn={self.turn})"
+
+
+def _raise_if_cancelled() -> None:
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
