@@ -6,7 +6,9 @@ file (tests/temporal_agents.py), so "ran exactly once" is checked, not assumed.
 
 from __future__ import annotations
 
+import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,18 @@ pytest.importorskip("temporalio")
 from reactloop import RunState
 from reactloop.approvals import Decision, arguments_hash
 from reactloop.errors import ApprovalError, UserError
-from test_temporal import Workers, _cli, _kill, _lines, _queue, _with_worker, workers  # noqa: F401
+from test_temporal import Workers, _cli, _kill, _lines, _queue, _with_worker
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def workers(temporal_server: str, tmp_path: Path) -> Iterator[Workers]:
+    w = Workers(temporal_server, tmp_path)
+    try:
+        yield w
+    finally:
+        w.stop_all()
 
 
 def _local(decide: Any) -> Any:
@@ -125,3 +136,32 @@ def test_the_approval_wait_survives_a_worker_restart(workers: Workers, tmp_path:
     assert denied.returncode == 0, denied.stderr
     assert "Reason: denied by --deny-all" in denied.stdout
     assert len([line for line in _lines(tmp_path / "log") if line[0] == "transfer"]) == 1
+
+
+def test_run_temporal_on_a_terminal_asks_and_y_approves(workers: Workers,
+                                                        tmp_path: Path) -> None:
+    from conftest import require
+
+    try:
+        import pexpect
+    except ImportError:
+        pexpect = None
+    require(pexpect is not None, "pip install pexpect (in the 'test' extra)")
+    queue = _queue()
+    workers.start("paying", queue)
+    child = pexpect.spawn(
+        sys.executable, ["-m", "reactloop", "run", "--temporal", workers.address, "--agent",
+                         "temporal_agents:paying", "--task-queue", queue, "Pay the bill."],
+        encoding="utf-8", timeout=60, dimensions=(50, 200), cwd=str(Path(__file__).parent),
+        env={**workers.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"})
+    child.expect_exact('transfer({"amount": 100}) needs your approval.')
+    child.expect_exact("approve? [y]es / [n]o / [e]dit:")
+    assert [line[0] for line in _lines(tmp_path / "log")] == ["record"]  # not yet
+    child.sendline("y")
+    child.expect_exact("transfer: approved")
+    child.expect_exact("Saw: step 1 recorded | transferred 100")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert [line[:2] for line in _lines(tmp_path / "log")] == [["record", "1"],
+                                                               ["transfer", "100"]]
