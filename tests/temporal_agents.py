@@ -118,3 +118,27 @@ def _drain(request: ModelRequest) -> ModelResponse:
 
 draining_agent = Agent(model=FunctionModel(_drain), tools=[slow_record], name="draining")
 draining = TemporalAgent(draining_agent, heartbeat_timeout=2.0) if TemporalAgent else None
+
+
+# -- a tool call that waits for a person's approval ------------------------------------------
+@tool(requires_approval=True)
+def transfer(amount: int) -> str:
+    """Transfer money (a side effect counted by the tests; needs a person's approval).
+
+    Args:
+        amount: how much
+    """
+    _log(f"transfer {amount}")
+    return f"transferred {amount}"
+
+
+def _pays(request: ModelRequest) -> ModelResponse:
+    results = [m.content for m in request.messages if m.role == "tool"]
+    if not results:  # the gated call and an ordinary one, in one response
+        return ModelResponse(tool_calls=[ToolCall("transfer", {"amount": 100}, "pay-1"),
+                                         ToolCall("record", {"step": 1}, "rec-1")])
+    return ModelResponse(text="Saw: " + " | ".join(results))
+
+
+paying_agent = Agent(model=FunctionModel(_pays), tools=[transfer, record], name="paying")
+paying = TemporalAgent(paying_agent, heartbeat_timeout=1.0) if TemporalAgent else None

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
+from reactloop.cli._approve import Policy
 from reactloop.cli._outcome import Outcome, judge
 from reactloop.cli._render import NORMAL, QUIET, Renderer
 from reactloop.events import RunEndEvent
@@ -22,7 +23,7 @@ __all__ = ["run_on_temporal"]
 
 def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_queue: str,
                     run_id: str | None, verbosity: int, as_json: bool,
-                    command: str) -> NoReturn:
+                    command: str, policy: Policy = "never") -> NoReturn:
     """Start (or attach to) the run, show it, and exit with the local run's code."""
     from temporalio.service import RPCError
 
@@ -33,7 +34,7 @@ def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_q
     durable = load_durable(agent_spec)
     try:
         code = asyncio.run(_follow(durable, prompt, address, task_queue, run_id,
-                                   QUIET if as_json else verbosity, as_json, command))
+                                   QUIET if as_json else verbosity, as_json, command, policy))
     except (ReactloopError, RPCError) as exc:  # the server's refusals are one line too
         click.echo(f"reactloop: {explain_error(exc)}", err=True)
         code = 1
@@ -47,15 +48,21 @@ def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_q
 class _Renderer(Renderer):
     """The local renderer, with the way to answer a waiting run on Temporal."""
 
-    again = ""
+    again = decide = ""
 
     def finish(self, result: RunResult, *, model: Any = None, footer: str = "",
                answer: bool = True) -> Outcome:
-        if result.state is not RunState.WAITING_FOR_USER:
+        if result.state not in (RunState.WAITING_FOR_USER, RunState.WAITING_FOR_APPROVAL):
             return super().finish(result, model=model, footer=footer, answer=answer)
         self.stop()  # (a waiting run has no tool errors or cut answer to judge)
         outcome = judge(result, truncated=False, model=model, model_spec=self.model_spec)
-        outcome.notes[0] = f"the agent asked a question; answer it with: {self.again}"
+        if result.state is RunState.WAITING_FOR_USER:
+            outcome.notes[0] = f"the agent asked a question; answer it with: {self.again}"
+        else:
+            calls = ", ".join(f"{p.tool_name} ({p.call_id})" for p in result.pending_approvals)
+            outcome.notes[0] = (f"tool calls wait for approval in the workflow: {calls}; "
+                                f"decide with: {self.decide} --approve-all (or --deny-all, or "
+                                "without either on a terminal)")
         if answer:
             self.print_answer(result, outcome)
         if self.verbosity >= NORMAL:
@@ -67,7 +74,8 @@ class _Renderer(Renderer):
 
 
 async def _follow(durable: Any, prompt: str | None, address: str, task_queue: str,
-                  run_id: str | None, verbosity: int, as_json: bool, command: str) -> int:
+                  run_id: str | None, verbosity: int, as_json: bool, command: str,
+                  policy: Policy) -> int:
     from reactloop.cli._run import consoles
     from reactloop.cli._setup import consume
 
@@ -82,23 +90,57 @@ async def _follow(durable: Any, prompt: str | None, address: str, task_queue: st
                   "ended; the task was not sent", markup=False, highlight=False)
     renderer = _Renderer(err, out, verbosity=verbosity,
                          model_spec=str(getattr(durable.agent.model, "name", "MODEL")))
-    renderer.again = f'{command} --id {shlex.quote(handle.id)} "ANSWER"'
+    renderer.decide = f"{command} --id {shlex.quote(handle.id)}"
+    renderer.again = f'{renderer.decide} "ANSWER"'
     result, interrupted = await consume(_ended(handle) if as_json else _events(handle),
                                         renderer.handle)
     renderer.stop()
+    if not interrupted and result is None:  # its events were no longer kept: the result is
+        result = await handle.result()
+    if not interrupted and result is not None \
+            and result.state is RunState.WAITING_FOR_APPROVAL:
+        result, interrupted = await _settle(handle, result, renderer, policy, as_json)
     if interrupted:
         err.print(f"reactloop: stopped following; the run goes on in workflow {handle.id} "
                   f"(follow it again: {command} --id {handle.id})", markup=False,
                   highlight=False)
         return 130
-    if result is None:  # its events were no longer kept: the result still is
-        result = await handle.result()
     assert result is not None
     if as_json:
         click.echo(result.to_json(indent=2))
     outcome = renderer.finish(result, model=durable.agent.model, answer=not as_json,
                               footer=f"workflow {handle.id}")
     return outcome.code
+
+
+async def _settle(handle: Any, result: RunResult, renderer: _Renderer, policy: Policy,
+                  as_json: bool) -> tuple[RunResult, bool]:
+    """Decide the calls the turn left waiting (see :func:`reactloop.cli._approve.settle`),
+    each decision a turn of the workflow; the last result, and whether Ctrl-C stopped it."""
+    from reactloop.cli._approve import line_prompt, settle, terminal_prompt
+    from reactloop.cli._setup import consume
+
+    stopped: list[bool] = []
+
+    def say(text: str) -> None:
+        renderer.err.print(text, markup=False, highlight=False)
+
+    async def resume(_: Any, decisions: list[Any]) -> AsyncIterator[Any]:
+        await handle.decide(decisions)
+        async for event in (_ended(handle) if as_json else _events(handle)):
+            yield event
+
+    async def drive(events: AsyncIterator[Any]) -> RunResult | None:
+        out, interrupted = await consume(events, renderer.handle)
+        renderer.stop()  # before a question, the progress line goes
+        if interrupted:
+            stopped.append(True)
+            return None
+        return out if out is not None else await handle.result()
+
+    ask = terminal_prompt() if policy == "ask" else line_prompt(say)
+    last = await settle(result, result.pending_approvals, resume, drive, policy, ask, say)
+    return (last if last is not None else result), bool(stopped)
 
 
 async def _events(handle: Any) -> AsyncIterator[Any]:

@@ -5,7 +5,10 @@ starts the run on the agent's workers (``reactloop worker``), or attaches to the
 ``ID`` (giving it TASK when it waits for an answer; without TASK, following its current
 turn); renders its events live with the local
 run's renderer (the answer on stdout, the trace and summary on stderr), and exits with the
-local run's codes. Ctrl-C stops following; the run goes on in its workflow.
+local run's codes. Ctrl-C stops following; the run goes on in its workflow. Tool calls that
+wait for approval are decided as on a local run (asked on a terminal, ``--approve-all`` /
+``--deny-all``); undecided, they wait in the workflow (exit 7) for ``--id ID --approve-all``
+(or a terminal) later, from any machine.
 
 This module is imported with the CLI (the options of ``run``): the rest, which needs rich and
 the Temporal SDK, is in :mod:`reactloop.cli._temporal_follow`.
@@ -14,6 +17,7 @@ the Temporal SDK, is in :mod:`reactloop.cli._temporal_follow`.
 from __future__ import annotations
 
 import shlex
+import sys
 from typing import Any
 
 import click
@@ -22,7 +26,7 @@ from click.core import ParameterSource
 __all__ = ["run_on_temporal_if_asked", "temporal_options"]
 
 _APPLY = frozenset({"task", "agent_spec", "as_json", "verbose", "quiet", "temporal",
-                    "task_queue", "run_id"})
+                    "task_queue", "run_id", "approve_all", "deny_all"})
 """The options of ``run`` that apply to a run on Temporal (the agent is the workers')."""
 
 
@@ -67,6 +71,7 @@ def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[st
     if not opts.get("agent_spec") or not queue:
         raise click.UsageError("--temporal needs --agent MODULE:ATTR and --task-queue QUEUE "
                                "(the workers')")
+    from reactloop.cli._approve import policy_of
     from reactloop.cli._render import NORMAL
     from reactloop.cli._run import read_prompt, verbosity_of
     from reactloop.cli._temporal_follow import run_on_temporal
@@ -76,11 +81,15 @@ def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[st
     if verbosity > NORMAL:
         raise click.UsageError("-v shows model requests, which are made on the workers under "
                                "--temporal; drop -v")
+    # tool calls waiting for approval: asked about on a terminal, as a local run does
+    policy = policy_of(bool(opts.get("approve_all")), bool(opts.get("deny_all")),
+                       can_ask=sys.stdin is not None and sys.stdin.isatty())
     # with --id and no TASK: follow the conversation's current turn
     prompt = None if task is None and run_id else read_prompt(task)
     run_on_temporal(prompt, opts["agent_spec"], address=address_of(temporal),
                     task_queue=queue, run_id=run_id, verbosity=verbosity,
-                    as_json=bool(opts.get("as_json")), command=_command(temporal, opts, queue))
+                    as_json=bool(opts.get("as_json")), command=_command(temporal, opts, queue),
+                    policy=policy)
 
 
 def _command(temporal: str, opts: dict[str, Any], queue: str) -> str:

@@ -12,7 +12,11 @@ anywhere::
 The run's deterministic part — the loop, budget notes, context management, loop control —
 runs in the workflow; every model call, tool call (one activity each: a call that completed is
 never run again), MCP listing and call, and a turn's retrieved context is an activity. A run
-that asks the user waits in the workflow, durably, for :meth:`RunHandle.send`. Workflow and
+that asks the user waits in the workflow, durably, for :meth:`RunHandle.send`; one that reaches
+a tool call needing approval (``WAITING_FOR_APPROVAL``, ``result.pending_approvals``) waits
+the same way for :meth:`RunHandle.decide` — the decisions are checked against the workflow's
+history first (a mismatch is refused, nothing runs), approved calls then run once as
+activities, denied ones are answered with the reason. Workflow and
 activity names are listed in :class:`Names`; the workflow's updates, queries and signal in
 ``reactloop.temporal._workflow``.
 

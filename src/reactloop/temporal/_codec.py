@@ -170,9 +170,11 @@ def run_result_from_dict(d: Mapping[str, Any]) -> RunResult:
         plan = Plan.from_dict(plan)
     if isinstance(plan, Mapping) and isinstance(ctx.state.get("plan"), Mapping):
         ctx.state["plan"] = plan
-    return RunResult(str(d["output"]), RunState(d["state"]), list(ctx.steps), ctx.metrics,
+    state = RunState(d["state"])
+    waiting = tuple(ctx.pending_approvals) if state is RunState.WAITING_FOR_APPROVAL else ()
+    return RunResult(str(d["output"]), state, list(ctx.steps), ctx.metrics,
                      list(ctx.messages), error_from_dict(d.get("error")), plan,
-                     str(d.get("run_id") or ctx.run_id), ctx)
+                     str(d.get("run_id") or ctx.run_id), ctx, pending_approvals=waiting)
 
 
 # -- events ------------------------------------------------------------------------------------

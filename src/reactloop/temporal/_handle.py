@@ -10,10 +10,11 @@ with the ``reactloop.peek`` query instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from reactloop.errors import ReactloopError, UserError
+from reactloop.approvals import Decision
+from reactloop.errors import ApprovalError, ReactloopError, UserError
 from reactloop.events import Event
 from reactloop.result import RunResult
 from reactloop.temporal._codec import event_from_dict, run_result_from_dict
@@ -25,6 +26,7 @@ __all__ = ["RunHandle", "connect"]
 
 POLL, PEEK, SEND, WAIT, STATUS, CLOSE = ("reactloop.poll", "reactloop.peek", "reactloop.send",
                                          "reactloop.wait", "reactloop.status", "reactloop.close")
+DECIDE = "reactloop.decide"
 _LATEST = object()
 
 
@@ -64,13 +66,14 @@ class RunHandle:
         """Follow the current turn; send ``prompt`` if the conversation waits for one."""
         status = await self.status()
         self.turn, self.seq = status["turn"], status["turn_start"] - 1
-        if prompt is not None and status["idle"] and not status["closed"]:
+        if prompt is not None and status["idle"] and not status["closed"] \
+                and not status.get("waiting_for_approval"):  # decisions come first
             self.seq = status["next"] - 1  # the new turn's events, not the last one's
             await self.send(prompt)
 
     async def status(self) -> dict[str, Any]:
         """``{"turn", "done", "busy", "idle", "closed", "next", "turn_start",
-        "waiting_for_user"}`` of the conversation."""
+        "waiting_for_user", "waiting_for_approval"}`` of the conversation."""
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
@@ -189,12 +192,45 @@ class RunHandle:
         self.turn, self.sent = int(out["turn"]), True
         return self.turn
 
+    async def decide(self, decisions: Iterable[Decision | Mapping[str, Any]]) -> int:
+        """Decisions on the calls a ``WAITING_FOR_APPROVAL`` turn left waiting
+        (``result.pending_approvals``: ``p.approve()``, ``p.deny(reason)``, ``p.edit(args)``):
+        starts the turn that runs the approved calls (once, as activities) and answers the
+        denied ones, which this handle then follows. Returns its turn number.
+
+        Raises:
+            ApprovalError: a decision names no waiting call, a call already decided, or
+                other arguments (its hash differs); the workflow recorded and ran nothing.
+        """
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.service import RPCError
+
+        data = [d.to_dict() if isinstance(d, Decision) else Decision.from_dict(d).to_dict()
+                for d in decisions]
+        try:
+            out = await self._update(DECIDE, data)
+        except WorkflowUpdateFailedError as exc:
+            raise ApprovalError(f"cannot decide on {self.id}: {_reason(exc)}") from None
+        except RPCError:
+            if await self._running():
+                raise
+            raise ApprovalError(f"the conversation {self.id} has ended: no tool call waits "
+                                "for approval there") from None
+        self.turn, self.sent = int(out["turn"]), True
+        return self.turn
+
     async def close(self) -> None:
         """End a session after its current turn (the workflow completes)."""
         await self.workflow.signal(CLOSE)
 
     def __repr__(self) -> str:
         return f"RunHandle({self.id!r}, turn={self.turn})"
+
+
+def _reason(exc: BaseException) -> str:
+    """The workflow's own words for a refused update (its validator's or handler's)."""
+    cause = exc.__cause__ or getattr(exc, "cause", None) or exc
+    return str(getattr(cause, "message", None) or cause)
 
 
 def _raise_if_cancelled() -> None:

@@ -3,8 +3,8 @@
 One workflow is one conversation. It runs a turn (``reactloop._loop.run_events``, the same loop
 as in-process, over a :class:`~reactloop.temporal._runtime.WorkflowRuntime`), then either
 ends (a plain run) or waits — durably, for as long as it takes — for its next input: always
-after a turn that ended in one of the :data:`WAITS` states (``WAITING_FOR_USER``), and after
-every turn of a session.
+after a turn that ended in one of the :data:`WAITS` states (``WAITING_FOR_USER``,
+``WAITING_FOR_APPROVAL``), and after every turn of a session.
 Between turns it continues as new when its history grows.
 
 Messages in and out (names documented in ``reactloop.temporal``):
@@ -13,6 +13,9 @@ Messages in and out (names documented in ``reactloop.temporal``):
   start of the latest turn), waiting until there are some, or the workflow needs input or ends.
 - query ``reactloop.peek`` (same, without waiting: for closed workflows).
 - update ``reactloop.send(text)``: the next user message; returns its turn number.
+- update ``reactloop.decide([decision, ...])``: decisions (``Decision.to_dict()``) on the calls
+  that wait for approval; checked against the history first (a mismatch is refused and
+  nothing runs); the turn they start runs the approved calls; returns its number.
 - update ``reactloop.wait({"turn": n})``: waits until turn ``n`` ended; returns its result.
 - query ``reactloop.status``; signal ``reactloop.close`` (a session ends after its turn).
 
@@ -32,7 +35,10 @@ from typing import Any, ClassVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
+from reactloop.approvals import apply_decisions, pending_approvals, waiting_run_id
+from reactloop.errors import ApprovalError
 from reactloop.events import RunEndEvent, WarningEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult, RunState
@@ -45,13 +51,15 @@ __all__ = ["workflow_class"]
 
 POLL, PEEK, SEND, WAIT, STATUS, CLOSE = ("reactloop.poll", "reactloop.peek", "reactloop.send",
                                          "reactloop.wait", "reactloop.status", "reactloop.close")
+DECIDE = "reactloop.decide"
 _BATCH_BYTES = 512 * 1024
 """The most event data one poll returns (more follows with the next poll)."""
-WAITS = frozenset({RunState.WAITING_FOR_USER})
+WAITS = frozenset({RunState.WAITING_FOR_USER, RunState.WAITING_FOR_APPROVAL})
 """States in which a turn ends waiting for an input, however long it takes: the next turn starts
 from that input. One wait, for any kind of input: an ``{"text": ...}`` input (``send``) is the
-user's next message; another kind (an approval's decisions, say) needs its own update that
-queues it with :meth:`_Conversation.deliver` and its own branch in :meth:`_Conversation.begin`."""
+user's next message; a ``{"decisions": ...}`` input (``decide``, which records them in the
+history first) continues the waiting run. Another kind needs its own update that queues it with
+:meth:`_Conversation.deliver` and its own branch in :meth:`_Conversation.begin`."""
 
 
 class _Conversation:
@@ -72,24 +80,27 @@ class _Conversation:
         """Turns ended: turn ``n`` has its result once ``done >= n``."""
         self.busy = self.closing = self.closed = self.moving = False
         self.result: dict[str, Any] | None = None
+        self.history: list[Message] = message_list(arg.get("messages"))
+        """The conversation so far (the latest turn's messages), with the decisions that
+        ``decide`` recorded on calls waiting for approval."""
         self._restore(arg)  # before any update or query is handled
 
     # -- the workflow ------------------------------------------------------------------------
     async def main(self, arg: Mapping[str, Any]) -> dict[str, Any]:
         session = bool(arg.get("session"))
-        messages, state = message_list(arg.get("messages")), dict(arg.get("state") or {})
+        state = dict(arg.get("state") or {})
         ran = False
         while True:
             await workflow.wait_condition(lambda: bool(self.inbox) or self.closing)
             if not self.inbox:
                 break
             if ran and self._history_full():  # (a new run always takes a turn first)
-                await self._continue_as_new(session, messages, state)
+                await self._continue_as_new(session, self.history, state)
             try:
-                result = await self._turn(self.inbox.pop(0), messages, state)
+                result = await self._turn(self.inbox.pop(0), self.history, state)
             except asyncio.CancelledError:  # the workflow was cancelled: the turn ended
                 break                         # CANCELLED and recorded that; so do we
-            messages, state, ran = list(result.messages), dict(result.context.state), True
+            self.history, state, ran = list(result.messages), dict(result.context.state), True
             if not (session or result.state in WAITS or self.inbox):
                 break
         self.closed = True
@@ -121,11 +132,27 @@ class _Conversation:
     async def begin(self, given: Mapping[str, Any], rt: WorkflowRuntime,
                     messages: list[Message], state: dict[str, Any]) -> RunContext:
         """The context a turn starts from, given its input (see :data:`WAITS`)."""
-        spec, prompt = self.agent.agent.spec, str(given["text"])
+        spec = self.agent.agent.spec
+        if "decisions" in given:  # recorded in ``messages`` by ``decide``: the run goes on
+            return self._resumed(rt, messages, state)
+        prompt = str(given["text"])
         ctx = RunContext(rt.new_id(), prompt, messages, tools=spec.tools.copy(), deps=spec.deps,
                          state=state)
         ctx.append(Message.user(prompt))
         await self._retrieve(ctx)
+        return ctx
+
+    def _resumed(self, rt: WorkflowRuntime, messages: list[Message],
+                 state: dict[str, Any]) -> RunContext:
+        """The run that waited for approval, going on from its history (as
+        ``agent.resume(history)`` does): the loop runs the decided calls — approved ones as
+        activities, once; denied ones answered with the denial — then continues."""
+        spec = self.agent.agent.spec
+        prompt = next((m.content for m in reversed(messages)
+                       if m.role == "user" and m.metadata.get("kind") is None), "")
+        ctx = RunContext(waiting_run_id(messages) or rt.new_id(), prompt, messages,
+                         tools=spec.tools.copy(), deps=spec.deps, state=state)
+        ctx.iteration = max(1, min(turn_iterations(messages), spec.max_iterations - 1))
         return ctx
 
     async def _retrieve(self, ctx: RunContext) -> None:
@@ -197,6 +224,35 @@ class _Conversation:
             raise ValueError("send a non-empty text")
         if self.closed or self.closing:
             raise ValueError("this conversation has ended; start a new one")
+        if waiting := pending_approvals(self.history):
+            raise ValueError(f"{len(waiting)} tool call(s) wait for approval "
+                             f"({', '.join(p.tool_name for p in waiting)}): decide them first "
+                             "(RunHandle.decide), then send the next message")
+
+    def decide(self, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Record ``decisions`` in the history and queue the turn that acts on them (the
+        one already queued, when decisions came in before it started)."""
+        try:  # checked again: two updates may pass their validators before either runs
+            self.history = apply_decisions(self.history, decisions)
+        except ApprovalError as exc:
+            raise ApplicationError(str(exc), type="ApprovalError", non_retryable=True) from None
+        if self.inbox and "decisions" in self.inbox[-1]:
+            self.inbox[-1]["decisions"].extend(decisions)
+            return {"turn": self.turn}
+        return self.deliver({"decisions": list(decisions)})
+
+    def check_decide(self, decisions: list[dict[str, Any]]) -> None:
+        """Refuse decisions that do not apply — before anything is recorded or runs."""
+        if not isinstance(decisions, list) or not decisions:
+            raise ValueError("decide with a non-empty list of decisions")
+        if self.closed or self.closing:
+            raise ValueError("this conversation has ended; start a new one")
+        if self.busy:
+            raise ValueError("a turn is running; decide once it waits for approval")
+        try:
+            apply_decisions(self.history, decisions)
+        except ApprovalError as exc:
+            raise ValueError(str(exc)) from None
 
     async def wait(self, arg: Mapping[str, Any]) -> dict[str, Any]:
         turn = int(arg.get("turn") or self.turn)
@@ -210,6 +266,7 @@ class _Conversation:
                 "closed": self.closed, "next": self._next(), "turn_start": self.turn_start,
                 "waiting_for_user": bool(self.result and self.result["state"]
                                          == RunState.WAITING_FOR_USER.value),
+                "waiting_for_approval": bool(pending_approvals(self.history)),
                 "waiting": bool(self._idle() and self.result
                                 and self.result["state"] in {s.value for s in WAITS})}
 
@@ -286,6 +343,12 @@ def workflow_class(agent: Durable) -> type:
     def check_send(self: _Conversation, text: str) -> None:
         _Conversation.check_send(self, text)
 
+    def decide(self: _Conversation, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+        return _Conversation.decide(self, decisions)
+
+    def check_decide(self: _Conversation, decisions: list[dict[str, Any]]) -> None:
+        _Conversation.check_decide(self, decisions)
+
     async def wait(self: _Conversation, arg: dict[str, Any]) -> dict[str, Any]:
         return await _Conversation.wait(self, arg)
 
@@ -297,18 +360,22 @@ def workflow_class(agent: Durable) -> type:
 
     fns: dict[str, Callable[..., Any]] = {
         "__init__": init, "run": run, "poll": poll, "peek": peek, "send": send, "check_send": check_send,
-        "wait": wait, "status": status, "close": close}
+        "wait": wait, "status": status, "close": close, "decide": decide,
+        "check_decide": check_decide}
     for attr, fn in fns.items():
         fn.__name__ = attr
         fn.__qualname__ = f"{cls_name}.{attr}"  # temporalio checks methods belong to the class
         fn.__module__ = __name__
     send_update = workflow.update(name=SEND)(send)
     send_update.validator(check_send)
+    decide_update = workflow.update(name=DECIDE)(decide)
+    decide_update.validator(check_decide)
     namespace = {
         "__module__": __name__, "agent": agent, "__init__": workflow.init(init),
         "run": workflow.run(run),
         "poll": workflow.update(name=POLL)(poll), "peek": workflow.query(name=PEEK)(peek),
         "send": send_update, "check_send": check_send,
+        "decide": decide_update, "check_decide": check_decide,
         "wait": workflow.update(name=WAIT)(wait), "status": workflow.query(name=STATUS)(status),
         "close": workflow.signal(name=CLOSE)(close)}
     cls = workflow.defn(name=agent.names.workflow)(type(cls_name, (_Conversation,), namespace))
