@@ -317,13 +317,9 @@ class _Conversation:
         return data
 
 
-def workflow_class(agent: Durable) -> type:
-    """A workflow class for ``agent``, registered as the workflow type ``agent.names.workflow``.
-
-    The class is put on this module under a name derived from the agent's, so that the
-    sandbox (which imports a workflow class by module and name) finds it; reactloop is passed
-    through to the sandbox (see :func:`reactloop.temporal.sandbox_runner`)."""
-    cls_name = "Workflow_" + "".join(c if c.isalnum() else "_" for c in agent.names.workflow)
+def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
+    """The workflow class's methods: plain functions delegating to :class:`_Conversation`,
+    named as methods of ``cls_name`` (temporalio checks that methods belong to the class)."""
 
     def init(self: _Conversation, arg: dict[str, Any]) -> None:
         _Conversation.__init__(self, arg)
@@ -359,13 +355,28 @@ def workflow_class(agent: Durable) -> type:
         _Conversation.close(self)
 
     fns: dict[str, Callable[..., Any]] = {
-        "__init__": init, "run": run, "poll": poll, "peek": peek, "send": send, "check_send": check_send,
-        "wait": wait, "status": status, "close": close, "decide": decide,
+        "__init__": init, "run": run, "poll": poll, "peek": peek, "send": send,
+        "check_send": check_send, "wait": wait, "status": status, "close": close, "decide": decide,
         "check_decide": check_decide}
     for attr, fn in fns.items():
         fn.__name__ = attr
         fn.__qualname__ = f"{cls_name}.{attr}"  # temporalio checks methods belong to the class
         fn.__module__ = __name__
+    return fns
+
+
+def workflow_class(agent: Durable) -> type:
+    """A workflow class for ``agent``, registered as the workflow type ``agent.names.workflow``.
+
+    The class is put on this module under a name derived from the agent's, so that the
+    sandbox (which imports a workflow class by module and name) finds it; reactloop is passed
+    through to the sandbox (see :func:`reactloop.temporal.sandbox_runner`)."""
+    cls_name = "Workflow_" + "".join(c if c.isalnum() else "_" for c in agent.names.workflow)
+    fns = _methods(cls_name)
+    init, run, send, decide = fns["__init__"], fns["run"], fns["send"], fns["decide"]
+    check_send, check_decide = fns["check_send"], fns["check_decide"]
+    poll, peek, wait, status, close = (fns[k] for k in ("poll", "peek", "wait", "status",
+                                                          "close"))
     send_update = workflow.update(name=SEND)(send)
     send_update.validator(check_send)
     decide_update = workflow.update(name=DECIDE)(decide)
