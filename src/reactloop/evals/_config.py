@@ -129,7 +129,7 @@ def build_agent(config: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         tools = [*DEMO_TOOLS, *tools]
     model = config.get("model") or "local"
     if config.get("base_url") and not isinstance(model, Model):
-        model = _openai_at(str(model), str(config["base_url"]))
+        model = _model_at(str(model), str(config["base_url"]))
     return Agent(
         model=model, instructions=str(config.get("instructions") or ""), tools=tools,
         skills=[s for s in skills if s], mcp_servers=mcp,
@@ -157,13 +157,13 @@ def agent_from(obj: Any, label: str) -> Any:
     return obj
 
 
-def _openai_at(spec: str, base_url: str) -> Any:
-    prefix, _, name = spec.partition(":")
-    if prefix not in ("openai", "ollama") or not name:
-        raise EvalConfigError(f"base_url needs an openai:<name> model, got {spec!r}")
-    from reactloop.models._provider import require_extra
+def _model_at(spec: str, base_url: str) -> Any:
+    """The model ``spec`` names, at another endpoint (``resolve_model`` says which models
+    take one and names the extra a provider needs)."""
+    from reactloop.errors import UserError
+    from reactloop.models._resolve import resolve_model
 
-    require_extra("openai", "openai", f"model {spec!r}")
-    from reactloop.models.openai import OpenAIModel
-
-    return OpenAIModel(name, base_url=base_url)
+    try:
+        return resolve_model(spec, base_url=base_url)
+    except UserError as exc:
+        raise EvalConfigError(f"model {spec!r} with base_url {base_url!r}: {exc}") from None
