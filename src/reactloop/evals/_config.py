@@ -129,7 +129,10 @@ def build_agent(config: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         tools = [*DEMO_TOOLS, *tools]
     model = config.get("model") or "local"
     if config.get("base_url") and not isinstance(model, Model):
-        model = _openai_at(str(model), str(config["base_url"]))
+        from reactloop.models._resolve import resolve_model
+
+        # as `reactloop run --base-url`: the provider's own endpoint replaced
+        model = resolve_model(str(model), base_url=str(config["base_url"]))
     return Agent(
         model=model, instructions=str(config.get("instructions") or ""), tools=tools,
         skills=[s for s in skills if s], mcp_servers=mcp,
@@ -156,14 +159,3 @@ def agent_from(obj: Any, label: str) -> Any:
                               "reactloop.Agent (or a function returning one)")
     return obj
 
-
-def _openai_at(spec: str, base_url: str) -> Any:
-    prefix, _, name = spec.partition(":")
-    if prefix not in ("openai", "ollama") or not name:
-        raise EvalConfigError(f"base_url needs an openai:<name> model, got {spec!r}")
-    from reactloop.models._provider import require_extra
-
-    require_extra("openai", "openai", f"model {spec!r}")
-    from reactloop.models.openai import OpenAIModel
-
-    return OpenAIModel(name, base_url=base_url)
