@@ -129,7 +129,10 @@ def build_agent(config: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         tools = [*DEMO_TOOLS, *tools]
     model = config.get("model") or "local"
     if config.get("base_url") and not isinstance(model, Model):
-        model = _model_at(str(model), str(config["base_url"]))
+        from reactloop.models._resolve import resolve_model
+
+        # as `reactloop run --base-url`: the provider's own endpoint replaced
+        model = resolve_model(str(model), base_url=str(config["base_url"]))
     return Agent(
         model=model, instructions=str(config.get("instructions") or ""), tools=tools,
         skills=[s for s in skills if s], mcp_servers=mcp,
@@ -156,14 +159,3 @@ def agent_from(obj: Any, label: str) -> Any:
                               "reactloop.Agent (or a function returning one)")
     return obj
 
-
-def _model_at(spec: str, base_url: str) -> Any:
-    """The model ``spec`` names, at another endpoint (``resolve_model`` says which models
-    take one and names the extra a provider needs)."""
-    from reactloop.errors import UserError
-    from reactloop.models._resolve import resolve_model
-
-    try:
-        return resolve_model(spec, base_url=base_url)
-    except UserError as exc:
-        raise EvalConfigError(f"model {spec!r} with base_url {base_url!r}: {exc}") from None

@@ -52,7 +52,7 @@ from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-ex
 )
 from reactloop.tools._select import ALWAYS_OFFERED, name_matches, select_tools
 
-__all__ = ["DEFAULT_GGUF", "Guidance", "LocalModel", "default_model_path"]
+__all__ = ["DEFAULT_GGUF", "Caps", "Guidance", "LocalModel", "default_model_path"]
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ANSWER_TOKENS = 256
