@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import socket
 import stat
 from pathlib import Path
@@ -237,3 +238,19 @@ def test_compaction_and_retries_are_shown_as_they_happen(tmp_path: Path) -> None
                             f"{server.url}/v1", "hi", OPENAI_API_KEY="sk-test-0000000000")
     assert (retried.returncode, retried.stdout) == (0, "after a retry\n"), retried.stderr
     assert "model call failed (" in retried.stderr and "retry 1 in 0.0s" in retried.stderr
+
+
+def test_tool_selection_offers_only_the_best_fitting_tools(tmp_path: Path) -> None:
+    # the embedded model with the demo tools (add, multiply, calculate, current_time): -v shows
+    # what each request offered
+    proc = reactloop(tmp_path, "run", "-v", "--tool-selection", "1", "What is 17 + 25?")
+    assert proc.returncode == 0, proc.stderr
+    def offered(err: str) -> list[str]:
+        return re.findall(r'"name": "(\w+)"', err.split("── response ──")[0])
+
+    assert len(offered(proc.stderr)) == 1 and offered(proc.stderr)[0] in {"add", "calculate"}
+    assert "42" in proc.stdout
+    every = reactloop(tmp_path, "run", "-v", "What is 17 + 25?")
+    assert {"add", "multiply", "calculate"} <= set(offered(every.stderr))
+    bad = reactloop(tmp_path, "run", "--tool-selection", "0", "x")
+    assert bad.returncode == 2 and "--tool-selection" in bad.stderr

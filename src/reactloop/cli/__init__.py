@@ -100,6 +100,9 @@ def _agent_options(f: Any) -> Any:
                      metavar="SECONDS", help="Seconds for the whole run."),
         click.option("--tool-timeout", type=float, callback=_seconds, metavar="SECONDS",
                      help="Seconds any one tool call may take."),
+        click.option("--tool-selection", type=click.IntRange(min=1), metavar="K",
+                     help="Offer the model only the K tools that best fit each request "
+                          "(BM25 over names and descriptions); for many tools."),
         click.option("--demo-tools/--no-demo-tools", default=None,
                      help="Built-in add/multiply/calculate/current_time tools "
                           "(default: on when no other tools are given)."),
@@ -135,7 +138,7 @@ def _build_agent(opts: dict[str, Any]) -> Any:
         workspace=_build_workspace(opts),
         model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto",
                                      **opts.get("model_options", {})),
-        output_type=opts.get("output_type"),
+        output_type=opts.get("output_type"), tool_selection=opts.get("tool_selection"),
     )
 
 

@@ -27,7 +27,7 @@ __all__ = ["Setup", "consume", "prepare"]
 _AGENT_FLAGS = ("model", "base_url", "text_tools", "tool_choice", "max_iterations",
                 "tool_specs", "skill_dirs", "workspace", "mcp_config", "instructions",
                 "loop_control", "max_execution_time", "tool_timeout", "demo_tools",
-                "env_allow", "output_schema")
+                "env_allow", "output_schema", "tool_selection")
 _SMOLLM = "SmolLM2-135M"
 NOTICE = ("note: the embedded model is SmolLM2-135M, a tiny offline demo that is often wrong. "
           "For real answers use -m openai:gpt-4o-mini, -m ollama:llama3.2 or "
