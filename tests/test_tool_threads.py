@@ -246,3 +246,40 @@ def test_the_defaults_are_documented() -> None:
     stats = thread_stats()
     assert (stats.size, stats.max_stuck) == (POOL_SIZE, MAX_STUCK)
     assert stats.stuck >= 0 and stats.threads >= stats.busy
+
+
+def test_serve_reports_stuck_tool_threads_and_still_stops(tmp_path: Path) -> None:
+    httpx = pytest.importorskip("httpx", reason="pip install 'reactloop[test]'")
+    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
+    from conftest import ServeProcess, parse_sse
+
+    server = ServeProcess("--agent", "stuck_agents:past_tool_timeout",
+                          store=tmp_path / "sessions.sqlite3").start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            assert client.get("/api/info").json()["tool_threads"]["stuck"] == 0
+            session = client.post("/api/sessions").json()["id"]
+            with client.stream("POST", f"/api/sessions/{session}/messages",
+                               json={"text": "go"}) as r:
+                events = parse_sse(r.iter_lines())
+            assert events[-1][1]["result"]["output"] == "gave up waiting"
+            threads = client.get("/api/info").json()["tool_threads"]
+            assert (threads["stuck"], threads["abandoned"]) == (1, 1)
+        assert server.proc is not None
+        server.proc.terminate()  # the stuck thread does not keep the server alive
+        assert server.proc.wait(timeout=60) is not None
+    finally:
+        server.stop()
+
+
+def test_stuck_threads_are_an_opentelemetry_gauge(gate: Gate) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="pip install 'reactloop[otel]'")
+    from reactloop.testing import capture_spans
+
+    agent = Agent(model=ScriptedModel([ToolCall("block", {}), "gave up waiting"]),
+                  tools=[gate.tool()], tool_timeout=0.5)
+    with capture_spans() as spans:
+        assert agent.run_sync("go").output == "gave up waiting"
+        points = {a["reactloop.thread.state"]: p.value
+                  for a, p in spans.metrics()["reactloop.tool.threads"]}
+    assert points["stuck"] >= 1 and points["busy"] >= 0
