@@ -180,6 +180,7 @@ class _Pool:
                 if self._threads - self._stuck > self.size:  # replaced while stuck: end
                     self._threads -= 1
                     return
+            del job  # an idle thread holds on to nothing (its future holds the result)
 
     def _fail(self, job: _Job, error: BaseException) -> None:
         with self._lock:
