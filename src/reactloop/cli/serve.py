@@ -49,7 +49,7 @@ def serve_command(agent_spec: str | None, host: str, port: int,
                          allowed_origins=allowed_origins)
     except ReactloopError as exc:
         _fail(str(exc))
-    from reactloop.serve._server import run_server
+    from reactloop.serve._uvicorn import run_server
     from reactloop.sessions import default_store_path
 
     store = store_path or default_store_path()
