@@ -107,10 +107,19 @@ class SessionStore(Protocol):
         ...
 
 
-def check_session_id(session_id: object) -> str:
-    """``session_id`` if it is a valid session id, else a :class:`UserError`."""
+def check_session_id(session_id: object, *, what: str = "session id") -> str:
+    """``session_id`` if it is a valid session id, else a :class:`UserError`.
+
+    The one rule for ids, in every store and on every route of ``reactloop serve``: 1 to 200
+    characters, not all blank, none a control character below U+0020 or a lone surrogate
+    (no database column or URL takes those safely). ``/`` is allowed (the server takes it
+    percent-encoded). ``what`` names the id in the message (``"run id"``)."""
     if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
-            or any(ord(ch) < 32 or 0xD800 <= ord(ch) < 0xE000 for ch in session_id)):
-        raise UserError(f"a session id is a non-empty string of at most 200 printable "
-                        f"characters, got {session_id!r}")
+            or any(ord(ch) < 32 or 0xD800 <= ord(ch) < 0xE000
+                   for ch in session_id)):
+        shown = repr(session_id)
+        if len(shown) > 80:
+            shown = f"{shown[:60]}… ({len(str(session_id))} characters)"
+        raise UserError(f"a {what} is a non-empty string of at most 200 printable "
+                        f"characters, got {shown}")
     return session_id
