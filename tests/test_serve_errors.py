@@ -10,8 +10,12 @@ reach clients only on loopback without a token, or with ``--debug``."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -240,3 +244,44 @@ def test_with_a_token_the_traceback_is_sent_only_with_debug(tmp_path: Path,
     else:
         assert result["traceback"] is None
         assert str(Path(__file__).parent) not in str(result)
+
+
+# -- anything else unexpected: a JSON 500 naming the exception's type only ------------------
+
+@contextmanager
+def uvicorn_on_loopback(app) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread; the socket listens before the server starts, so
+    requests wait in its backlog instead of the test waiting for the server."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def test_an_unexpected_failure_is_a_json_500_without_its_details(tmp_path: Path) -> None:
+    from serve_agents import agent
+
+    from reactloop.serve import create_app
+    from reactloop.sessions import SQLiteStore
+
+    class Broken(SQLiteStore):
+        def list(self):
+            raise RuntimeError(f"broken on purpose in {tmp_path}/secret.py")
+
+    with uvicorn_on_loopback(create_app(agent, Broken(tmp_path / "s.sqlite3"))) as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        r = client.get("/api/sessions")
+        error = assert_json_error(r, 500)
+        assert "internal error (RuntimeError)" in error and "the server's log" in error
+        assert str(tmp_path) not in r.text
+        assert client.get("/api/health").json() == {"status": "ok"}
