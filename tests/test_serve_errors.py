@@ -269,10 +269,9 @@ def uvicorn_on_loopback(app) -> Iterator[str]:
 
 
 def test_an_unexpected_failure_is_a_json_500_without_its_details(tmp_path: Path) -> None:
-    from serve_agents import agent
-
     from reactloop.serve import create_app
     from reactloop.sessions import SQLiteStore
+    from serve_agents import agent
 
     class Broken(SQLiteStore):
         def list(self):
