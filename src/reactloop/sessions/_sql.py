@@ -1,6 +1,6 @@
 """What the SQL stores (SQLite, PostgreSQL) share, written once: the listing (``info``,
-``list``), the CLI's run log (``log_run``, ``runs``) and the one-shot writes (``append``,
-``replace``).
+``list``) and the CLI's run log (``log_run``, ``runs``); the one-shot writes (``append``,
+``replace``) come from ``_store.StoreBase``, which the memory store shares.
 
 The statements are the same in both databases but for two things each store names: the prefix
 of its tables (``""`` or ``"reactloop_"``) and its parameter mark (``?`` or ``%s``). Each store
@@ -22,9 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from reactloop.errors import UserError
-from reactloop.messages import Message
 from reactloop.sessions import _codec
-from reactloop.sessions._store import SessionInfo, SessionWriter, check_session_id
+from reactloop.sessions._store import SessionInfo, StoreBase, check_session_id
 
 __all__ = ["SQLStore", "valid_id"]
 
@@ -38,7 +37,7 @@ def valid_id(session_id: object) -> bool:
     return True
 
 
-class SQLStore:
+class SQLStore(StoreBase):
     """The base of the SQL stores (see the module docstring)."""
 
     _prefix: ClassVar[str]
@@ -46,10 +45,7 @@ class SQLStore:
     _mark: ClassVar[str]
     """The store's parameter placeholder."""
 
-    # -- the hooks ---------------------------------------------------------------------------
-    def writer(self, session_id: str) -> SessionWriter:
-        raise NotImplementedError
-
+    # -- the hooks (and StoreBase.writer) ----------------------------------------------------
     def _rows(self, doing: str, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
         """The rows ``sql`` returns (``doing``: the verb of an error message)."""
         raise NotImplementedError
@@ -63,14 +59,6 @@ class SQLStore:
         return statement.format(t=self._prefix, p=self._mark)
 
     # -- shared behaviour --------------------------------------------------------------------
-    def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.append(messages)
-
-    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.replace(messages)
-
     def info(self, session_id: str) -> SessionInfo | None:
         """One session's :class:`SessionInfo`, or ``None``."""
         if not valid_id(session_id):

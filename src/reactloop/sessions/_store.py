@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 from reactloop.errors import UserError
 from reactloop.messages import Message
 
-__all__ = ["SessionInfo", "SessionStore", "SessionWriter", "check_session_id"]
+__all__ = ["SessionInfo", "SessionStore", "SessionWriter", "StoreBase", "check_session_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +105,23 @@ class SessionStore(Protocol):
     def list(self) -> list[SessionInfo]:
         """Every session, most recently updated first."""
         ...
+
+
+class StoreBase:
+    """What every store of reactloop derives from its :meth:`writer`: the one-shot writes."""
+
+    def writer(self, session_id: str) -> SessionWriter:
+        raise NotImplementedError
+
+    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end (creating the session), as the session's writer."""
+        with self.writer(session_id) as w:
+            w.append(messages)
+
+    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole history, as the session's writer."""
+        with self.writer(session_id) as w:
+            w.replace(messages)
 
 
 def check_session_id(session_id: object, *, what: str = "session id") -> str:
