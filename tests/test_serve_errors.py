@@ -70,6 +70,9 @@ def test_a_deeply_nested_body_is_a_400_on_every_post_route(client) -> None:
     for route in routes:
         error = assert_json_error(client.post(route, content=shallow, headers=JSON), 400)
         assert "levels deep" in error, route
+    for body in ("null", "[1, 2]", '"text"'):  # flat but not an object: said so
+        r = client.post(routes[1], content=body, headers=JSON)
+        assert "must be a JSON object" in assert_json_error(r, 400)
     assert client.get("/api/health").json() == {"status": "ok"}  # and the server is fine
 
 

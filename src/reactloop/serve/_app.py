@@ -21,10 +21,10 @@ Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
   draws the airport map from the airport skill's data)
 - ``GET /`` and ``/static/...`` → the dev UI
 
-One rule for requests on every route: a session id (in the path or a body) is checked by
-the rule every store applies (``check_session_id``) (400 otherwise); an
-id holding ``/`` is reachable when sent percent-encoded (``%2F``, as ``encodeURIComponent``
-does); a body is one JSON object nested at most :data:`MAX_BODY_DEPTH` levels (400 otherwise).
+One validation path on every route: a session id (in the path, a body or an AG-UI
+``threadId``) follows the rule every store applies (``check_session_id``; 400 otherwise), and
+one holding ``/`` is reachable sent percent-encoded (``%2F``, as ``encodeURIComponent`` does);
+a body is one JSON object nested at most :data:`MAX_BODY_DEPTH` levels (400 otherwise).
 A store that fails answers 503 with its own (redacted) message; anything else unexpected
 answers 500 with a JSON error naming only the exception's type (the log has the rest).
 Tools' tracebacks (``result.traceback`` of ``tool_error`` events) show the server's files:
@@ -399,15 +399,16 @@ async def _json_body(request: Request, *, required: bool) -> dict[str, Any]:
         return {}
     if "json" not in request.headers.get("content-type", ""):
         raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    too_deep = ApiError(400, f"the body nests objects or lists more than {MAX_BODY_DEPTH} "
+                             "levels deep; send a flatter JSON object")
     try:
         data = json.loads(raw)
     except RecursionError:  # nested past the interpreter's limit (100,000 brackets, say)
-        data = None
+        raise too_deep from None
     except ValueError as exc:
         raise ApiError(400, f"the body is not valid JSON: {exc}") from None
-    if data is None or _too_deep(data, MAX_BODY_DEPTH):
-        raise ApiError(400, f"the body nests objects or lists more than {MAX_BODY_DEPTH} "
-                            "levels deep; send a flatter JSON object")
+    if _too_deep(data, MAX_BODY_DEPTH):
+        raise too_deep
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     return data
