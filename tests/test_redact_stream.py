@@ -19,7 +19,8 @@ from reactloop.messages import ModelRequest, ModelResponse, TextDelta
 from reactloop.testing import FunctionModel
 
 # registered once: hypothesis draws the texts around them
-SECRETS = ("correct horse 42", "hunter2hunter2", "p@ss;word=99", "xyzzy-plugh-0451")
+LONG = "-----BEGIN KEY----- " + "Ab9+ " * 60  # longer than the key-pattern bound, spaces inside
+SECRETS = ("correct horse 42", "hunter2hunter2", "p@ss;word=99", "xyzzy-plugh-0451", LONG)
 for _s in SECRETS:
     add_secret(_s)
 
@@ -33,6 +34,7 @@ KEYS = st.sampled_from([
     "GET /v1?key=abc123&alt=sse",
     "Bearer 0123456789abcdef",
     "hunter2",  # the start of a secret that never completes
+    LONG[:150],
     "sk-",
 ])
 

@@ -300,14 +300,16 @@ def hold_back(text: str) -> int:
     secrets, pattern = _secrets_state()
     if secrets:
         cut = min(cut, _secret_start(text, secrets))
-    matchers = _PATTERNS if pattern is None else (pattern, *_PATTERNS)
+    matchers = [(m, MAX_PATTERN_HOLD) for m in _PATTERNS]
+    if pattern is not None:  # a secret is bounded by its own length
+        matchers.append((pattern, n))
     moved = True
     while moved:  # a complete match around the cut moves it to the match's start
         moved = False
-        for matcher in matchers:
-            for m in matcher.finditer(text, 0, n):
-                if m.start() < cut < m.end() and (m.end() < n or n - m.start()
-                                                   <= max(MAX_PATTERN_HOLD, len(m.group()))):
+        for matcher, bound in matchers:
+            for m in matcher.finditer(text):
+                # one still growing at the end is held only up to the bound
+                if m.start() < cut < m.end() and (m.end() < n or n - m.start() <= bound):
                     cut, moved = m.start(), True
     return cut
 
@@ -315,14 +317,22 @@ def hold_back(text: str) -> int:
 def _secret_start(text: str, secrets: frozenset[str]) -> int:
     """Where the longest end of ``text`` that begins a secret starts (``len(text)``: none)."""
     n = len(text)
-    longest = max(map(len, secrets))
-    firsts = {s[0] for s in secrets}
-    for p in range(max(0, n - longest + 1), n):
-        if text[p] in firsts:
-            tail = text[p:]
-            if any(s.startswith(tail) for s in secrets):
-                return p
-    return n
+    best = n
+    for secret in secrets:
+        head = secret[:4]
+        # candidates: where the secret's first characters are (found at C speed), then the
+        # last few positions, whose tail is shorter than that head
+        p = text.find(head, max(0, n - len(secret) + 1))
+        while -1 < p < best:
+            if secret.startswith(text[p:]):
+                best = p
+                break
+            p = text.find(head, p + 1)
+        for q in range(max(0, n - len(head) + 1, n - len(secret) + 1), best):
+            if secret.startswith(text[q:]):
+                best = q
+                break
+    return best
 
 
 def _header_repl(m: re.Match[str]) -> str:
