@@ -314,25 +314,36 @@ def hold_back(text: str) -> int:
     return cut
 
 
+_Finder = tuple[frozenset[str], int, "re.Pattern[str]", dict[str, tuple[str, ...]]]
+_finder: _Finder | None = None
+
+
+def _secret_finder(secrets: frozenset[str]) -> _Finder:
+    """For these secrets: the longest length, a pattern finding every place where one may
+    start (its first four characters, or fewer at the very end), and the secrets by their
+    first four characters (secrets have :data:`MIN_SECRET_LENGTH`+ characters)."""
+    global _finder
+    if _finder is None or _finder[0] != secrets:
+        heads: dict[str, list[str]] = {}
+        for secret in secrets:
+            heads.setdefault(secret[:4], []).append(secret)
+        partial = {secret[:k] for secret in secrets for k in (1, 2, 3)}
+        pattern = re.compile("(?=" + "|".join(map(re.escape, heads)) + ")|(?=(?:"
+                             + "|".join(map(re.escape, partial)) + r")\Z)")
+        _finder = (secrets, max(map(len, secrets)), pattern,
+                   {head: tuple(found) for head, found in heads.items()})
+    return _finder
+
+
 def _secret_start(text: str, secrets: frozenset[str]) -> int:
     """Where the longest end of ``text`` that begins a secret starts (``len(text)``: none)."""
     n = len(text)
-    best = n
-    for secret in secrets:
-        head = secret[:4]
-        # candidates: where the secret's first characters are (found at C speed), then the
-        # last few positions, whose tail is shorter than that head
-        p = text.find(head, max(0, n - len(secret) + 1))
-        while -1 < p < best:
-            if secret.startswith(text[p:]):
-                best = p
-                break
-            p = text.find(head, p + 1)
-        for q in range(max(0, n - len(head) + 1, n - len(secret) + 1), best):
-            if secret.startswith(text[q:]):
-                best = q
-                break
-    return best
+    _, longest, pattern, heads = _secret_finder(secrets)
+    for m in pattern.finditer(text, max(0, n - longest + 1)):
+        tail = text[m.start():]
+        if len(tail) < 4 or any(s.startswith(tail) for s in heads.get(tail[:4], ())):
+            return m.start()
+    return n
 
 
 def _header_repl(m: re.Match[str]) -> str:
