@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Agent
-from reactloop._redact import MAX_PATTERN_HOLD, PLACEHOLDER, add_secret, hold_back, redact
+from reactloop._redact import (
+    _PATTERNS,
+    MAX_PATTERN_HOLD,
+    PLACEHOLDER,
+    add_secret,
+    hold_back,
+    redact,
+)
 from reactloop._textgate import TextGate
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta
 from reactloop.testing import FunctionModel
@@ -64,7 +71,10 @@ def test_no_split_lets_a_secret_through(case: tuple[str, list[str]]) -> None:
     for piece in released:  # at every moment, not only at the end
         so_far += piece
         assert not any(s in so_far for s in SECRETS)
-    assert so_far == redact(text)
+    # a credential pattern (a header value runs to the line's end) longer than the bound is
+    # released as it comes, redacted as far as it is known: the whole may differ then
+    if all(len(m.group()) <= MAX_PATTERN_HOLD for p in _PATTERNS for m in p.finditer(text)):
+        assert so_far == redact(text)
 
 
 @settings(max_examples=200, deadline=None)
