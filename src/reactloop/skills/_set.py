@@ -80,10 +80,10 @@ class SkillSet(Extension):
         self._lock = threading.Lock()  # guards the import cache only
         self._skill_tools: dict[str, list[Tool]] = {}
         self._tools = [
-            Tool(self._load_skill_tool(), name=LOAD_SKILL, repeatable=True,
+            Tool(self._load_skill_tool(), name=LOAD_SKILL, repeatable=True, internal=True,
                  origin="reactloop.skills"),
             Tool(self._reference_tool(), name=LOAD_SKILL_REFERENCE, repeatable=True,
-                 origin="reactloop.skills"),
+                 internal=True, origin="reactloop.skills"),
         ]
 
     @classmethod
