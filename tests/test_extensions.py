@@ -220,3 +220,19 @@ def test_streams_check_their_arguments_on_the_first_event_as_before() -> None:
 
 async def _collect(events: Any) -> list[Any]:
     return [e async for e in events]
+
+
+def test_skills_say_which_tools_a_run_may_add(tmp_path: Path) -> None:
+    """What the Temporal worker registers up front, asked of the extension (no type check)."""
+    from reactloop.skills import SkillSet
+
+    for name, tools_py in (("calc", "from reactloop import tool\n\n@tool\ndef mul(a: int, b: int)"
+                                    " -> int:\n    \"\"\"Multiply.\"\"\"\n    return a * b\n"),
+                           ("broken", "raise RuntimeError('no')\n")):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name}.\n---\nUse it.\n")
+        (d / "tools.py").write_text(tools_py)
+    skills = SkillSet.discover([tmp_path])
+    assert [t.name for t in skills.later_tools()] == ["mul"]  # the broken one fails in the run
+    assert Extension().later_tools() == ()

@@ -56,6 +56,11 @@ class Extension:
         """Stable system-prompt sections by name (``"skills"``, ``"workspace"``…)."""
         return {}
 
+    def later_tools(self) -> Sequence[Tool]:
+        """Tools a run may add later (``ctx.add_tools``), when they are known in advance (a
+        skill's tools): a durable runtime registers them before any run."""
+        return ()
+
     async def start(self, ctx: RunContext) -> None:
         """A run starts (also a resumed one: ``ctx.state`` may already hold this extension's
         state, as saved). Restore or initialise ``ctx.state[self.key]`` here."""

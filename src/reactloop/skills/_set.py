@@ -129,6 +129,17 @@ class SkillSet(Extension):
     def system_sections(self) -> Mapping[str, str]:
         return {"skills": self.catalog_text()}
 
+    def later_tools(self) -> list[Tool]:
+        """Every skill's tools (what ``load_skill`` may add); a skill whose ``tools.py`` fails
+        to import is left out here: loading it fails in the run, with the reason."""
+        out: list[Tool] = []
+        for skill in self:
+            try:
+                out += self.skill_tools(skill.name)
+            except UserError:
+                continue
+        return out
+
     # -- the extension hooks -----------------------------------------------------------------
     async def start(self, ctx: RunContext) -> None:
         """Skills loaded earlier (in the history, or in a saved run's state) stay loaded:
