@@ -10,7 +10,8 @@ import pytest
 
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
-        "Agent", "ApprovalError", "Conversation", "Decision", "OutputValidationError",
+        "Agent", "ApprovalError", "Attachment", "Conversation", "Decision", "Document",
+        "Image", "OutputValidationError",
         "PendingApproval", "Event", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
@@ -32,13 +33,17 @@ PUBLIC: dict[str, set[str]] = {
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
+    "reactloop.attachments": {"DOCUMENT_TYPES", "IMAGE_TYPES", "MAX_ATTACHMENTS",
+                              "MAX_PART_BYTES", "Attachment", "AttachmentKind", "Document",
+                              "Image", "Prompt", "attachment_from_ref", "split_prompt"},
     "reactloop.extensions": {"Extension"},
     "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
                       "serve_stdio"},
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
         "OutputMode", "OutputSchema", "Role",
-        "TextDelta", "ToolCall", "ToolChoice", "ToolSpec", "Usage", "message_from_dict",
+        "TextDelta", "ToolCall", "ToolChoice", "ToolSpec", "Usage", "attachment_blobs",
+        "message_from_dict",
         "messages_from_json", "messages_to_json",
     },
     "reactloop.models": {"FinishReason", "Model", "ModelRequest", "ModelResponse",

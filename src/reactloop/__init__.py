@@ -16,6 +16,7 @@ model answers::
 from reactloop._instrument import instrument
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
+from reactloop.attachments import Attachment, Document, Image
 from reactloop.errors import (
     ApprovalError,
     ModelError,
@@ -43,9 +44,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "ApprovalError",
+    "Attachment",
     "Conversation",
     "Decision",
+    "Document",
     "Event",
+    "Image",
     "Message",
     "Metrics",
     "Model",

@@ -26,6 +26,7 @@ from typing import Any
 
 from reactloop import _notes as notes
 from reactloop._approvals import batch_results, decision_result, gated_calls
+from reactloop._attach import Fitter
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
@@ -75,8 +76,8 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "gated", "rt", "selectable",
-                 "spec", "started", "step_events", "stream", "value")
+    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "fit", "gated", "rt",
+                 "selectable", "spec", "started", "step_events", "stream", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -97,6 +98,8 @@ class _Loop:
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.fit = Fitter(spec.model, ctx.emit_custom)
+        """Gives the model the attachments it can take (reactloop._attach)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``.
@@ -232,7 +235,8 @@ class _Loop:
                          else out.final_note())  # the last iteration asks for the typed answer
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
-        return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
+        return ModelRequest(spec.system, self.fit.messages(messages), tools, tuple(extra),
+                            spec.settings,
                             declared if tools is not declared else (),
                             None if out is None else out.request_schema)
 
@@ -371,8 +375,8 @@ class _Loop:
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
-        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
-                     for r in results))
+        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
+                                  attachments=r.attachments) for r in results))
         step = Step(k, text, calls, tuple(results), started, self.rt.now())
         ctx.steps.append(step)
         return step

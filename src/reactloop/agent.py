@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from reactloop import _instrument
 from reactloop._approvals import turn_iterations
+from reactloop._attach import check_accepts
 from reactloop._loop import run_events
 from reactloop._output import build_output
 from reactloop._spec import RunSpec
@@ -29,6 +30,7 @@ from reactloop.approvals import (
     pending_approvals,
     waiting_run_id,
 )
+from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
@@ -220,7 +222,7 @@ class Agent(Generic[OutputT]):
             answer[3], self.tool_selection)
 
     # -- public entry points -----------------------------------------------------------------
-    async def run(self, prompt: str, *, history: Sequence[Message] = (),
+    async def run(self, prompt: Prompt, *, history: Sequence[Message] = (),
                   on_message: Callable[[Message], None] | None = None,
                   conversation_id: str | None = None) -> RunResult[OutputT]:
         """Run the agent on ``prompt`` (after ``history``, if any) and return the result.
@@ -229,7 +231,9 @@ class Agent(Generic[OutputT]):
         the matching ``RunState`` (the error is kept on ``result.error``).
 
         Args:
-            prompt: the user's message.
+            prompt: the user's message: a string, or a list of strings and attachments
+                (``["What is in this picture?", Image.from_path("shot.png")]``). A part the
+                model cannot take is refused here, before any call (see ``reactloop._attach``).
             history: earlier messages of the conversation.
             on_message: called with every message the run adds to the history (the prompt
                 first), before the run goes on: a write-ahead hook for stores.
@@ -239,11 +243,11 @@ class Agent(Generic[OutputT]):
         return await self._drive(self._context(prompt, history, on_message, None,
                                                conversation_id))
 
-    def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult[OutputT]:
+    def run_sync(self, prompt: Prompt, *, history: Sequence[Message] = ()) -> RunResult[OutputT]:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
         return asyncio.run(self.run(prompt, history=history))
 
-    def stream(self, prompt: str, *, history: Sequence[Message] = (),
+    def stream(self, prompt: Prompt, *, history: Sequence[Message] = (),
                on_message: Callable[[Message], None] | None = None,
                conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
@@ -272,7 +276,7 @@ class Agent(Generic[OutputT]):
 
         return Session(self, session_id, open_store(store))
 
-    async def resume(self, saved: Saved, prompt: str | None = None, *,
+    async def resume(self, saved: Saved, prompt: Prompt | None = None, *,
                      decisions: Iterable[Decision | Mapping[str, Any]] = (),
                      on_message: Callable[[Message], None] | None = None,
                      conversation_id: str | None = None) -> RunResult[OutputT]:
@@ -292,13 +296,13 @@ class Agent(Generic[OutputT]):
         return await self._drive(self._resumed(saved, prompt, decisions, on_message,
                                                conversation_id))
 
-    def resume_sync(self, saved: Saved, prompt: str | None = None, *,
+    def resume_sync(self, saved: Saved, prompt: Prompt | None = None, *,
                     decisions: Iterable[Decision | Mapping[str, Any]] = ()
                     ) -> RunResult[OutputT]:
         """Blocking :meth:`resume`."""
         return asyncio.run(self.resume(saved, prompt, decisions=decisions))
 
-    def resume_stream(self, saved: Saved, prompt: str | None = None, *,
+    def resume_stream(self, saved: Saved, prompt: Prompt | None = None, *,
                       decisions: Iterable[Decision | Mapping[str, Any]] = (),
                       on_message: Callable[[Message], None] | None = None,
                       conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
@@ -307,7 +311,7 @@ class Agent(Generic[OutputT]):
         return self._events(functools.partial(self._resumed, saved, prompt, decisions,
                                               on_message, conversation_id), stream=True)
 
-    def _resumed(self, saved: Saved, prompt: str | None,
+    def _resumed(self, saved: Saved, prompt: Prompt | None,
                  decisions: Iterable[Decision | Mapping[str, Any]],
                  on_message: Callable[[Message], None] | None,
                  conversation_id: str | None = None) -> RunContext:
@@ -333,21 +337,22 @@ class Agent(Generic[OutputT]):
         ctx.reminders = old.reminders
         return ctx
 
-    def _context(self, prompt: str, history: Sequence[Message],
+    def _context(self, prompt: Prompt, history: Sequence[Message],
                  on_message: Callable[[Message], None] | None,
                  state: Mapping[str, Any] | None,
                  conversation_id: str | None = None) -> RunContext:
-        if not isinstance(prompt, str):
-            raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
+        text, parts = split_prompt(prompt)
+        if parts:
+            check_accepts(self.model, parts)
         if history and (waiting := _waiting(history)):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
                             "decisions=...)), then send the next message")
         spec = self.spec
-        ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
+        ctx = RunContext(self.runtime.new_id(), text, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
-        ctx.append(Message.user(prompt))
+        ctx.append(Message("user", text, attachments=parts))
         return ctx
 
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:

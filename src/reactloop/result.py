@@ -11,6 +11,7 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from reactloop.approvals import PendingApproval
+from reactloop.attachments import Attachment
 from reactloop.messages import Message, ToolCall
 
 __all__ = ["Metrics", "OutputT", "RunResult", "RunState", "Step", "ToolResult", "jsonable"]
@@ -51,6 +52,8 @@ class ToolResult:
     duration: float = 0.0
     cached: bool = False
     """True when an identical earlier call's result was reused."""
+    attachments: tuple[Attachment, ...] = ()
+    """Images and documents the tool returned (they go to the model with ``content``)."""
 
     @property
     def ok(self) -> bool:
@@ -189,10 +192,11 @@ class RunResult(Generic[OutputT]):
         """The run's state as JSON — history, steps, metrics, the plan, loaded skills, every
         extension's state, the calls waiting for approval — for :meth:`Agent.resume` in any
         process (the answer to the question a ``WAITING_FOR_USER`` run asked, or the decisions
-        a ``WAITING_FOR_APPROVAL`` run waits for)."""
+        a ``WAITING_FOR_APPROVAL`` run waits for). Attachments are written once each, by
+        content hash, however often the history mentions them."""
         if self.context is None:
             raise ValueError("this result was not produced by a run; there is nothing to save")
-        return json.dumps(self.context.to_dict(), ensure_ascii=False)
+        return json.dumps(self.context.to_dict(attachments=True), ensure_ascii=False)
 
 
 def jsonable(value: Any) -> Any:
