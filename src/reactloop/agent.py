@@ -32,8 +32,8 @@ from reactloop.approvals import (
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
-from reactloop.messages import Message
-from reactloop.models._base import Model, ModelSettings
+from reactloop.messages import Message, ModelSettings
+from reactloop.models._base import Model
 from reactloop.models._resolve import resolve_model
 from reactloop.prompt import LOOP_CONTROL_RULES, PromptBuilder
 from reactloop.result import OutputT, RunResult

@@ -73,7 +73,7 @@ def agent_tool(agent: Any) -> Tool:
 
 def build_server(tools: Iterable[Tool], *, name: str = "reactloop") -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``."""
-    from reactloop import __version__
+    from reactloop._version import __version__
 
     registry = ToolRegistry(tools)
 

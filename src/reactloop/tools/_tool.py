@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
 from reactloop.errors import UserError
-from reactloop.models._base import ToolSpec
+from reactloop.messages import ToolSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
