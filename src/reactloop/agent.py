@@ -17,7 +17,6 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from reactloop import _instrument
-from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
 from reactloop._output import build_output
 from reactloop._retrieval import ContextProvider, RetrievedContext
@@ -29,6 +28,7 @@ from reactloop.approvals import (
     pending_approvals,
     waiting_run_id,
 )
+from reactloop.approvals._gate import turn_iterations
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
