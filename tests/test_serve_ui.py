@@ -14,33 +14,22 @@ Chromium: the system's (or ``$REACTLOOP_CHROMIUM``), else Playwright's own; the 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from _scripts import load_script
 from conftest import ServeProcess, require
 
 ROOT = Path(__file__).resolve().parents[1]
 BURST = 180  # tool calls in one response: 2 events each, plus ~180 text deltas (> 500 events)
 
 
-def _test_setup() -> ModuleType:
-    """scripts/test_setup.py, which knows where a Chromium is (it installs one)."""
-    spec = importlib.util.spec_from_file_location("_test_setup",
-                                                  ROOT / "scripts" / "test_setup.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def chromium() -> str | None:
-    setup = _test_setup()
+    setup = load_script("test_setup")  # it knows where a Chromium is (it installs one)
     return setup.system_chromium() or setup.playwright_chromium()
 
 

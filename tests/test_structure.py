@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
+
+from _scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,20 +19,11 @@ def test_structure_checks_pass() -> None:
     assert out.returncode == 0, out.stdout
 
 
-def _check_structure() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_structure",
-                                                  ROOT / "scripts" / "check_structure.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_models_import_nothing_from_tools() -> None:
     """Models sit below tools: an import from ``reactloop.models.*`` into ``reactloop.tools.*``
     is reported (a neutral module, e.g. ``reactloop._ranking``, holds what both need), and so
     is an exception that no longer happens."""
-    check = _check_structure()
+    check = load_script("check_structure")
     graph = {"reactloop.models.fake": {"reactloop.tools._select", "reactloop.messages"},
              "reactloop.tools._select": {"reactloop._ranking"}, "reactloop._ranking": set(),
              "reactloop.messages": set()}
