@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from reactloop.cli._console import fail
+
 __all__ = ["logs_group"]
-
-
-def _fail(message: str) -> None:
-    click.echo(f"reactloop: {message}", err=True)
-    sys.exit(1)
 
 
 _store_option = click.option("--store", "store_path", metavar="PATH|URL",
@@ -26,25 +22,22 @@ _store_option = click.option("--store", "store_path", metavar="PATH|URL",
 
 def _open(store_path: str | None) -> Any:
     """The store, or None when there is none yet (nothing logged)."""
-    from reactloop.cli._config import load_config
+    from reactloop.cli._config_files import load_config
     from reactloop.cli._runlog import supports_log
-    from reactloop.errors import UserError
     from reactloop.sessions import default_store_path, open_store
 
-    try:
-        where = store_path or load_config().get("store")
-        if where is None or "://" not in str(where):
-            path = Path(where).expanduser() if where else default_store_path()
-            if not path.exists():
-                return None
-            where = str(path)
-        store = open_store(where)
-    except UserError as exc:
-        _fail(str(exc))
+    # a store that cannot be opened raises: one line (the group's error path)
+    where = store_path or load_config().get("store")
+    if where is None or "://" not in str(where):
+        path = Path(where).expanduser() if where else default_store_path()
+        if not path.exists():
+            return None
+        where = str(path)
+    store = open_store(where)
     if not supports_log(store):
         from reactloop.cli._ids import store_label
 
-        _fail(f"the store {store_label(store)} keeps no run log")
+        fail(f"the store {store_label(store)} keeps no run log")
     return store
 
 
@@ -118,28 +111,24 @@ def show(run_id: str | None, store_path: str | None, full: bool, as_json: bool) 
     """Print run RUN_ID with its trace (without RUN_ID: the latest run; given a session's
     id: every run of that session). A unique prefix of an id is enough."""
     from reactloop.cli._ids import resolve_id, store_label
-    from reactloop.errors import UserError
 
     store = _open(store_path)
     runs = store.runs() if store is not None else []
     where = store_label(store) if store is not None else "the log"
     if run_id is None:
         if not runs:
-            _fail("no runs logged yet")
+            fail("no runs logged yet")
         run_id = runs[0]["id"]
-    try:
-        if any(r["id"].startswith(run_id) for r in runs) or not any(
-                str(r.get("session_id") or "").startswith(run_id) for r in runs):
-            chosen = resolve_id(run_id, [r["id"] for r in runs], what="run", where=where,
-                                hint="reactloop logs")
-            selected = [r for r in runs if r["id"] == chosen]
-        else:
-            sid = resolve_id(run_id, {str(r.get("session_id")) for r in runs}, what="session",
-                             where=where, hint="reactloop logs")
-            selected = sorted((r for r in runs if r.get("session_id") == sid),
-                              key=lambda r: r["created"])
-    except UserError as exc:
-        _fail(str(exc))
+    if any(r["id"].startswith(run_id) for r in runs) or not any(
+            str(r.get("session_id") or "").startswith(run_id) for r in runs):
+        chosen = resolve_id(run_id, [r["id"] for r in runs], what="run", where=where,
+                            hint="reactloop logs")
+        selected = [r for r in runs if r["id"] == chosen]
+    else:
+        sid = resolve_id(run_id, {str(r.get("session_id")) for r in runs}, what="session",
+                         where=where, hint="reactloop logs")
+        selected = sorted((r for r in runs if r.get("session_id") == sid),
+                          key=lambda r: r["created"])
     if as_json:
         click.echo(json.dumps(selected[0] if len(selected) == 1 else selected, indent=2,
                               ensure_ascii=False))
