@@ -19,7 +19,7 @@ def load_or_fail() -> Any:
     from reactloop.errors import UserError
 
     try:
-        return load_config()
+        return load_config(check=False)  # a wrong value must stay fixable from here
     except UserError as exc:
         fail(str(exc))
 

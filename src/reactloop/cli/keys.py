@@ -38,6 +38,9 @@ def keys_set(name: str, value: str | None) -> None:
             value = sys.stdin.readline().strip()
     if not value:
         fail("the key is empty; nothing stored")
+    from reactloop._keys import check_key
+
+    check_key(value, f"the key for {var}")  # a wrong key: one line (the group's error path)
     keys[var] = value
     path = save_keys(keys)
     click.echo(f"stored {var} in {path}", err=True)

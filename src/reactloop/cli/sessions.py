@@ -23,16 +23,21 @@ __all__ = ["sessions_group", "store_option"]
 def store_option(f: Any) -> Any:
     """The ``--store PATH|URL`` option (also used by ``chat --session``)."""
     return click.option("--store", "store_path", metavar="PATH|URL",
-                        help="The session store: a SQLite file (default: sessions.sqlite3 in "
-                             "the user's data directory) or a postgresql:// URL.")(f)
+                        help="The session store: a SQLite file (default: the config's store, "
+                             "else sessions.sqlite3 in the user's data directory) or a "
+                             "postgresql:// URL.")(f)
 
 
 def _store(store_path: str | None, *, must_exist: bool) -> Any:
+    """``--store``, else the config's ``store`` (as ``run`` and ``chat`` keep their sessions
+    there), else the default file; None when that file does not exist yet."""
+    from reactloop.cli._config_files import load_config
     from reactloop.sessions import SQLiteStore, default_store_path, open_store
 
+    store_path = store_path or load_config().get("store")
     if store_path and "://" in store_path:
         return open_store(store_path)  # a database, or an unsupported scheme (one line)
-    path = Path(store_path) if store_path else default_store_path()
+    path = Path(store_path).expanduser() if store_path else default_store_path()
     if not path.exists():
         if must_exist:
             fail(f"no session store at {path}")
