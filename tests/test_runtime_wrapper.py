@@ -65,3 +65,16 @@ def test_everything_not_overridden_goes_to_inner() -> None:
 
     events = asyncio.run(streamed())
     assert events[-1].result.output == "5" and events[-1].result.run_id == "fixed-id"
+
+
+def test_the_cli_wraps_a_loaded_agent_in_a_new_agent() -> None:
+    """``--agent`` brings an Agent the user's module may share: the CLI's observed runtime
+    goes into a new Agent with the same configuration, never into that one."""
+    from reactloop.cli._build import with_runtime
+
+    agent = Agent(_model(), tools=[add])
+    before = agent.runtime
+    counting = CountingModelCalls(before)
+    new = with_runtime(agent, counting)
+    assert agent.runtime is before and new is not agent and new.spec is agent.spec
+    assert new.run_sync("2+3?").output == "5" and counting.calls == 2

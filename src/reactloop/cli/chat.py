@@ -81,6 +81,9 @@ def chat_command(ctx: click.Context, /, **opts: Any) -> None:
 
 
 class _Chat:
+    """One chat: the conversation, its renderer and approver, the slash commands; it is the
+    :class:`~reactloop.cli._approve.Resumable` its waiting runs go on through."""
+
     def __init__(self, ctx: click.Context, verbosity: int, policy: Policy = "ask") -> None:
         self.ctx, self.policy, self.verbosity = ctx, policy, verbosity
         self.err, self.out = consoles(verbosity)

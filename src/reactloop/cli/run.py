@@ -7,12 +7,18 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reactloop.cli._options import agent_options, run_options
 from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
+
+if TYPE_CHECKING:
+    from reactloop.cli._approve import Approver
+    from reactloop.cli._build import Setup
+    from reactloop.cli._render import Renderer
+    from reactloop.result import RunResult
 
 __all__ = ["run_command"]
 
@@ -87,7 +93,8 @@ class _Run:
     """One run of ``reactloop run``: the agent's (or the session's) events rendered, the
     calls it leaves waiting decided, the record logged."""
 
-    def __init__(self, setup: Any, renderer: Any, as_json: bool, approver: Any) -> None:
+    def __init__(self, setup: Setup, renderer: Renderer, as_json: bool,
+                 approver: Approver) -> None:
         self.setup, self.renderer, self.as_json, self.approver = (setup, renderer, as_json,
                                                                   approver)
         self.session: Any = None
@@ -122,7 +129,7 @@ class _Run:
         log_run(setup.store, getattr(self.session, "id", None), result, record)
         return int(outcome.code)
 
-    async def _turn(self, prompt: str | None) -> Any:
+    async def _turn(self, prompt: str | None) -> RunResult[Any] | int | None:
         """Decide what a continued session has waiting, run ``prompt``, decide what its run
         leaves waiting; the final result (None: cancelled), or an exit code when nothing
         ran."""
@@ -150,13 +157,14 @@ class _Run:
             return result
         return await self.approver.settle(result, result.pending_approvals, self)
 
-    async def resume(self, last: Any, decisions: list[Any]) -> Any:
+    async def resume(self, last: RunResult[Any] | None, decisions: list[Any]
+                     ) -> RunResult[Any] | None:
         """Go on with the waiting run (the session's, else ``last``) (see _approve)."""
         if self.session is not None:
             return await self._drive(self.session.resume_stream(decisions))
         return await self._drive(self.setup.agent.resume_stream(last, decisions=decisions))
 
-    async def _drive(self, events: AsyncIterator[Any]) -> Any:
+    async def _drive(self, events: AsyncIterator[Any]) -> RunResult[Any] | None:
         from reactloop.cli._console import consume
 
         result, _ = await consume(events, self.renderer.handle)
