@@ -79,3 +79,18 @@ def test_a_command_module_that_fails_to_import_fails_loudly(tmp_path: Path) -> N
                           check=False, timeout=120)
     assert proc.returncode != 0
     assert "reactloop.cli.no_such_module" in proc.stderr
+
+
+def test_listing_the_commands_imports_nothing_heavy() -> None:
+    """``reactloop --help`` imports every command module: they import rich, SDKs and the
+    agent only when they run."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom reactloop.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print('heavy:' + ','.join(m for m in ('rich', 'prompt_toolkit', 'openai', 'llama_cpp', 'mcp', "
+            "'opentelemetry', 'temporalio', 'pydantic') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert proc.stdout.splitlines()[-1] == "heavy:", proc.stdout

@@ -16,14 +16,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import click
-from rich.markup import escape
 
 from reactloop.approvals import Decision
 from reactloop.cli._approve import Approver, Policy
 from reactloop.cli._build import Setup, pick_session, prepare, show_notice, start_tracing
 from reactloop.cli._console import consoles, consume, say, verbosity_of
 from reactloop.cli._options import agent_options, run_options
-from reactloop.cli._render import NORMAL, Renderer
 from reactloop.result import RunResult, RunState
 
 __all__ = ["chat_command"]
@@ -86,6 +84,8 @@ class _Chat:
 
     def __init__(self, ctx: click.Context, verbosity: int, policy: Policy = "ask") -> None:
         self.ctx, self.policy, self.verbosity = ctx, policy, verbosity
+        from reactloop.cli._render import Renderer  # rich: only when a chat starts
+
         self.err, self.out = consoles(verbosity)
         self.approver = Approver.for_terminal(policy, say(self.err), terminal=False)
         self.seen: dict[str, Any] = {}
@@ -108,6 +108,8 @@ class _Chat:
         return self.setup
 
     async def main(self, sid: str | None) -> None:
+        from rich.markup import escape
+
         setup = self.setup
         if setup.store is not None:
             self.conversation = setup.agent.session(sid, setup.store)
@@ -166,6 +168,8 @@ class _Chat:
         log_run(self.setup.store, getattr(self.conversation, "id", None), result, record)
 
     def _say(self, markup: str) -> None:
+        from reactloop.cli._render import NORMAL
+
         if self.verbosity >= NORMAL:
             self.err.print(markup, highlight=False)
 
@@ -200,6 +204,8 @@ class _Chat:
 
     # -- slash commands (each returns False to leave) -------------------------------------
     async def _command(self, line: str) -> bool:
+        from rich.markup import escape
+
         name, _, arg = line.partition(" ")
         handler = self.commands.get(name.lower())
         if handler is None:
