@@ -4,7 +4,9 @@
 - one-way imports: no import cycle among reactloop's modules (``TYPE_CHECKING`` imports
   count too), so the loop, the agent, context, planning and sessions never import back;
 - no module reads another object's underscore-prefixed attributes (``x._private``), except
-  on ``self``/``cls`` and a few standard-library names.
+  on ``self``/``cls`` and a few standard-library names;
+- layers: models sit below tools (a tool is offered to a model, never the other way round), so
+  no ``reactloop.models`` module imports from ``reactloop.tools``.
 
 Usage: python scripts/check_structure.py [--quiet]; exit status 1 with one line per problem.
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "reactloop"
@@ -24,10 +25,11 @@ ALLOWED_PRIVATE = {"_asdict", "_replace", "_fields", "_make", "_exit", "_getfram
                    "_current_frames", "_name_", "_value_", "_missing_"}
 
 
-def modules() -> dict[str, Path]:
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package at ``root``, by dotted name."""
     out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        rel = path.relative_to(ROOT.parent).with_suffix("")
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
         parts = list(rel.parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -66,17 +68,16 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
-def _parents(mod: str) -> Iterator[str]:
-    parts = mod.split(".")
-    for i in range(1, len(parts)):
-        yield ".".join(parts[:i])
-
-
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan). A package importing
-    its own submodules (``__init__`` re-exports) is not a cycle: edges from a submodule to a
-    parent package are ignored, because they resolve to the submodule itself."""
-    edges = {m: {t for t in ts if t not in set(_parents(m))} for m, ts in graph.items()}
+    """Strongly connected components of more than one module (Tarjan).
+
+    Edges to a parent package count: a submodule that imports names from its package's
+    ``__init__`` (``from reactloop.cli import _fail`` in ``reactloop.cli.serve``) while that
+    ``__init__`` imports the submodule — even lazily, inside a function — is a cycle. A
+    package whose ``__init__`` re-exports its own submodules is not one by itself (the edges
+    go one way); ``from package import submodule`` is an edge to the submodule, not to the
+    package (see :func:`imports`)."""
+    edges = graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -134,6 +135,31 @@ def private_reads(mods: dict[str, Path]) -> list[str]:
     return problems
 
 
+# layers that must not depend on another: (lower, upper) → no module of ``lower`` imports ``upper``
+LAYERS = [("reactloop.models", "reactloop.tools")]
+# imports on their way out, named one by one (none left). Remove an entry when it is gone.
+LAYER_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def _within(mod: str, package: str) -> bool:
+    return mod == package or mod.startswith(package + ".")
+
+
+def layer_breaches(graph: dict[str, set[str]],
+                   exceptions: set[tuple[str, str]] = LAYER_EXCEPTIONS) -> list[str]:
+    """Imports from a lower layer into an upper one (``LAYERS``), one line each; an entry of
+    ``exceptions`` that no longer happens is reported too, so the list only shrinks."""
+    out = [f"{mod} no longer imports {target}: remove the entry from LAYER_EXCEPTIONS"
+           for mod, target in sorted(exceptions) if target not in graph.get(mod, set())]
+    for lower, upper in LAYERS:
+        for mod in sorted(m for m in graph if _within(m, lower)):
+            for target in sorted(t for t in graph[mod] if _within(t, upper)):
+                if (mod, target) not in exceptions:
+                    out.append(f"{mod} imports {target}: {lower} must import nothing from "
+                               f"{upper} (move what both need to a neutral module)")
+    return out
+
+
 def sizes(mods: dict[str, Path]) -> list[str]:
     problems = []
     for path in mods.values():
@@ -155,6 +181,7 @@ def problems() -> list[str]:
     mods = modules()
     out = sizes(mods) + private_reads(mods)
     out += [f"import cycle: {' <-> '.join(c)}" for c in cycles(imports(mods))]
+    out += layer_breaches(imports(mods))
     return out
 
 

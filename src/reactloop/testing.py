@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.attachments import IMAGE_TYPES
 from reactloop.errors import ModelError
-from reactloop.messages import ToolCall, Usage
-from reactloop.models._base import Model, ModelRequest, ModelResponse, TextDelta
+from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
+from reactloop.models._base import Model
 
 if TYPE_CHECKING:
     from reactloop._otel._capture import CapturedSpans

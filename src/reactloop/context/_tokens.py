@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from reactloop.attachments import Attachment
-from reactloop.messages import Message
-from reactloop.models._base import Model, ModelRequest, ToolSpec
+from reactloop.messages import Message, ModelRequest, ToolSpec
+from reactloop.models._base import Model
 
 __all__ = ["PER_MESSAGE", "TokenCounter", "estimate_tokens", "tiktoken_counter"]
 

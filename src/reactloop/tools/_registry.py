@@ -12,8 +12,7 @@ from typing import Any
 
 from reactloop.attachments import Attachment, check_count
 from reactloop.errors import ToolRetry, UserError
-from reactloop.messages import ToolCall
-from reactloop.models._base import ToolSpec
+from reactloop.messages import ToolCall, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.tools._tool import Tool, ToolArgumentsError, ToolContext
 
