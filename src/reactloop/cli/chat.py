@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from reactloop.approvals import Decision
+from reactloop.attachments import Attachment, Prompt
 from reactloop.cli._approve import Approver, Policy
 from reactloop.cli._build import Setup, pick_session, prepare, show_notice, start_tracing
 from reactloop.cli._console import consoles, consume, say, verbosity_of
@@ -33,6 +34,7 @@ HELP = """commands (never sent to the model):
   /session          the session's id, size and store
   /model [NAME]     the model; with NAME, switch to it (e.g. /model openai:gpt-4o-mini)
   /tools            the tools the agent can use
+  /attach PATH      send the file (a picture or a document) with your next message
   //text            send "/text" to the model
 keys: Enter sends · Alt-Enter or a line ending in \\ starts a new line · Ctrl-C clears the
 line (while the model works: cancels that turn) · Up/Down browse the history"""
@@ -96,7 +98,10 @@ class _Chat:
         self.conversation: Any = None
         self.commands: dict[str, Callable[[str], Awaitable[bool]]] = {
             "help": self._help, "exit": self._exit, "quit": self._exit, "clear": self._clear,
-            "session": self._session, "model": self._model, "tools": self._tools}
+            "session": self._session, "model": self._model, "tools": self._tools,
+            "attach": self._attach}
+        self.staged: list[Attachment] = []
+        """Files ``/attach`` staged for the next message."""
 
     def prepare(self, opts: dict[str, Any], *, log: bool | None) -> Setup:
         """Build the agent (its model calls drawn by this chat's renderer) and open the
@@ -186,8 +191,10 @@ class _Chat:
 
         self.renderer.reset()
         started = time.time()
+        sent: Prompt = [text, *self.staged] if self.staged else text
+        self.staged = []
         try:
-            result, interrupted = await consume(self.conversation.stream(text),
+            result, interrupted = await consume(self.conversation.stream(sent),
                                                 self.renderer.handle)
             self.renderer.stop()
             if result is not None and result.state is RunState.WAITING_FOR_APPROVAL:
@@ -214,6 +221,24 @@ class _Chat:
                            highlight=False)
             return True
         return await handler(arg.strip())
+
+    async def _attach(self, arg: str) -> bool:
+        from reactloop.cli._attach import load_attachment
+        from reactloop.errors import UserError
+
+        if not arg:
+            self.err.print("/attach PATH: give the file to send with your next message",
+                           highlight=False)
+            return True
+        try:
+            part = load_attachment(arg)
+        except UserError as exc:  # a bad file: one line, the chat goes on
+            self.err.print(f"reactloop: {exc}", markup=False, highlight=False)
+            return True
+        self.staged.append(part)
+        self.err.print(f"attached {part.label()}: it goes with your next message",
+                       markup=False, highlight=False)
+        return True
 
     async def _help(self, arg: str) -> bool:
         self.err.print(HELP, markup=False, highlight=False)
