@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reactloop._arguments import repair_json
 from reactloop.messages import Message, ToolCall, Usage
 from reactloop.models._base import (
     FinishReason,
@@ -60,15 +61,16 @@ class ParsedReply:
 
 
 def _loads(body: str) -> Any:
+    """``body`` as JSON, its syntax repaired (quotes, trailing commas, closing brackets) but
+    no value guessed; None when that is not enough."""
     try:
         return json.loads(body)
     except json.JSONDecodeError:
         pass
     try:
-        from json_repair import repair_json
-    except ImportError:  # repairs need the optional json-repair package
+        return repair_json(body, close=True)
+    except (ValueError, SyntaxError):
         return None
-    return repair_json(body, return_objects=True)
 
 
 def _one_call(body: str, tool_names: Collection[str] | None
