@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ __all__ = [
     "TextBuffer",
     "Translate",
     "call_with_retries",
+    "cap_problem",
     "cut_off",
     "empty_stream",
     "find_api_key",
@@ -250,6 +252,12 @@ class ResponseBudget:
         return None if text is None else self.take(text)
 
 
+def cap_problem(limit: int) -> str:
+    """Why a tool call of a response cut at the size cap does not run."""
+    return (f"the response reached its size cap ({limit} characters) and was cut off, so this "
+            "call is incomplete; write less (shorter text, smaller arguments)")
+
+
 class TextBuffer:
     """Streamed pieces of one text, joined as they come in large blocks: one copy of the text
     (a list of small deltas costs ~50 bytes of object per piece of 3 characters)."""
@@ -289,16 +297,19 @@ def not_json(url: object, content_type: str | None, first: bytes, where: str) ->
         f"it starts: {shown!r}. Is base_url right, or is a proxy or login page in the way?")
 
 
-def parsed_reply(raw: Any, where: str, *, stream: bool = False) -> Any:
+async def parsed_reply(raw: Any, where: str, *, stream: bool = False) -> Any:
     """What a Stainless SDK (``openai``, ``anthropic``) parsed from ``raw`` (its
     ``with_raw_response`` answer), once the reply is known to be the API's: a 200 page of HTML
     is a :func:`not_json` error, not a string handed on as a completion."""
     content_type = raw.headers.get("content-type") or ""
     kind = content_type.lower()
-    if "html" in kind or (not stream and "json" not in kind
-                          and not raw.content.lstrip()[:1] == b"{"):
-        raise not_json(raw.url, content_type, raw.content[:200], where)
-    return raw.parse()
+    if "html" in kind or (not stream and "json" not in kind):
+        body = raw.read() if hasattr(raw, "read") else raw.content
+        body = await body if inspect.isawaitable(body) else body
+        if "html" in kind or not body.lstrip()[:1] == b"{":
+            raise not_json(raw.url, content_type, body[:200], where)
+    parsed = raw.parse()
+    return await parsed if inspect.isawaitable(parsed) else parsed
 
 
 def reply_check(where: str) -> Callable[[Any], Awaitable[None]]:

@@ -46,6 +46,7 @@ from reactloop.models._provider import (
     ProviderModel,
     ResponseBudget,
     TextBuffer,
+    cap_problem,
     cut_off,
     empty_stream,
     find_api_key,
@@ -157,7 +158,7 @@ class OpenAIModel(ProviderModel):
         raw = await self._call(
             lambda: self.client.chat.completions.with_raw_response.create(**params))
         with translating(translate_error):
-            completion = parsed_reply(raw, WHERE)
+            completion = await parsed_reply(raw, WHERE)
         return parse_completion(_as_dict(completion), self.name, self.budget(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
@@ -168,7 +169,7 @@ class OpenAIModel(ProviderModel):
         # only opening the stream is retried: once deltas are out, a retry would repeat them
         raw = await self._call(
             lambda: self.client.chat.completions.with_raw_response.create(**params))
-        chunks = parsed_reply(raw, WHERE, stream=True)
+        chunks = await parsed_reply(raw, WHERE, stream=True)
         assembler = StreamAssembler(self.name, self.budget(request))
         try:
             with translating(translate_error):
@@ -312,10 +313,6 @@ def build_params(request: ModelRequest, model_name: str, *,
 
 
 # -- response translation ----------------------------------------------------------------------
-_CAPPED = ("the response reached its size cap ({} characters) and was cut off, so this call "
-           "is incomplete; write less (shorter text, smaller arguments)")
-
-
 def _tool_call(name: Any, arguments: Any, call_id: Any, *, complete: bool = True,
                capped: int | None = None) -> ToolCall | None:
     """The call, marked invalid when its arguments cannot be used as sent (see
@@ -327,7 +324,7 @@ def _tool_call(name: Any, arguments: Any, call_id: Any, *, complete: bool = True
         return None  # nothing can run a call without a name
     cid = call_id if isinstance(call_id, str) and call_id else None
     if capped is not None:
-        return invalid_call(name, cid, _CAPPED.format(capped))
+        return invalid_call(name, cid, cap_problem(capped))
     return call_from_wire(name, arguments, cid, complete=complete)
 
 
