@@ -304,8 +304,7 @@ async def parsed_reply(raw: Any, where: str, *, stream: bool = False) -> Any:
     content_type = raw.headers.get("content-type") or ""
     kind = content_type.lower()
     if "html" in kind or (not stream and "json" not in kind):
-        body = raw.read() if hasattr(raw, "read") else raw.content
-        body = await body if inspect.isawaitable(body) else body
+        body: bytes = await raw.http_response.aread()  # an error page is small
         if "html" in kind or not body.lstrip()[:1] == b"{":
             raise not_json(raw.url, content_type, body[:200], where)
     parsed = raw.parse()
