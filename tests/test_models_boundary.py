@@ -230,6 +230,18 @@ def test_garbage_arguments_go_back_as_an_error_and_the_tool_never_runs(
     assert "Invalid arguments for delete_path" in sent
 
 
+@pytest.mark.parametrize(("provider", "finish"), [("openai", "length"),
+                                                   ("anthropic", "max_tokens")])
+def test_arguments_cut_by_max_tokens_are_not_closed_but_refused(
+        server: RecordedServer, provider: str, finish: str) -> None:
+    make, stream = ADAPTERS[provider]
+    server.queue(stream([], args=['{"path": "/data/build/old'], finish=finish))
+    final = _collect(make(server), _request())[-1]
+    assert isinstance(final, ModelResponse) and final.finish_reason == "length"
+    (call,) = final.tool_calls
+    assert call.arguments == {} and "not closed" in (arguments_problem(call) or "")
+
+
 def test_garbage_arguments_in_a_whole_reply_never_run(server: RecordedServer) -> None:
     body = {"id": "c", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{
         "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [

@@ -341,8 +341,8 @@ _CAPPED = "reactloop_capped"  # a message key: the stream was cut at this size c
 class _StreamAccumulator:
     """Rebuilds the final ``message`` from raw stream events; returns text deltas as they come.
 
-    Tool-call arguments arrive as ``input_json_delta`` fragments and are parsed once the block
-    stops (partial JSON is not valid JSON). Text, thinking and arguments count against
+    Tool-call arguments arrive as ``input_json_delta`` fragments and are parsed at the end
+    (partial JSON is not valid JSON; the stop reason says whether the reply was complete). Text, thinking and arguments count against
     ``budget``; once it is spent nothing more is taken. Long texts are kept once
     (:class:`~reactloop.models._provider.TextBuffer`), joined at the end.
     """
@@ -374,8 +374,6 @@ class _StreamAccumulator:
                 self._json[index] = TextBuffer()
         elif kind == "content_block_delta":
             return self._delta(event.get("index", 0), event.get("delta") or {})
-        elif kind == "content_block_stop":
-            self._finish_block(event.get("index", 0))
         elif kind == "message_delta":
             delta = event.get("delta") or {}
             if delta.get("stop_reason"):
@@ -403,11 +401,9 @@ class _StreamAccumulator:
             block["signature"] = block.get("signature", "") + (delta.get("signature") or "")
         return ""
 
-    def _finish_block(self, index: int) -> None:
-        fragments = self._json.pop(index, None)
-        if fragments is None:
-            return
-        args = parse_arguments(fragments.value())
+    def _finish_block(self, index: int, complete: bool) -> None:
+        fragments = self._json.pop(index)
+        args = parse_arguments(fragments.value(), complete=complete)
         block = self.message["content"][index]
         block["input"] = args if isinstance(args, dict) else {}
         if isinstance(args, str):
@@ -419,8 +415,10 @@ class _StreamAccumulator:
         for (index, field), buffer in self._texts.items():
             content[index][field] = buffer.value()
         self._texts.clear()
+        # arguments cut by max_tokens are not closed: that would shorten a value
+        complete = self.message.get("stop_reason") != "max_tokens"
         for index in list(self._json):
-            self._finish_block(index)
+            self._finish_block(index, complete)
         if self.budget.exceeded:
             self.message["stop_reason"] = "max_tokens"
             self.message[_CAPPED] = self.budget.limit
