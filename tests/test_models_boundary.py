@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from _recorded_server import RecordedServer, Reply, recorded_server
+from _adapter_tests import ask, collect
+from _adapter_tests import server as server  # the fixture
+from _recorded_server import RecordedServer, Reply
 from reactloop import Agent, RunResult, RunState, tool
 from reactloop._arguments import arguments_problem, parse_arguments
 from reactloop.errors import ModelError, ModelHTTPError
@@ -28,12 +30,6 @@ DELETE = ToolSpec("delete_path", "Delete a path.", {
 GARBAGE = '{"path": }}}garbage[['
 HTML = b"<html><head><title>Hotel WiFi</title></head><body>Please log in</body></html>"
 NO_RETRY = RetryPolicy(max_retries=0)
-
-
-@pytest.fixture
-def server() -> Iterator[RecordedServer]:
-    with recorded_server() as s:
-        yield s
 
 
 def _openai(server: RecordedServer, **kw: Any) -> Model:
@@ -131,26 +127,6 @@ ADAPTERS: dict[str, tuple[Callable[..., Model], Callable[..., Reply]]] = {
 }
 
 
-def _collect(model: Model, request: ModelRequest) -> list[TextDelta | ModelResponse]:
-    async def go() -> list[TextDelta | ModelResponse]:
-        try:
-            return [item async for item in model.stream(request)]
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
-
-
-def _ask(model: Model, request: ModelRequest) -> ModelResponse:
-    async def go() -> ModelResponse:
-        try:
-            return await model.request(request)
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
-
-
 def _streamed(agent: Agent[Any]) -> RunResult[Any]:
     async def go() -> RunResult[Any]:
         result = None
@@ -175,7 +151,7 @@ def test_a_cut_off_stream_is_a_retryable_error_not_an_answer(server: RecordedSer
     make, stream = ADAPTERS[provider]
     server.queue(stream(["The cleanup is ", "COMPLE"], finish=None))
     with pytest.raises(ModelHTTPError) as caught:
-        _collect(make(server), _request())
+        collect(make(server), _request())
     assert caught.value.retryable and "ended before the model finished" in str(caught.value)
 
 
@@ -203,7 +179,7 @@ def test_an_empty_stream_is_an_error_not_an_empty_answer(server: RecordedServer,
     make, _ = ADAPTERS[provider]
     server.queue(Reply(200, b"", "text/event-stream"))
     with pytest.raises(ModelHTTPError, match="without sending anything"):
-        _collect(make(server), _request())
+        collect(make(server), _request())
 
 
 # -- arguments that are not JSON ---------------------------------------------------------------
@@ -236,7 +212,7 @@ def test_arguments_cut_by_max_tokens_are_not_closed_but_refused(
         server: RecordedServer, provider: str, finish: str) -> None:
     make, stream = ADAPTERS[provider]
     server.queue(stream([], args=['{"path": "/data/build/old'], finish=finish))
-    final = _collect(make(server), _request())[-1]
+    final = collect(make(server), _request())[-1]
     assert isinstance(final, ModelResponse) and final.finish_reason == "length"
     (call,) = final.tool_calls
     assert call.arguments == {} and "not closed" in (arguments_problem(call) or "")
@@ -248,7 +224,7 @@ def test_garbage_arguments_in_a_whole_reply_never_run(server: RecordedServer) ->
             {"id": "call_1", "type": "function",
              "function": {"name": "delete_path", "arguments": GARBAGE}}]}}]}
     server.queue(Reply(200, json.dumps(body).encode()))
-    (call,) = _ask(_openai(server), _request()).tool_calls
+    (call,) = ask(_openai(server), _request()).tool_calls
     assert call.arguments == {} and "garbage" in (arguments_problem(call) or "")
 
 
@@ -276,7 +252,7 @@ def test_repair_never_invents_drops_or_truncates(raw: str) -> None:
 def test_a_response_past_the_cap_ends_as_length(server: RecordedServer, provider: str) -> None:
     make, stream = ADAPTERS[provider]
     server.queue(stream(["x" * 400] * 10))
-    items = _collect(make(server, max_response_chars=1000), _request())
+    items = collect(make(server, max_response_chars=1000), _request())
     final = items[-1]
     assert isinstance(final, ModelResponse) and final.finish_reason == "length"
     assert final.text == "x" * 1000
@@ -287,7 +263,7 @@ def test_a_response_past_the_cap_ends_as_length(server: RecordedServer, provider
 def test_the_cap_follows_max_tokens(server: RecordedServer, provider: str) -> None:
     make, stream = ADAPTERS[provider]
     server.queue(stream(["y" * 100] * 10))
-    final = _collect(make(server), _request(max_tokens=10))[-1]
+    final = collect(make(server), _request(max_tokens=10))[-1]
     assert isinstance(final, ModelResponse) and final.text == "y" * 320  # 32 characters a token
     assert final.finish_reason == "length"
 
@@ -297,7 +273,7 @@ def test_the_default_cap_without_max_tokens_is_one_mebibyte(server: RecordedServ
                                                            provider: str) -> None:
     make, stream = ADAPTERS[provider]
     server.queue(stream(["z" * (1 << 16)] * 18))  # 1.125 MiB
-    final = _collect(make(server), _request())[-1]
+    final = collect(make(server), _request())[-1]
     assert isinstance(final, ModelResponse) and final.finish_reason == "length"
     assert final.text is not None and len(final.text) == 1 << 20
 
@@ -306,7 +282,7 @@ def test_the_default_cap_without_max_tokens_is_one_mebibyte(server: RecordedServ
 def test_tool_calls_of_a_capped_response_never_run(server: RecordedServer, provider: str) -> None:
     make, stream = ADAPTERS[provider]
     server.queue(stream(["w" * 50], args=['{"path": "/data/build/old_cache"}']))
-    final = _collect(make(server, max_response_chars=60), _request())[-1]
+    final = collect(make(server, max_response_chars=60), _request())[-1]
     assert isinstance(final, ModelResponse) and final.finish_reason == "length"
     (call,) = final.tool_calls
     assert "size cap (60 characters)" in (arguments_problem(call) or "")
@@ -317,7 +293,7 @@ def test_the_cap_applies_to_a_whole_reply_too(server: RecordedServer) -> None:
         "index": 0, "finish_reason": "stop", "message": {"role": "assistant",
                                                          "content": "v" * 5000}}]}
     server.queue(Reply(200, json.dumps(body).encode()))
-    response = _ask(_openai(server, max_response_chars=100), _request())
+    response = ask(_openai(server, max_response_chars=100), _request())
     assert response.text == "v" * 100 and response.finish_reason == "length"
 
 
@@ -331,9 +307,9 @@ def test_a_captive_portal_page_is_a_clear_model_error(server: RecordedServer, pr
     model = make(server)
     with pytest.raises(ModelError) as caught:
         if streaming:
-            _collect(model, _request())
+            collect(model, _request())
         else:
-            _ask(model, _request())
+            ask(model, _request())
     message = str(caught.value)
     assert f"127.0.0.1:{server.port}" in message  # the URL
     assert "text/html" in message and "Hotel WiFi" in message  # the type and the first bytes
