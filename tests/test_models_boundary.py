@@ -206,6 +206,22 @@ def test_garbage_arguments_go_back_as_an_error_and_the_tool_never_runs(
     assert "Invalid arguments for delete_path" in sent
 
 
+def test_garbage_arguments_of_an_approval_gated_tool_ask_nobody(server: RecordedServer) -> None:
+    ran: list[str] = []
+
+    @tool(requires_approval=True)
+    def delete_path(path: str) -> str:
+        """Delete a path."""
+        ran.append(path)
+        return "deleted"
+
+    server.queue(openai_stream([], args=[GARBAGE], finish="tool_calls"),
+                 openai_stream(["Nothing deleted."]))
+    result = _streamed(Agent(model=_openai(server), tools=[delete_path]))
+    assert result.state is RunState.COMPLETED and result.output == "Nothing deleted."
+    assert ran == []
+
+
 @pytest.mark.parametrize(("provider", "finish"), [("openai", "length"),
                                                    ("anthropic", "max_tokens")])
 def test_arguments_cut_by_max_tokens_are_not_closed_but_refused(

@@ -200,8 +200,6 @@ class ProviderModel(Model):
 
     def __init__(self, name: str, *, retry: RetryPolicy, on_retry: RetryListener | None,
                  context_window: int | None, max_response_chars: int | None) -> None:
-        if not name:
-            raise UserError(f"{type(self).__name__} needs a model name")
         if max_response_chars is not None and max_response_chars < 1:
             raise UserError(f"max_response_chars must be a positive number of characters, "
                             f"got {max_response_chars!r}")
@@ -210,6 +208,16 @@ class ProviderModel(Model):
         self.on_retry = on_retry
         self.context_window = context_window
         self.max_response_chars = max_response_chars
+
+    key_env: tuple[str, ...] = ()
+    """The environment variables holding the provider's key, the preferred one first."""
+
+    def _api_key(self, given: str | None, *, required: bool = True, fix: str = "") -> str | None:
+        """The key to use (``given``, else the first set :attr:`key_env`), registered as a
+        secret; :class:`MissingAPIKey` names the variables when there is none and it is
+        ``required``."""
+        return find_api_key(type(self).__name__, given, self.key_env, required=required,
+                            fix=fix)
 
     def _translate(self, exc: Exception) -> Exception:
         """The adapter's SDK-error translation (see :func:`sdk_error`)."""

@@ -35,7 +35,6 @@ from reactloop.models._provider import (
     cap_problem,
     cut_off,
     empty_stream,
-    find_api_key,
     parsed_reply,
     require_extra,
     sdk_error,
@@ -90,6 +89,7 @@ class AnthropicModel(ProviderModel):
     """
 
     provider = "anthropic"
+    key_env = (API_KEY_ENV,)
 
     def __init__(
         self,
@@ -105,7 +105,7 @@ class AnthropicModel(ProviderModel):
         max_response_chars: int | None = None,
     ) -> None:
         require_extra("anthropic", "anthropic", "AnthropicModel")
-        key = find_api_key("AnthropicModel", api_key, (API_KEY_ENV,))
+        key = self._api_key(api_key)
         from anthropic import AsyncAnthropic
 
         super().__init__(name, retry=retry, on_retry=on_retry,

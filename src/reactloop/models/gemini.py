@@ -44,7 +44,6 @@ from reactloop.models._provider import (
     cap_problem,
     cut_off,
     empty_stream,
-    find_api_key,
     http_error,
     model_error,
     reply_check,
@@ -86,6 +85,7 @@ class GeminiModel(ProviderModel):
     """
 
     provider = "gcp.gemini"
+    key_env = API_KEY_ENVS
 
     def __init__(
         self,
@@ -101,7 +101,7 @@ class GeminiModel(ProviderModel):
         max_response_chars: int | None = None,
     ) -> None:
         require_extra("google.genai", "gemini", "GeminiModel")
-        key = find_api_key("GeminiModel", api_key, API_KEY_ENVS)
+        key = self._api_key(api_key)
         from google import genai
         from google.genai import types
 

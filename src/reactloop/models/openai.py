@@ -112,6 +112,7 @@ class OpenAIModel(ProviderModel):
     """
 
     provider = "openai"
+    key_env = (API_KEY_ENV,)
 
     def __init__(
         self,
