@@ -349,7 +349,7 @@ def parse_completion(data: Mapping[str, Any], model_name: str | None = None,
                      budget: ResponseBudget | None = None) -> ModelResponse:
     """A ``ChatCompletion`` (as a dict) as a :class:`ModelResponse`, its text and arguments
     cut at ``budget`` (then ``finish_reason`` is ``"length"``)."""
-    budget = budget or ResponseBudget(len(str(data)) + 1)
+    budget = budget or ResponseBudget(1 << 62)  # no cap unless given
     choices = data.get("choices") or [{}]
     choice: Mapping[str, Any] = choices[0] or {}
     message: Mapping[str, Any] = choice.get("message") or {}
