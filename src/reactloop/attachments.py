@@ -21,6 +21,7 @@ addresses so that no provider is pointed at one).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import ipaddress
 import mimetypes
@@ -217,6 +218,24 @@ class Attachment:
         what = self.name or self.url or self.sha256[:12]
         size = f", {_size_text(self.size)}" if self.size else ""
         return f"[{self.kind} {what} ({self.media_type or 'unknown type'}{size})]"
+
+    def bytes_or_error(self) -> bytes:
+        """The bytes, or a :class:`UserError` for a reference whose bytes are not loaded."""
+        if self.data is None:
+            raise UserError(f"{self.label()} has no bytes here (a reference whose data was "
+                            "not loaded): read the history from its session store, or attach "
+                            "the file again")
+        return self.data
+
+    def base64(self) -> str:
+        """The bytes as base64 text (what the provider APIs take inline)."""
+        return base64.b64encode(self.bytes_or_error()).decode("ascii")
+
+    def data_url(self) -> str:
+        """``data:<media type>;base64,...`` — or the URL, for a URL attachment."""
+        if self.url is not None:
+            return self.url
+        return f"data:{self.media_type};base64,{self.base64()}"
 
     def with_data(self, data: bytes) -> Any:
         """This reference with its bytes loaded (checked against its hash)."""
