@@ -98,3 +98,12 @@ def test_worker_otel_measures_three_modes_and_every_span_arrives() -> None:
     for mode in ("off", "memory", "otlp"):
         assert math.isfinite(out[f"{mode}_per_iteration_s"])
     assert finite_positive(out["sdk_floor_per_iteration_s"])
+
+
+def test_attachments_benchmark_stores_each_picture_once() -> None:
+    attachments = load("attachments")
+    out = attachments.measure(images=3, mb=0.05, turns=2, repeat=1)
+    assert out["attachment_bytes"] == out["pictures_bytes"]
+    assert out["file_bytes"] < 2 * out["pictures_bytes"] + 200_000
+    assert out["bytes_sent_on_resume"] == out["pictures_bytes"]
+    assert out["history_bytes_resent"] > 3 * out["pictures_bytes"]
