@@ -253,3 +253,22 @@ def test_from_path_errors_name_the_file(tmp_path: Path) -> None:
         locked.chmod(0)
         with pytest.raises(UserError, match="cannot read"):
             Image.from_path(locked)
+
+
+def test_events_and_results_carry_references_never_bytes() -> None:
+    picture = Image.from_bytes(png(size=5_000), name="plot.png")
+
+    def plot() -> object:
+        """Draw."""
+        return ["drawn", picture]
+
+    import asyncio
+
+    async def run() -> list[object]:
+        agent = Agent(model=ScriptedModel([ToolCall("plot", {}), "done"]), tools=[plot])
+        return [e async for e in agent.stream(["Plot", Image.from_bytes(png(size=5_000))])]
+
+    events = asyncio.run(run())
+    dumped = json.dumps([e.to_dict() for e in events], default=str)  # type: ignore[attr-defined]
+    assert "iVBOR" not in dumped and picture.sha256 in dumped
+    assert len(dumped) < 5_000 * 2

@@ -283,7 +283,7 @@ class Image(Attachment):
         found = sniff(data)
         if found is None or not found.startswith("image/"):
             what = "a PDF" if found == "application/pdf" else "not an image reactloop knows"
-            raise UserError(f"{name or 'the bytes'} is {what} (PNG, JPEG, GIF and WebP are); "
+            raise UserError(f"{name or 'the data'} is {what} (PNG, JPEG, GIF and WebP are); "
                             "pass an image file, or use Document for documents")
         if claimed is not None and claimed != found:
             raise UserError(f"{name or 'the image'} claims {claimed} but its bytes are "
@@ -312,7 +312,7 @@ class Document(Attachment):
     def _media_type(cls, data: bytes, claimed: str | None, name: str | None) -> str:
         found = sniff(data)
         if found is not None and found.startswith("image/"):
-            raise UserError(f"{name or 'the bytes'} is an image ({found}): use Image")
+            raise UserError(f"{name or 'the data'} is an image ({found}): use Image")
         media_type = claimed or found or "text/plain"
         if media_type not in DOCUMENT_TYPES:
             raise UserError(f"{name or 'the document'} is {media_type}; reactloop takes "

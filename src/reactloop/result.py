@@ -203,6 +203,10 @@ def jsonable(value: Any) -> Any:
     """``value`` as JSON data (objects with ``to_dict``, dataclasses, pydantic models…)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, Attachment):  # a reference: bytes never go into events or JSON
+        return value.ref()
+    if isinstance(value, list | tuple) and any(isinstance(v, Attachment) for v in value):
+        return [jsonable(v) for v in value]
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict) and not isinstance(value, type):
         return to_dict()
