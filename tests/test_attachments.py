@@ -272,3 +272,22 @@ def test_events_and_results_carry_references_never_bytes() -> None:
     dumped = json.dumps([e.to_dict() for e in events], default=str)  # type: ignore[attr-defined]
     assert "iVBOR" not in dumped and picture.sha256 in dumped
     assert len(dumped) < 5_000 * 2
+
+
+def test_traces_record_part_types_and_sizes_never_bytes() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from reactloop.testing import capture_spans
+
+    image = Image.from_bytes(png(size=3_000), name="shot.png")
+    doc = Document.from_bytes(pdf("Total: 42"), name="inv.pdf")
+    with capture_spans(include_content=True) as spans:
+        Agent(model=ScriptedModel(["ok"])).run_sync(["Look", image, doc])
+    (chat,) = [s for s in spans if s.name.startswith("chat ")]
+    attrs = dict(chat.attributes or {})
+    assert list(attrs["reactloop.request.attachment.types"]) == ["image/png", "application/pdf"]
+    assert list(attrs["reactloop.request.attachment.sizes"]) == [image.size, doc.size]
+    messages = json.loads(str(attrs["gen_ai.input.messages"]))
+    assert messages[0]["parts"][1] == {"type": "file", "modality": "image",
+                                       "mime_type": "image/png",
+                                       "file_id": f"sha256:{image.sha256}", "size": image.size}
+    assert "iVBOR" not in json.dumps({k: str(v) for k, v in attrs.items()})
