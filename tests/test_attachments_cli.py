@@ -79,3 +79,25 @@ def test_chat_attach_sends_the_file_with_the_next_message(tmp_path: Path) -> Non
     assert f"What is it? || image image/png {len(png())}" in proc.stdout
     assert "And now? || no parts" in proc.stdout  # sent once, not again
     assert "cannot read" in proc.stderr and "attached [image shot.png" in proc.stderr
+
+
+def test_eval_cases_may_carry_attachments(tmp_path: Path) -> None:
+    shot, doc = _files(tmp_path)
+    (tmp_path / "cases.yaml").write_text(f"""
+agent: attach_agents:seeing
+cases:
+  - name: picture and pdf
+    input: What are these?
+    attachments: [{shot.name}, {doc.name}]
+    output: {{contains: "image image/png {len(png())} | document application/pdf"}}
+  - name: missing file
+    input: hi
+""")
+    proc = reactloop(tmp_path, "eval", str(tmp_path / "cases.yaml"), "--json",
+                     str(tmp_path / "out.json"))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (tmp_path / "bad.yaml").write_text("cases:\n  - name: x\n    input: hi\n"
+                                       "    attachments: [nope.png]\n")
+    bad = reactloop(tmp_path, "eval", str(tmp_path / "bad.yaml"))
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1
+    assert "attachments: cannot read" in bad.stderr and "nope.png" in bad.stderr

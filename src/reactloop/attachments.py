@@ -44,6 +44,7 @@ __all__ = [
     "Document",
     "Image",
     "Prompt",
+    "attachment_from_path",
     "attachment_from_ref",
     "split_prompt",
 ]
@@ -364,6 +365,25 @@ def attachment_from_ref(ref: Mapping[str, Any],
     if data is None:
         return cls(media_type, name=name, sha256=sha, size=int(ref.get("size") or 0))
     return cls(media_type, data, name=name, sha256=sha)
+
+
+def attachment_from_path(path: str | os.PathLike[str]) -> Attachment:
+    """The file at ``path`` as an :class:`Image` (a picture, by its bytes or its name) or
+    else a :class:`Document`."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise UserError(f"{p} is a folder: attach files one by one")
+    try:
+        with p.open("rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        raise UserError(f"cannot read {p} ({exc.strerror or exc}): pass the path of a "
+                        "readable file") from None
+    found = sniff(head)
+    guessed = mimetypes.guess_type(p.name)[0] or ""
+    if (found or guessed).startswith("image/"):
+        return Image.from_path(p)  # type: ignore[no-any-return]
+    return Document.from_path(p)  # type: ignore[no-any-return]
 
 
 def split_prompt(prompt: object) -> tuple[str, tuple[Attachment, ...]]:

@@ -8,7 +8,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from reactloop.attachments import MAX_PART_BYTES, Attachment, Document, Image, sniff
+from reactloop.attachments import (
+    MAX_PART_BYTES,
+    Attachment,
+    Document,
+    Image,
+    attachment_from_path,
+    sniff,
+)
 from reactloop.errors import UserError
 
 __all__ = ["load_attachment", "load_attachments"]
@@ -34,26 +41,4 @@ def load_attachment(path: str) -> Attachment:
         kind = sniff(data)
         cls: type[Attachment] = Image if kind and kind.startswith("image/") else Document
         return cls.from_bytes(data, name="stdin")  # type: ignore[no-any-return]
-    from pathlib import Path
-
-    p = Path(path).expanduser()
-    if p.is_dir():
-        raise UserError(f"--attach {path}: is a folder; attach files one by one")
-    with_head = _head(p)
-    kind = sniff(with_head)
-    if (kind and kind.startswith("image/")) or p.suffix.lower() in (".png", ".jpg", ".jpeg",
-                                                                     ".gif", ".webp"):
-        return Image.from_path(p)  # type: ignore[no-any-return]
-    return Document.from_path(p)  # type: ignore[no-any-return]
-
-
-def _head(p: object) -> bytes:
-    from pathlib import Path
-
-    assert isinstance(p, Path)
-    try:
-        with p.open("rb") as f:
-            return f.read(16)
-    except OSError as exc:
-        raise UserError(f"cannot read {p} ({exc.strerror or exc}): pass the path of a readable "
-                        "file") from None
+    return attachment_from_path(path)
