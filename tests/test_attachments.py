@@ -291,3 +291,15 @@ def test_traces_record_part_types_and_sizes_never_bytes() -> None:
                                        "mime_type": "image/png",
                                        "file_id": f"sha256:{image.sha256}", "size": image.size}
     assert "iVBOR" not in json.dumps({k: str(v) for k, v in attrs.items()})
+
+
+def test_a_durable_run_refuses_attachments_in_one_clear_line() -> None:
+    pytest.importorskip("temporalio")
+    import asyncio
+
+    from reactloop.temporal import TemporalAgent
+
+    durable = TemporalAgent(Agent(model=ScriptedModel([]), name="pics"))
+    with pytest.raises(UserError, match="takes a text prompt: attachments"):
+        asyncio.run(durable.start(["Look", Image.from_bytes(png())], client="127.0.0.1:1",
+                                  task_queue="q"))

@@ -74,11 +74,27 @@ def test_the_per_session_limit_refuses_a_write_whole(store_arg: str) -> None:
     try:
         store.append("full", [Message("user", "a",
                                       attachments=(Image.from_bytes(png(size=20_000)),))])
-        with pytest.raises(UserError, match=r"would hold 0\.0 MiB.*at most 0 MiB.*Nothing of "
+        with pytest.raises(UserError, match=r"would hold 40,\d+ bytes of attachments; a "
+                                            r"session holds at most 30,000 bytes.*Nothing of "
                                             r"this message was stored"):
             store.append("full", [Message("user", "b", attachments=(
                 Image.from_bytes(png(seed=9, size=20_000)),))])
         assert [m.content for m in store.get("full")] == ["a"]
         assert len(_blob_rows(store_arg, "full")) == 1
+    finally:
+        del store.max_attachment_bytes
+
+
+def test_a_send_over_the_session_limit_is_refused_and_nothing_is_stored(
+        store_arg: str) -> None:
+    store: Any = open_store(store_arg)
+    store.max_attachment_bytes = 10_000
+    model = ScriptedModel(["never"])
+    try:
+        session = Agent(model=model).session("over", store=store)
+        with pytest.raises(UserError, match="at most 10,000 bytes"):
+            session.send_sync(["Look", Image.from_bytes(png(size=20_000))])
+        assert model.requests == [] and store.get("over") == []
+        assert _blob_rows(store_arg, "over") == []
     finally:
         del store.max_attachment_bytes

@@ -62,12 +62,15 @@ def write_blobs(c: Any, sql: Sql, session_id: str, messages: Sequence[Message], 
                               " WHERE session_id = {p}"), (session_id,)).fetchone()
     added = sum(a.size for a in new)
     if stored + added > limit:
-        mib = 1024 * 1024
         raise UserError(
-            f"session {session_id!r} would hold {(stored + added) / mib:.1f} MiB of "
-            f"attachments; a session holds at most {limit / mib:.0f} MiB: start a new session, "
-            "or raise the store's max_attachment_bytes. Nothing of this message was stored")
+            f"session {session_id!r} would hold {_size(stored + added)} of attachments; a "
+            f"session holds at most {_size(limit)}: start a new session, or raise the store's "
+            "max_attachment_bytes. Nothing of this message was stored")
     for a in new:
         c.execute(sql("INSERT INTO {t}attachments (session_id, sha256, media_type, size, data,"
                       " created) VALUES ({p}, {p}, {p}, {p}, {p}, {p})"),
                   (session_id, a.sha256, a.media_type, a.size, a.data, now))
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MiB" if n >= 1024 * 1024 else f"{n:,} bytes"
