@@ -7,6 +7,7 @@ import base64
 from pathlib import Path
 
 import pytest
+
 from _files import pdf, png
 from conftest import ServeProcess, require
 from test_serve_ui import chromium
