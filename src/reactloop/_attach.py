@@ -39,7 +39,9 @@ def accepted(model: object) -> frozenset[str]:
 
 
 def _model_name(model: object) -> str:
-    return f"{getattr(model, 'provider', '')}:{getattr(model, 'name', model)}".lstrip(":")
+    """``provider:name``, or the name alone when it names its provider (``local:…``)."""
+    name = str(getattr(model, "name", model))
+    return name if ":" in name else f"{getattr(model, 'provider', '')}:{name}".lstrip(":")
 
 
 def check_accepts(model: object, parts: Sequence[Attachment]) -> None:
