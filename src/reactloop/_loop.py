@@ -23,6 +23,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 
+from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._approvals import batch_results, decision_result, gated_calls
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
@@ -78,8 +79,8 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "gated", "rt", "selectable",
-                 "spec", "started", "step_events", "stream", "value")
+    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "frame", "gated", "rt",
+                 "selectable", "spec", "started", "step_events", "stream", "streamed", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -99,6 +100,10 @@ class _Loop:
         """Tools ``tool_selection`` may leave out: those present when the run started."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.streamed = ModelResponse()
+        """The latest streamed model response (``_stream_model`` sets it)."""
+        self.frame = _nesting.Frame(ctx, spec.name, _nesting.depth(), stream)
+        """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``.
@@ -113,7 +118,7 @@ class _Loop:
             async with AsyncExitStack() as stack:
                 async with self._deadline_scope():
                     await self._start(stack)
-                ending = await self._decided() if ctx.iteration else None  # resumed, decided
+                ending = await self._decided()  # a resumed run's decided calls
                 for ev in ctx.flush():
                     yield ev
                 for k in self._iterations(ending):
@@ -121,13 +126,9 @@ class _Loop:
                     yield IterationStartEvent(ctx.run_id, k, spec.max_iterations)
                     started = self.rt.now()
                     if self.stream:
-                        response = None
-                        async for item in self._stream_model(k):
-                            if isinstance(item, ModelResponse):
-                                response = item
-                            else:
-                                yield item
-                        assert response is not None
+                        async for ev in self._stream_model(k):
+                            yield ev
+                        response = self.streamed
                     else:
                         response = await self._call_model(k)
                         for ev in ctx.flush():
@@ -136,10 +137,16 @@ class _Loop:
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
-                    if calls:
-                        ending = await self._run_tools(k, response, calls, started)
-                        for ev in ctx.flush():
+                    if calls and self.stream and self._nests(calls):  # sub-runs: live
+                        batch = asyncio.ensure_future(self._run_tools(k, response, calls,
+                                                                      started))
+                        async for ev in self._live(batch):
                             yield ev
+                        ending = batch.result()
+                    elif calls:
+                        ending = await self._run_tools(k, response, calls, started)
+                    for ev in ctx.flush():
+                        yield ev
                     if ending is not None:
                         break
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
@@ -286,7 +293,8 @@ class _Loop:
             self._retry_truncated(2, response)
         return response
 
-    async def _stream_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
+    async def _stream_model(self, k: int) -> AsyncIterator[Event]:
+        """The model call's events as they stream; then the response is :attr:`streamed`."""
         ctx, out = self.ctx, self.spec.output
         request = await self._prepare(k)
         for ev in ctx.flush():
@@ -307,7 +315,7 @@ class _Loop:
                         response = item
             assert response is not None
             if not self._retry_truncated(attempt, response):
-                yield response
+                self.streamed = response
                 return
             request = self._more_room(request)
 
@@ -356,6 +364,33 @@ class _Loop:
             return self._waiting(k)
         return self._control_ending(results) or self._output_tool_ending(results)
 
+    def _nests(self, calls: tuple[ToolCall, ...]) -> bool:
+        """Whether a call runs an agent (``agent.as_tool()``), whose events stream live."""
+        tools = self.ctx.tools
+        return any(getattr(tools.get(c.name), "nests_runs", False) for c in calls)
+
+    async def _live(self, batch: asyncio.Future[_Ending | None]) -> AsyncIterator[Event]:
+        """Wait for a tool batch running as a task, yielding the events its sub-runs queue
+        meanwhile (a sub-agent's steps show as they happen, not after the batch). Ending
+        early (cancelled, stream closed) cancels the batch and waits for it to record."""
+        woken = asyncio.Event()
+        self.frame.wake = woken.set
+        try:
+            while not batch.done():
+                waiter = asyncio.ensure_future(woken.wait())
+                try:
+                    await asyncio.wait((batch, waiter), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+                woken.clear()
+                for ev in self.ctx.flush():
+                    yield ev
+        finally:
+            self.frame.wake = None
+            if not batch.done():
+                batch.cancel()
+                await asyncio.wait((batch,))
+
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
@@ -388,12 +423,15 @@ class _Loop:
         batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
+        frame = _nesting.current.set(self.frame)  # sub-runs find this run
         try:
             async with self._deadline_scope():
                 done = await self.rt.run_tools(batch) if fresh else []
         except (TimeoutError, asyncio.CancelledError) as exc:
             self._keep_finished(calls, batch, exc)
             raise
+        finally:
+            _nesting.current.reset(frame)
         by_id = {r.call_id: r for r in done}
         results = []
         for c, key in zip(calls, keys, strict=True):
@@ -447,7 +485,7 @@ class _Loop:
         with a result is no longer waiting — then wait again if some still wait, else go on
         with the next iteration (or end, when the batch held a control tool)."""
         ctx = self.ctx
-        decided = decided_calls(ctx.messages)
+        decided = decided_calls(ctx.messages) if ctx.iteration else None  # a resumed run
         if not decided:
             return None
         k, started = ctx.iteration, self.rt.now()
@@ -592,7 +630,7 @@ class _Loop:
         waiting = (tuple(pending_approvals(ctx.messages))
                    if state is RunState.WAITING_FOR_APPROVAL else ())
         return RunResult(value, state, list(ctx.steps), ctx.metrics, list(ctx.messages),
-                         error, plan, ctx.run_id, ctx, output, waiting)
+                         error, plan, ctx.run_id, ctx, output, waiting, self.spec.name)
 
 
 def _failure(exc: BaseException

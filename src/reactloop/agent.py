@@ -43,7 +43,7 @@ from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._select import ToolSelector, tool_selector
 from reactloop.tools._source import ToolSource
-from reactloop.tools._tool import ApprovalRule, check_rule
+from reactloop.tools._tool import ApprovalRule, Tool, check_rule
 
 if TYPE_CHECKING:
     from reactloop.context import Compaction
@@ -384,6 +384,41 @@ class Agent(Generic[OutputT]):
         if telemetry is None:
             return run_events(self.spec, ctx, self.runtime, stream=stream)
         return telemetry.trace_run(self.spec, ctx, self.runtime, stream=stream)
+
+    # -- agents that work together ------------------------------------------------------------
+    def as_tool(self, name: str | None = None, description: str | None = None, *,
+                max_depth: int | None = None, timeout: float | None = None,
+                requires_approval: ApprovalRule = False) -> Tool:
+        """This agent as a tool another agent can call with a ``task`` (a string).
+
+        The call runs this agent — its own instructions, tools, ``max_iterations`` and
+        ``output_type`` (a typed answer reaches the caller's model as JSON) — as a sub-run of
+        the caller's run: its events reach the caller's stream with ``agent`` and
+        ``parent_run_id``, its usage counts into the caller's metrics
+        (``result.metrics_by_agent`` breaks it down), its result is on the call's
+        ``ToolResult.run``, and the caller's deadline and cancellation stop it. A sub-run that
+        ends without an answer (iteration limit, timeout, error) is a result the caller's
+        model reads, never an exception.
+
+        Args:
+            name: the tool's name (default: the agent's ``name``).
+            description: what the caller's model is told (default: from ``instructions``).
+            max_depth: how deep agents called as tools may nest when this one is called
+                (default 4; a top run is depth 0); past it the call is an error result.
+            timeout: seconds the whole sub-run may take (the caller's ``tool_timeout``
+                otherwise).
+            requires_approval: the call waits for a person's approval first.
+        """
+        from reactloop._multi import DEFAULT_MAX_DEPTH, agent_tool
+
+        return agent_tool(self.name, self._subrun, name=name, description=description,
+                          instructions=self.instructions,
+                          max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
+                          timeout=timeout, requires_approval=requires_approval)
+
+    def _subrun(self, task: str, stream: bool) -> AsyncGenerator[Event, None]:
+        """A run of this agent on ``task`` as a sub-run (its callbacks see it too)."""
+        return self._events(self._context(task, (), None, None), stream=stream)
 
     @property
     def tools(self) -> list[str]:

@@ -228,7 +228,7 @@ def event_from_dict(d: Mapping[str, Any]) -> Event:
     """Inverse of :func:`event_to_dict` (keys other than the event's fields are ignored)."""
     cls = _event_types().get(str(d.get("type")))
     if cls is None:
-        return _other_type(str(d.get("type")))(str(d.get("run_id", "")), dict(d))  # type: ignore[call-arg]
+        return _other_type(str(d.get("type")))(str(d.get("run_id", "")), data=dict(d))  # type: ignore[call-arg]
     kwargs = {f.name: _field(f.name, d[f.name]) for f in dataclasses.fields(cls) if f.name in d}
     return cls(**kwargs)
 

@@ -1,0 +1,58 @@
+"""Where a tool runs: the run that is executing it (:class:`Frame`), for runs nested in runs.
+
+The loop sets :data:`current` around each tool batch, so a tool that starts a run of its own
+(an agent called as a tool, ``reactloop._multi``) finds the run that called it: it sends the
+sub-run's events into that run's stream, adds the sub-run's usage to its metrics and knows how
+deep it is. A context variable, because tools run in the batch's task or in tasks it starts
+(which copy the context) — never a global, so concurrent runs never see each other's frames.
+
+This module sits below the loop and imports nothing that imports it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reactloop.events import Event
+    from reactloop.run_context import RunContext
+
+__all__ = ["Frame", "current", "depth"]
+
+
+class Frame:
+    """The run executing the current tool batch."""
+
+    __slots__ = ("agent", "ctx", "depth", "stream", "wake")
+
+    def __init__(self, ctx: RunContext, agent: str, depth: int, stream: bool) -> None:
+        self.ctx = ctx
+        """The run's context: its events queue (``pending``) and its metrics."""
+        self.agent = agent
+        """The name of the run's agent."""
+        self.depth = depth
+        """0 for a top run, 1 for an agent it called as a tool, and so on."""
+        self.stream = stream
+        """Whether the run streams (its sub-runs then stream too: text deltas reach the
+        consumer)."""
+        self.wake: Callable[[], None] | None = None
+        """Set by the loop while it waits for a batch with sub-runs: called after a sub-run's
+        event is queued, so the loop yields it at once instead of after the batch."""
+
+    def emit(self, event: Event) -> None:
+        """Queue a sub-run's event in this run's stream."""
+        self.ctx.pending.append(event)
+        if self.wake is not None:
+            self.wake()
+
+
+current: ContextVar[Frame | None] = ContextVar("reactloop_frame", default=None)
+"""The frame of the run whose tool batch is executing (None outside any batch)."""
+
+
+def depth() -> int:
+    """The depth of a run starting here: one below the run whose tool starts it."""
+    frame = current.get()
+    return 0 if frame is None else frame.depth + 1

@@ -1,0 +1,310 @@
+"""Agents as tools (issue 24): ``agent.as_tool()`` runs a sub-agent inside the parent's run —
+nested events, one usage total, the parent's deadline and cancellation, failures the parent
+recovers from."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from reactloop import Agent, ModelRequest, ModelResponse, RunState, ToolCall, UserError, tool
+from reactloop.events import Event, RunEndEvent
+from reactloop.messages import Usage
+from reactloop.testing import FunctionModel, ScriptedModel
+
+
+def call(name: str, **arguments: Any) -> ModelResponse:
+    return ModelResponse(tool_calls=[ToolCall(name, arguments)], usage=Usage(10, 1))
+
+
+def say(text: str, usage: Usage | None = None) -> ModelResponse:
+    return ModelResponse(text=text, usage=usage or Usage(10, 1))
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+def math_agent(*script: Any, **kwargs: Any) -> Agent:
+    return Agent(ScriptedModel(list(script)), name="math", tools=[add],
+                 instructions="You do arithmetic.", **kwargs)
+
+
+async def collect(agent: Agent, prompt: str) -> list[Event]:
+    return [e async for e in agent.stream(prompt)]
+
+
+# -- the tool --------------------------------------------------------------------------------
+def test_as_tool_is_a_tool_with_one_required_task_string() -> None:
+    t = math_agent().as_tool()
+    assert t.name == "math"
+    assert t.parameters["required"] == ["task"]
+    assert t.parameters["properties"]["task"]["type"] == "string"
+    assert "You do arithmetic." in t.description
+    named = math_agent().as_tool("calculator", "Computes sums.")
+    assert (named.name, named.description) == ("calculator", "Computes sums.")
+
+
+def test_as_tool_checks_max_depth() -> None:
+    with pytest.raises(UserError, match="max_depth"):
+        math_agent().as_tool(max_depth=0)
+
+
+# -- one run, nested -------------------------------------------------------------------------
+def test_sub_run_events_reach_the_parent_stream_tagged_and_usage_adds_up() -> None:
+    child = math_agent(call("add", a=2, b=3), say("five", Usage(20, 3)))
+    parent = Agent(ScriptedModel([call("math", task="2+3?"), say("It is 5.", Usage(200, 7))]),
+                   name="boss", tools=[child.as_tool()])
+    events = asyncio.run(collect(parent, "What is 2+3?"))
+    result = events[-1].result  # type: ignore[attr-defined]
+    top = result.run_id
+    nested = [e for e in events if e.run_id != top]
+    assert nested and all(e.agent == "math" and e.parent_run_id == top for e in nested)
+    assert all(e.agent is None and e.parent_run_id is None for e in events if e.run_id == top)
+    types = [e.type for e in events]
+    # the sub-run sits between the parent's tool_call and tool_result for the agent
+    start, end = types.index("tool_call"), types.index("tool_result", types.index("run_end"))
+    assert nested[0].type == "run_start" and nested[-1].type == "run_end"
+    assert all(start < events.index(e) < end for e in nested)
+    child_result = nested[-1].result  # type: ignore[attr-defined]
+    assert child_result.agent == "math" and child_result.parent_run_id == top
+    assert nested[0].to_dict()["agent"] == "math"
+    assert "agent" not in events[0].to_dict() and "parent_run_id" not in events[0].to_dict()
+
+    assert result.state is RunState.COMPLETED and result.output == "It is 5."
+    assert result.agent == "boss"
+    # totals: the parent's own calls plus the child's
+    assert result.metrics.input_tokens == 10 + 200 + 10 + 20
+    assert result.metrics.output_tokens == 1 + 7 + 1 + 3
+    assert result.metrics.tool_calls == 1 + 1  # the agent call, the child's add
+    by_agent = result.metrics_by_agent
+    assert set(by_agent) == {"boss", "math"}
+    assert (by_agent["math"].input_tokens, by_agent["math"].tool_calls) == (30, 1)
+    assert (by_agent["boss"].input_tokens, by_agent["boss"].tool_calls) == (210, 1)
+    assert by_agent["math"].iterations == 2
+    # the steps keep the nesting: the agent call's result holds the sub-run
+    [agent_result] = result.steps[0].results
+    assert agent_result.content == "five" and agent_result.run is child_result
+    assert agent_result.run.steps[0].results[0].result == 5
+
+
+def test_run_without_streaming_nests_the_same_and_feeds_callbacks() -> None:
+    seen: list[tuple[str, str | None]] = []
+    finished: list[tuple[str, str | None]] = []
+
+    class Recorder:
+        def on_action(self, event: Event) -> None:
+            seen.append((event.type, event.agent))
+
+        def on_finish(self, result: Any) -> None:
+            finished.append((result.agent, result.parent_run_id))
+
+    child = math_agent(call("add", a=1, b=1), say("two"))
+    parent = Agent(ScriptedModel([call("math", task="1+1"), say("2")]), name="boss",
+                   tools=[child.as_tool()], callbacks=[Recorder()])
+    result = parent.run_sync("1+1?")
+    assert result.output == "2"
+    assert seen == [("tool_call", None), ("tool_call", "math")]
+    assert finished == [("math", result.run_id), ("boss", None)]
+    assert result.metrics_by_agent["math"].tool_calls == 1
+
+
+def test_a_typed_sub_agent_answers_as_json() -> None:
+    class Sum(BaseModel):
+        value: int
+        explanation: str
+
+    child = Agent(ScriptedModel(['{"value": 5, "explanation": "2+3"}']), name="typed",
+                  output_type=Sum)
+    parent = Agent(ScriptedModel([call("typed", task="2+3"), say("5")]), tools=[child.as_tool()])
+    parent.run_sync("2+3?")
+    sent = parent.model.requests[1].messages[-1]  # type: ignore[attr-defined]
+    assert sent.role == "tool" and json.loads(sent.content) == {"value": 5,
+                                                               "explanation": "2+3"}
+
+
+def test_sub_runs_stream_live_while_the_batch_runs() -> None:
+    """The consumer sees the sub-agent's tool_call while that tool still waits — only the
+    consumer's reaction lets it finish (no waiting for the whole batch)."""
+    release = asyncio.Event()
+
+    @tool
+    async def wait_for_release() -> str:
+        """Wait until released."""
+        await release.wait()
+        return "released"
+
+    child = Agent(ScriptedModel([call("wait_for_release"), say("done")]), name="waiter",
+                  tools=[wait_for_release])
+    parent = Agent(ScriptedModel([call("waiter", task="wait"), say("ok")]),
+                   tools=[child.as_tool()], max_execution_time=30)
+
+    async def main() -> RunState:
+        async for event in parent.stream("go"):
+            if event.type == "tool_call" and event.agent == "waiter":
+                release.set()
+            if isinstance(event, RunEndEvent) and event.agent is None:
+                return event.result.state
+        raise AssertionError("no run_end")
+
+    assert asyncio.run(main()) is RunState.COMPLETED
+
+
+def test_agents_as_tools_nest_and_stop_at_max_depth() -> None:
+    leaf = Agent(ScriptedModel([say("leaf answer")]), name="leaf")
+    mid = Agent(ScriptedModel([call("leaf", task="x"), say("mid answer")]), name="mid",
+                tools=[leaf.as_tool(max_depth=1)])
+    top = Agent(ScriptedModel([call("mid", task="y"), say("top answer")]), name="top",
+                tools=[mid.as_tool()])
+    events = asyncio.run(collect(top, "go"))
+    result = events[-1].result  # type: ignore[attr-defined]
+    assert result.output == "top answer"
+    mid_run = result.steps[0].results[0].run
+    [refused] = mid_run.steps[0].results
+    assert refused.error is not None and "at most 1 deep" in refused.error
+    assert "max_depth" in refused.error and refused.run is None
+    assert mid.model.requests[1].messages[-1].content.startswith("Error:")  # type: ignore[attr-defined]
+    # deeper events keep their own parent: mid's events name top's run, leaf never ran
+    assert {e.agent for e in events if e.agent} == {"mid"}
+
+
+def test_depth_counts_every_level() -> None:
+    leaf = Agent(ScriptedModel([say("leaf answer")]), name="leaf")
+    mid = Agent(ScriptedModel([call("leaf", task="x"), say("mid answer")]), name="mid",
+                tools=[leaf.as_tool(max_depth=2)])
+    top = Agent(ScriptedModel([call("mid", task="y"), say("top answer")]), name="top",
+                tools=[mid.as_tool()])
+    events = asyncio.run(collect(top, "go"))
+    result = events[-1].result  # type: ignore[attr-defined]
+    leaf_events = [e for e in events if e.agent == "leaf"]
+    mid_run_id = next(e.run_id for e in events if e.agent == "mid")
+    assert leaf_events and all(e.parent_run_id == mid_run_id for e in leaf_events)
+    assert set(result.metrics_by_agent) == {"top", "mid", "leaf"}
+    assert result.metrics.tool_calls == 2
+
+
+# -- failures the parent recovers from -------------------------------------------------------
+def test_a_failing_sub_agent_is_a_tool_error_the_parent_recovers_from() -> None:
+    def broken(request: ModelRequest) -> ModelResponse:
+        raise RuntimeError("model exploded")
+
+    child = Agent(FunctionModel(broken), name="broken")
+    parent = Agent(ScriptedModel([call("broken", task="x"), say("I did it myself.")]),
+                   tools=[child.as_tool()])
+    result = parent.run_sync("go")
+    assert result.state is RunState.COMPLETED and result.output == "I did it myself."
+    [r] = result.steps[0].results
+    assert r.error is not None and "failed" in r.error and "model exploded" in r.error
+    assert r.run.state is RunState.ERROR
+
+
+def test_a_sub_agent_out_of_iterations_gives_its_partial_answer() -> None:
+    child = math_agent(call("add", a=1, b=2), say("three-ish"), max_iterations=2)
+    parent = Agent(ScriptedModel([call("math", task="1+2"), say("3")]), tools=[child.as_tool()])
+    result = parent.run_sync("1+2?")
+    assert result.state is RunState.COMPLETED
+    [r] = result.steps[0].results
+    assert r.error is None and r.run.state is RunState.MAX_ITERATIONS
+    assert "whole budget" in r.content and "three-ish" in r.content
+
+
+def test_a_sub_agent_out_of_time_is_a_tool_error_and_the_parent_goes_on() -> None:
+    @tool
+    async def forever() -> str:
+        """Never returns."""
+        await asyncio.Event().wait()
+        return ""
+
+    child = Agent(ScriptedModel([call("forever")]), name="slow", tools=[forever],
+                  max_execution_time=0.2)
+    parent = Agent(ScriptedModel([call("slow", task="x"), say("Gave up on slow.")]),
+                   tools=[child.as_tool()])
+    result = parent.run_sync("go")
+    assert result.state is RunState.COMPLETED and result.output == "Gave up on slow."
+    [r] = result.steps[0].results
+    assert r.run.state is RunState.TIMED_OUT and "ran out of time" in (r.error or "")
+
+
+# -- the parent's deadline and cancellation reach the child ------------------------------------
+def _blocking_child(started: asyncio.Event, stopped: list[str]) -> Agent:
+    @tool
+    async def block() -> str:
+        """Blocks until cancelled."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.append("block")
+        return ""
+
+    return Agent(ScriptedModel([call("block")]), name="child", tools=[block])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_parents_deadline_stops_the_child(stream: bool) -> None:
+    stopped: list[str] = []
+    ends: list[tuple[str | None, RunState]] = []
+
+    class Ends:
+        def on_finish(self, result: Any) -> None:
+            ends.append((result.parent_run_id and result.agent, result.state))
+
+    async def main() -> Any:
+        child = _blocking_child(asyncio.Event(), stopped)
+        parent = Agent(ScriptedModel([call("child", task="x")]), tools=[child.as_tool()],
+                       max_execution_time=0.3, callbacks=[Ends()])
+        if not stream:
+            return await parent.run("go")
+        return [e async for e in parent.stream("go")][-1].result  # type: ignore[attr-defined]
+
+    result = asyncio.run(main())
+    assert result.state is RunState.TIMED_OUT
+    assert stopped == ["block"]
+    assert ends[-1] == (None, RunState.TIMED_OUT)
+    assert ends[0][0] == "child" and ends[0][1] in (RunState.TIMED_OUT, RunState.CANCELLED)
+    # the unfinished agent call got its result in the parent's history
+    assert result.messages[-1].role == "tool" and "time limit" in result.messages[-1].content
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_cancelling_the_parent_cancels_the_child(stream: bool) -> None:
+    stopped: list[str] = []
+    ends: list[tuple[str, RunState]] = []
+
+    class Ends:
+        def on_finish(self, result: Any) -> None:
+            ends.append((result.agent, result.state))
+
+    async def main() -> None:
+        started = asyncio.Event()
+        child = _blocking_child(started, stopped)
+        parent = Agent(ScriptedModel([call("child", task="x")]), name="parent",
+                       tools=[child.as_tool()], callbacks=[Ends()])
+
+        async def consume() -> None:
+            if stream:
+                async for _ in parent.stream("go"):
+                    pass
+            else:
+                await parent.run("go")
+
+        task = asyncio.ensure_future(consume())
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert stopped == ["block"]
+    assert ends == [("child", RunState.CANCELLED), ("parent", RunState.CANCELLED)]
