@@ -14,6 +14,7 @@ model answers::
 """
 
 from reactloop._instrument import instrument
+from reactloop._multi import Handoff
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
 from reactloop.errors import (
@@ -46,6 +47,7 @@ __all__ = [
     "Conversation",
     "Decision",
     "Event",
+    "Handoff",
     "Message",
     "Metrics",
     "Model",

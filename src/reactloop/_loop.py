@@ -26,6 +26,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._approvals import batch_results, decision_result, gated_calls
+from reactloop._multi import handed_to
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
@@ -35,6 +36,7 @@ from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
     Event,
+    HandoffEvent,
     IterationStartEvent,
     ModelResponseEvent,
     NoToolCallEvent,
@@ -80,7 +82,8 @@ class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "chosen", "ctx", "deadline", "error", "frame", "gated", "rt",
-                 "selectable", "spec", "started", "step_events", "stream", "streamed", "value")
+                 "selectable", "spec", "stack", "started", "step_events", "stream", "streamed",
+                 "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -100,6 +103,8 @@ class _Loop:
         """Tools ``tool_selection`` may leave out: those present when the run started."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.stack: AsyncExitStack | None = None
+        """Where the run's tool sources are open (set when it starts)."""
         self.streamed = ModelResponse()
         """The latest streamed model response (``_stream_model`` sets it)."""
         self.frame = _nesting.Frame(ctx, spec.name, _nesting.depth(), stream)
@@ -204,6 +209,7 @@ class _Loop:
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack) -> None:
         ctx = self.ctx
+        self.stack = stack  # a handoff opens its agent's sources on it
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
@@ -360,9 +366,29 @@ class _Loop:
             pending.append((ToolErrorEvent if r.error else ToolResultEvent)(run_id, k, r))
         if self.step_events:
             pending.append(StepEvent(run_id, step))
+        if self.spec.handoffs:
+            await self._hand_off(k, results)
         if self.gated:
             return self._waiting(k)
         return self._control_ending(results) or self._output_tool_ending(results)
+
+    async def _hand_off(self, k: int, results: Sequence[ToolResult]) -> None:
+        """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
+        iteration (its instructions, tools, sources and extensions; the run's budget)."""
+        handoffs = self.spec.handoffs
+        target = next((handoffs[r.name] for r in results
+                       if r.error is None and r.name in handoffs), None)
+        if target is None:
+            return
+        ctx, before = self.ctx, self.spec
+        self.spec = handed_to(before, target)
+        if target.history is not None:
+            ctx.messages = list(target.history(list(ctx.messages)))
+        ctx.tools, self.chosen = self.spec.tools.copy(), None
+        assert self.stack is not None
+        async with self._deadline_scope():
+            await self._start(self.stack)
+        ctx.pending.append(HandoffEvent(ctx.run_id, k, before.name, self.spec.name))
 
     def _nests(self, calls: tuple[ToolCall, ...]) -> bool:
         """Whether a call runs an agent (``agent.as_tool()``), whose events stream live."""

@@ -1,4 +1,5 @@
-"""Agents that work together: an agent called as a tool (``agent.as_tool()``).
+"""Agents that work together: an agent called as a tool (``agent.as_tool()``) and handoffs
+(``Agent(handoffs=[...])``).
 
 The parent's model calls the tool with a ``task``; the sub-agent runs its own loop — its own
 instructions, tools, ``max_iterations`` and ``output_type`` — as one more run in the same
@@ -12,25 +13,38 @@ context tree:
   timeout reach it, and a sub-run that ends ``MAX_ITERATIONS``, ``TIMED_OUT`` or ``ERROR`` is
   a tool result the parent's model can recover from, never an exception.
 
+A handoff is different: a ``transfer_to_<name>`` tool hands the conversation itself to
+another agent, which continues the same run (same id, history, budget and deadline) with its
+own instructions, tools and model; the loop switches at the end of the batch
+(:class:`~reactloop._spec.HandoffTarget`). Which agent speaks is read from the history — the
+last successful transfer — so a session's next turn starts with the agent that spoke last,
+in any process, with nothing stored beside the messages.
+
 The agent hands in a function that opens its run (``open_run(task, stream)``), so this module
 never imports the agent and the one-way import rule holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from reactloop import _nesting
+from reactloop._spec import HandoffTarget, HistoryFilter, RunSpec
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent
+from reactloop.messages import Message
 from reactloop.result import Metrics, RunResult, RunState, merge_metrics
 from reactloop.tools._registry import WithRun
 from reactloop.tools._tool import ApprovalRule, Tool
 
-__all__ = ["DEFAULT_MAX_DEPTH", "AgentTool", "OpenRun", "absorb", "agent_tool"]
+__all__ = ["DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
+           "agent_tool", "handed_to", "handoff_tools", "reachable", "speaking"]
+
+TRANSFER_PREFIX = "transfer_to_"
+"""Handoff tools are named ``transfer_to_<agent name>``."""
 
 DEFAULT_MAX_DEPTH = 4
 """How deep agents called as tools may nest by default (a top run is depth 0)."""
@@ -142,3 +156,101 @@ def absorb(parent: Metrics, child: RunResult[Any]) -> None:
     for name, share in child.metrics_by_agent.items():
         agents[name] = merge_metrics(agents[name], share) if name in agents else share
     parent.agents = agents
+
+
+# -- handoffs ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Handoff:
+    """A handoff with options, for ``Agent(handoffs=[...])`` (a bare agent is a handoff with
+    none)::
+
+        support = Agent(model, handoffs=[billing, Handoff(refunds, history=latest_only)])
+
+    where ``latest_only(messages)`` returns the part of the history ``refunds`` should see.
+
+    Args:
+        agent: the :class:`~reactloop.Agent` the conversation is handed to.
+        history: ``fn(messages) -> messages``: what the agent sees of the history when it
+            takes over (for the rest of that run; the stored conversation keeps everything).
+            Keep each tool call with its result.
+        description: what the model is told about the ``transfer_to_…`` tool (default: from
+            the agent's instructions).
+    """
+
+    agent: Any
+    history: HistoryFilter | None = None
+    description: str | None = None
+
+
+def handoff_tools(handoffs: Iterable[Any]) -> tuple[list[Tool], dict[str, HandoffTarget]]:
+    """The ``transfer_to_<name>`` tools for ``Agent(handoffs=...)`` and their targets."""
+    tools: list[Tool] = []
+    targets: dict[str, HandoffTarget] = {}
+    for h in handoffs:
+        h = h if isinstance(h, Handoff) else Handoff(h)
+        spec = getattr(h.agent, "spec", None)
+        if not isinstance(spec, RunSpec):
+            raise UserError(f"handoffs take agents (or Handoff(agent, ...)), got {h.agent!r}")
+        if h.history is not None and not callable(h.history):
+            raise UserError(f"Handoff(history=...) must be fn(messages) -> messages, got "
+                            f"{h.history!r}")
+        name = TRANSFER_PREFIX + spec.name
+        if name in targets:
+            raise UserError(f"two handoffs go to agents named {spec.name!r}: give each agent "
+                            "its own Agent(name=...)")
+        targets[name] = HandoffTarget(spec.name, spec, h.history)
+        tools.append(_transfer_tool(name, spec.name, h.description
+                                    or _describe_handoff(spec.name, getattr(h.agent,
+                                                                            "instructions", ""))))
+    return tools, targets
+
+
+def _transfer_tool(name: str, agent_name: str, description: str) -> Tool:
+    async def transfer() -> str:
+        return f"Transferred to {agent_name}: the {agent_name} agent answers from here."
+
+    return Tool(transfer, name=name, description=description, origin=f"handoff to {agent_name!r}",
+                inline=True)
+
+
+def _describe_handoff(agent_name: str, instructions: str) -> str:
+    first = instructions.strip().split("\n\n", 1)[0].strip()
+    if len(first) > 300:
+        first = first[:297].rstrip() + "..."
+    lead = (f"Hand the conversation to the {agent_name} agent, which takes over and answers "
+            "the user from here.")
+    return f"{lead} {first}" if first else lead
+
+
+def speaking(spec: RunSpec, messages: Sequence[Message]) -> RunSpec:
+    """The spec of the agent that speaks after ``messages``: the target of the last
+    successful handoff among the agents reachable from ``spec``'s, else ``spec``'s own.
+    That agent's instructions, tools, model and budget; the callbacks stay ``spec``'s (they
+    belong to the agent the caller ran)."""
+    if not spec.handoffs:
+        return spec
+    targets = reachable(spec)
+    for m in reversed(messages):
+        if m.role == "tool" and not m.is_error and m.name in targets:
+            target = targets[m.name or ""].spec
+            return target if target is spec else replace(target, callbacks=spec.callbacks)
+    return spec
+
+
+def reachable(spec: RunSpec) -> Mapping[str, HandoffTarget]:
+    """Every handoff target reachable from ``spec`` by transfer tool name (the first found
+    when names repeat), ``spec`` itself included (a specialist may hand back)."""
+    out = {TRANSFER_PREFIX + spec.name: HandoffTarget(spec.name, spec)}
+    todo = [spec]
+    while todo:
+        for name, target in todo.pop().handoffs.items():
+            if name not in out:
+                out[name] = target
+                todo.append(target.spec)
+    return out
+
+
+def handed_to(spec: RunSpec, target: HandoffTarget) -> RunSpec:
+    """The spec a run continues with after handing off to ``target``: the target's, within
+    the run's iteration budget and with the run's callbacks."""
+    return replace(target.spec, max_iterations=spec.max_iterations, callbacks=spec.callbacks)

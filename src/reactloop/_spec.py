@@ -6,13 +6,13 @@ The loop reads only this (never the ``Agent``), so dependencies point one way:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reactloop._output import OutputSpec
 from reactloop.extensions import Extension
-from reactloop.messages import ModelSettings
+from reactloop.messages import Message, ModelSettings
 from reactloop.models._base import Model
 from reactloop.prompt import PromptBuilder
 from reactloop.run_context import RunContext
@@ -24,7 +24,10 @@ from reactloop.tools._tool import ApprovalRule, Tool
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
 
-__all__ = ["RunSpec", "StaticExtension"]
+__all__ = ["HandoffTarget", "RunSpec", "StaticExtension"]
+
+HistoryFilter = Callable[[list[Message]], Sequence[Message]]
+"""What an agent handed the conversation sees of it: ``fn(history) -> history``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,8 @@ class RunSpec:
     """The agent's approval policy over all tools (``Agent(approve=...)``)."""
     tool_selection: ToolSelector | None = None
     """Picks the tools offered for a request (``Agent(tool_selection=...)``); None: all."""
+    handoffs: Mapping[str, HandoffTarget] = field(default_factory=dict)
+    """The agents this one may hand the conversation to, by their ``transfer_to_…`` tool."""
 
     def notes(self, ctx: RunContext) -> list[str]:
         """The volatile sections (plan, retrieved context) for the next request."""
@@ -62,6 +67,17 @@ class RunSpec:
         for ext in self.extensions:
             computed.update(ext.notes(ctx))
         return self.prompt.volatile(computed) if computed else []
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffTarget:
+    """An agent a run may hand the conversation to (``Agent(handoffs=[...])``)."""
+
+    name: str
+    """The agent's name."""
+    spec: RunSpec
+    history: HistoryFilter | None = None
+    """What the agent sees of the history when it takes over (None: all of it)."""
 
 
 class StaticExtension(Extension):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 from reactloop import _instrument
 from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
+from reactloop._multi import DEFAULT_MAX_DEPTH, Handoff, agent_tool, handoff_tools, speaking
 from reactloop._output import build_output
 from reactloop._retrieval import ContextProvider, RetrievedContext
 from reactloop._spec import RunSpec, StaticExtension
@@ -121,6 +122,12 @@ class Agent(Generic[OutputT]):
             their names, descriptions and parameters and offers the best ``k``; a function
             ``(tools, request_text) -> tools`` (or names) ranks them your way. Loop-control
             and skill tools, and tools a skill adds during the run, are always offered.
+        handoffs: agents (or :class:`~reactloop.Handoff` with options) this one may hand the
+            conversation to: each adds a ``transfer_to_<agent name>`` tool; calling it lets
+            that agent carry the same run on with its own instructions, tools and model
+            (within the run's iteration budget and deadline). ``result.agent`` names the
+            agent that answered, and the next turn of the conversation (a session's
+            ``send``, ``run(history=...)``) starts with it.
     """
 
     def __init__(
@@ -155,6 +162,7 @@ class Agent(Generic[OutputT]):
         output_retries: int = 2,
         approve: ApprovalRule = False,
         tool_selection: int | ToolSelector | None = None,
+        handoffs: Iterable[Agent[Any] | Handoff] = (),
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         check_rule("Agent(approve=...)", approve)
@@ -166,8 +174,7 @@ class Agent(Generic[OutputT]):
         self.loop_control = loop_control
         self.max_parallel_tools = max_parallel_tools
         self.model_settings = model_settings or ModelSettings()
-        self.callbacks = tuple(callbacks)
-        self.deps = deps
+        self.callbacks, self.deps = tuple(callbacks), deps
         self.prompt = prompt or PromptBuilder()
         self.context_providers = _check_providers(context_providers)
         self.name = name
@@ -179,7 +186,7 @@ class Agent(Generic[OutputT]):
         """Where model calls, tool batches and MCP calls run (default: this process)."""
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
         self.extensions: tuple[Extension, ...] = (*exts, *extensions)
-        self.output_type = output_type
+        self.output_type, self.handoffs = output_type, tuple(handoffs)
         self.spec = self._build_spec(tools, max_messages, max_tokens, compaction,
                                      (output_type, output_mode, output_retries, approve))
         """The frozen configuration every run reads."""
@@ -196,6 +203,8 @@ class Agent(Generic[OutputT]):
             sections.update(ext.system_sections())
         if self.loop_control:
             registry.extend(control_tools())
+        transfers, handoffs = handoff_tools(self.handoffs)
+        registry.extend(transfers)
         has_tools = len(registry) > 0 or bool(self.mcp_servers)
         output = build_output(answer[0], answer[1], answer[2], self.model, has_tools=has_tools)
         if output is not None and output.mode == "tool":
@@ -215,7 +224,7 @@ class Agent(Generic[OutputT]):
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
             self.max_parallel_tools, self.loop_control, self.deps, self.callbacks, output,
-            answer[3], self.tool_selection)
+            answer[3], self.tool_selection, handoffs)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),
@@ -327,7 +336,7 @@ class Agent(Generic[OutputT]):
             raise UserError("nothing to resume: pass the user's next message, or decisions "
                             "for the calls waiting for approval")
         # the same run goes on: its id, steps, metrics and the budget it had left
-        spec = self.spec
+        spec = speaking(self.spec, messages)
         ctx = RunContext(old.run_id or self.runtime.new_id(), old.prompt, messages,
                          tools=spec.tools.copy(), deps=spec.deps, state=old.state,
                          on_message=on_message, conversation_id=conversation_id)
@@ -346,7 +355,7 @@ class Agent(Generic[OutputT]):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
                             "decisions=...)), then send the next message")
-        spec = self.spec
+        spec = speaking(self.spec, history)  # after a handoff: the agent that spoke last
         ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
@@ -381,9 +390,10 @@ class Agent(Generic[OutputT]):
         """The loop over ``ctx``, traced when instrumentation is on (one global read when
         it is off)."""
         telemetry = _instrument.for_agent(self.instrument)
+        spec = speaking(self.spec, ctx.messages)
         if telemetry is None:
-            return run_events(self.spec, ctx, self.runtime, stream=stream)
-        return telemetry.trace_run(self.spec, ctx, self.runtime, stream=stream)
+            return run_events(spec, ctx, self.runtime, stream=stream)
+        return telemetry.trace_run(spec, ctx, self.runtime, stream=stream)
 
     # -- agents that work together ------------------------------------------------------------
     def as_tool(self, name: str | None = None, description: str | None = None, *,
@@ -409,8 +419,6 @@ class Agent(Generic[OutputT]):
                 otherwise).
             requires_approval: the call waits for a person's approval first.
         """
-        from reactloop._multi import DEFAULT_MAX_DEPTH, agent_tool
-
         return agent_tool(self.name, self._subrun, name=name, description=description,
                           instructions=self.instructions,
                           max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,

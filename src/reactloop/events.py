@@ -26,6 +26,7 @@ __all__ = [
     "CompactionEvent",
     "CustomEvent",
     "Event",
+    "HandoffEvent",
     "IterationStartEvent",
     "ModelResponseEvent",
     "NoToolCallEvent",
@@ -176,6 +177,17 @@ class ApprovalDecidedEvent(Event):
     call: ToolCall
     """The call as the model made it."""
     decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffEvent(Event):
+    """The conversation was handed to another agent (``Agent(handoffs=[...])``): from the
+    next iteration on, ``to_agent``'s instructions, tools and model carry the same run."""
+
+    type: ClassVar[str] = "handoff"
+    iteration: int
+    from_agent: str
+    to_agent: str
 
 
 @dataclass(frozen=True, slots=True)
