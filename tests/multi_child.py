@@ -6,14 +6,23 @@ Modes:
     next STORE ID TEXT      a fresh process: opens the session and sends TEXT; the triage
                             agent's model fails if it is called (the session must start with
                             ``booking``); prints ``R <result json>``
+    approve-wait STORE ID TEXT
+                            the concierge calls the booking agent as a tool; booking's
+                            ``book`` call waits for approval; prints ``P <pending json>`` and
+                            ``R <result json>``
+    approve-resume STORE ID DECISIONS
+                            a fresh process resumes the session with DECISIONS (JSON list);
+                            prints ``R <result json>``; every ``book`` call appends a line to
+                            ``STORE.booked``
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
-from reactloop import Agent, ModelRequest, ModelResponse, ToolCall
+from reactloop import Agent, ModelRequest, ModelResponse, ToolCall, tool
 from reactloop.testing import FunctionModel
 
 
@@ -37,7 +46,53 @@ def agents(triage_may_answer: bool) -> Agent:
                  instructions="Route the user to the right specialist.")
 
 
+def concierge(store: str) -> Agent:
+    @tool(requires_approval=True)
+    def book(flight: str) -> str:
+        """Book a flight.
+
+        Args:
+            flight: the flight number
+        """
+        with open(store + ".booked", "a") as f:
+            f.write(flight + "\n")
+        return f"booked {flight}"
+
+    def booking_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == "book":
+            return f"Done: {last.content}."
+        return ModelResponse(tool_calls=[ToolCall("book", {"flight": "LH123"})])
+
+    def concierge_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == "booking":
+            return f"Your trip: {last.content}"
+        return ModelResponse(tool_calls=[ToolCall("booking", {"task": "book LH123"})])
+
+    booking = Agent(FunctionModel(booking_model), name="booking", tools=[book])
+    return Agent(FunctionModel(concierge_model), name="concierge", tools=[booking.as_tool()])
+
+
+def report(result: Any) -> None:
+    print("R " + json.dumps({"agent": result.agent, "output": result.output,
+                             "state": result.state.value,
+                             "tool_calls": result.metrics.tool_calls,
+                             "input_tokens": result.metrics.input_tokens,
+                             "roles": [m.role for m in result.messages]}), flush=True)
+
+
 def main(mode: str, store: str, session_id: str, text: str) -> None:
+    if mode.startswith("approve-"):
+        session = concierge(store).session(session_id, store=store)
+        if mode == "approve-wait":
+            result = session.send_sync(text)
+            print("P " + json.dumps([p.to_dict() for p in result.pending_approvals]),
+                  flush=True)
+        else:
+            result = session.resume_sync(json.loads(text))
+        report(result)
+        return
     triage = agents(triage_may_answer=mode == "handoff")
     session = triage.session(session_id, store=store)
     result = session.send_sync(text)

@@ -308,3 +308,93 @@ def test_cancelling_the_parent_cancels_the_child(stream: bool) -> None:
     asyncio.run(main())
     assert stopped == ["block"]
     assert ends == [("child", RunState.CANCELLED), ("parent", RunState.CANCELLED)]
+
+
+# -- approvals from below ---------------------------------------------------------------------
+def _approval_team(booked: list[str]) -> Agent:
+    @tool(requires_approval=True)
+    def book(flight: str) -> str:
+        """Book a flight.
+
+        Args:
+            flight: the flight number
+        """
+        booked.append(flight)
+        return f"booked {flight}"
+
+    def booking_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == "book":
+            return f"Done: {last.content}."
+        return call("book", flight="LH123")
+
+    def concierge_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == "booking":
+            return f"Your trip: {last.content}"
+        return call("booking", task="book LH123")
+
+    booking = Agent(FunctionModel(booking_model), name="booking", tools=[book])
+    return Agent(FunctionModel(concierge_model), name="concierge", tools=[booking.as_tool()])
+
+
+def test_an_approval_inside_a_sub_agent_pauses_the_whole_run_and_resumes_into_it() -> None:
+    booked: list[str] = []
+    result = _approval_team(booked).run_sync("book me LH123")
+    assert result.state is RunState.WAITING_FOR_APPROVAL and booked == []
+    [pending] = result.pending_approvals
+    assert (pending.tool_name, dict(pending.arguments)) == ("book", {"flight": "LH123"})
+    saved = result.save()
+    before = result.metrics.input_tokens
+
+    # a fresh agent (as in another process) continues from the JSON
+    booked2: list[str] = []
+    resumed = _approval_team(booked2).resume_sync(saved, decisions=[pending.approve()])
+    assert resumed.state is RunState.COMPLETED and booked2 == ["LH123"]
+    assert resumed.output == "Your trip: Done: booked LH123."
+    assert resumed.run_id == result.run_id  # the same run went on
+    # the sub-run's usage before the pause is counted once (the answers carry no usage)
+    assert before == 20 and resumed.metrics.input_tokens == before
+    assert resumed.metrics_by_agent["booking"].input_tokens == 10
+    assert resumed.metrics_by_agent["booking"].tool_calls == 1
+    [agent_call] = [r for s in resumed.steps for r in s.results if r.name == "booking"]
+    assert agent_call.run.state is RunState.COMPLETED
+    assert [r.content for s in agent_call.run.steps for r in s.results] == ["booked LH123"]
+
+
+def test_a_denial_inside_a_sub_agent_reaches_it() -> None:
+    booked: list[str] = []
+    team = _approval_team(booked)
+    result = team.run_sync("book me LH123")
+    [pending] = result.pending_approvals
+    resumed = team.resume_sync(result, decisions=[pending.deny("too expensive")])
+    assert resumed.state is RunState.COMPLETED and booked == []
+    assert "too expensive" in resumed.output
+
+
+def test_a_nested_approval_is_answered_from_another_process(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    child = str(Path(__file__).with_name("multi_child.py"))
+    store = str(tmp_path / "s.sqlite3")
+
+    def run(*args: str) -> list[str]:
+        out = subprocess.run([sys.executable, child, *args], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines()
+
+    lines = run("approve-wait", store, "trip", "book me LH123")
+    pending = json.loads(next(x[2:] for x in lines if x.startswith("P ")))
+    waiting = json.loads(next(x[2:] for x in lines if x.startswith("R ")))
+    assert waiting["state"] == "waiting_for_approval"
+    assert [p["tool_name"] for p in pending] == ["book"]
+    decision = {"call_id": pending[0]["call_id"], "arguments_hash": pending[0]["arguments_hash"],
+                "approved": True}
+    lines = run("approve-resume", store, "trip", json.dumps([decision]))
+    done = json.loads(next(x[2:] for x in lines if x.startswith("R ")))
+    assert done["state"] == "completed" and done["output"] == "Your trip: Done: booked LH123."
+    assert Path(store + ".booked").read_text() == "LH123\n"  # exactly once
+    assert done["roles"] == ["user", "assistant", "tool", "assistant"]

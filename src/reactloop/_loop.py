@@ -26,12 +26,12 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._approvals import batch_results, decision_result, gated_calls
-from reactloop._multi import handed_to
+from reactloop._multi import handed_to, hold_calls, waiting_subruns
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop._textgate import TextGate
-from reactloop.approvals import decided_calls, gate, pending_approvals
+from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.errors import UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
@@ -360,7 +360,7 @@ class _Loop:
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
                          started: float) -> _Ending | None:
         ctx = self.ctx
-        results = await self._execute(calls)
+        calls, results = self._hold(k, calls, await self._execute(calls))
         for ext in self.spec.extensions:
             ext.after_tools(ctx, results)
         # the history holds the results before anyone sees them: a consumer that stops
@@ -506,10 +506,29 @@ class _Loop:
         """The response's gated calls wait for decisions: the run ends here."""
         ctx, gated = self.ctx, self.gated
         ids = {c.id for c in gated}
-        for p in pending_approvals(ctx.messages):
+        waiting = pending_approvals(ctx.messages)
+        for p in waiting:
             if p.call_id in ids:
                 ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
-        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(gated)
+        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
+            [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
+
+    def _hold(self, k: int, calls: tuple[ToolCall, ...], results: list[ToolResult]
+              ) -> tuple[tuple[ToolCall, ...], list[ToolResult]]:
+        """Agent calls whose sub-run waits for approval wait with it, unanswered: the run
+        ends ``WAITING_FOR_APPROVAL`` once the others are recorded, and the sub-run's calls
+        are the ones to decide (``reactloop.approvals``, ``"nested"``)."""
+        held = waiting_subruns(results)
+        if not held:
+            return calls, results
+        ctx = self.ctx
+        ctx.messages = hold_calls(ctx.messages, held, ctx.run_id)
+        self.gated = (*self.gated, *(c for c in calls if c.id in held))
+        for run in held.values():
+            for p in run.pending_approvals:
+                ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
+        return (tuple(c for c in calls if c.id not in held),
+                [r for r in results if r.call_id not in held])
 
     async def _decided(self) -> _Ending | None:
         """A run resumed with decisions: deny or run the decided calls — each once: a call
@@ -526,9 +545,11 @@ class _Loop:
                              c.id, c.provider_details) for c, d in decided if d.approved)
         ctx.open_calls = run
         ctx.metrics.tool_calls += len(run)
+        self.frame.resumes = nested_runs(ctx.messages)  # agent calls continue their sub-runs
         ran = {r.call_id: r for r in (await self._execute(run) if run else [])}
-        calls = tuple(c for c, _ in decided)
-        results = [decision_result(c, d, ran.get(c.id or "")) for c, d in decided]
+        self.frame.resumes = {}
+        calls, results = self._hold(k, tuple(c for c, _ in decided),
+                                    [decision_result(c, d, ran.get(c.id or "")) for c, d in decided])
         for ext in self.spec.extensions:
             ext.after_tools(ctx, results)
         step = self._record(k, None, calls, results, started)

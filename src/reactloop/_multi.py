@@ -33,15 +33,17 @@ from typing import Any, ClassVar
 
 from reactloop import _nesting
 from reactloop._spec import HandoffTarget, HistoryFilter, RunSpec
+from reactloop.approvals import APPROVALS_KEY, NESTED, arguments_hash
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
-from reactloop.result import Metrics, RunResult, RunState, merge_metrics
+from reactloop.result import Metrics, RunResult, RunState, ToolResult, merge_metrics
 from reactloop.tools._registry import WithRun
-from reactloop.tools._tool import ApprovalRule, Tool
+from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
 
 __all__ = ["DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
-           "agent_tool", "handed_to", "handoff_tools", "reachable", "speaking"]
+           "agent_tool", "handed_to", "handoff_tools", "hold_calls", "reachable", "speaking",
+           "waiting_subruns"]
 
 TRANSFER_PREFIX = "transfer_to_"
 """Handoff tools are named ``transfer_to_<agent name>``."""
@@ -49,8 +51,9 @@ TRANSFER_PREFIX = "transfer_to_"
 DEFAULT_MAX_DEPTH = 4
 """How deep agents called as tools may nest by default (a top run is depth 0)."""
 
-OpenRun = Callable[[str, bool], AsyncGenerator[Event, None]]
-"""``open_run(task, stream)``: the sub-agent's run on ``task`` as events (``run_end`` last)."""
+OpenRun = Callable[[str, bool, "Mapping[str, Any] | None"], AsyncGenerator[Event, None]]
+"""``open_run(task, stream, saved)``: the sub-agent's run on ``task`` as events (``run_end``
+last), or the continuation of its ``saved`` run (decisions recorded in it)."""
 
 _FAILED = {RunState.TIMED_OUT: "ran out of time", RunState.ERROR: "failed",
            RunState.CANCELLED: "was cancelled"}
@@ -73,14 +76,14 @@ def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
     tool_name = name or agent_name
     summary = description or _describe(agent_name, instructions)
 
-    async def run_agent(task: str) -> WithRun:
+    async def run_agent(task: str, context: ToolContext) -> WithRun:
         """Run the agent on a task.
 
         Args:
             task: what the agent should do, with everything it needs to know (it sees
                 nothing else of this conversation)
         """
-        return await _subrun(agent_name, open_run, task, max_depth)
+        return await _subrun(agent_name, open_run, task, max_depth, context.call_id)
 
     return AgentTool(run_agent, name=tool_name, description=summary, timeout=timeout,
                 origin=f"agent {agent_name!r}", requires_approval=requires_approval)
@@ -94,7 +97,8 @@ def _describe(agent_name: str, instructions: str) -> str:
     return f"{lead} {first}" if first else lead
 
 
-async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int) -> WithRun:
+async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int,
+                  call_id: str) -> WithRun:
     frame = _nesting.current.get()
     depth = 1 if frame is None else frame.depth + 1
     if depth > max_depth:
@@ -103,13 +107,15 @@ async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int)
                                    f"would be depth {depth}). Do the task yourself; "
                                    "(developers: raise as_tool(max_depth=...))")
     result: RunResult[Any] | None = None
-    async with aclosing(open_run(task, frame is not None and frame.stream)) as events:
+    saved = None if frame is None else frame.resumes.get(call_id)  # approved: continue it
+    before = None if saved is None else Metrics.from_dict(saved.get("metrics") or {})
+    async with aclosing(open_run(task, frame is not None and frame.stream, saved)) as events:
         async for event in events:
             if isinstance(event, RunEndEvent):
                 result = event.result
                 if frame is not None:
                     result.parent_run_id = frame.ctx.run_id
-                    absorb(frame.ctx.metrics, result)
+                    absorb(frame.ctx.metrics, result, before)
             if frame is not None:
                 frame.emit(_tagged(event, agent_name, frame.ctx.run_id))
     assert result is not None
@@ -146,16 +152,58 @@ def _calls(result: RunResult[Any]) -> str:
     return ", ".join(p.tool_name for p in result.pending_approvals) or "tool calls"
 
 
-def absorb(parent: Metrics, child: RunResult[Any]) -> None:
-    """Add a sub-run's usage to its parent's totals and per-agent breakdown."""
+def absorb(parent: Metrics, child: RunResult[Any], before: Metrics | None = None) -> None:
+    """Add a sub-run's usage to its parent's totals and per-agent breakdown (for a sub-run
+    that continues a saved one: only what it added since ``before``)."""
     m = child.metrics
+    shares = child.metrics_by_agent
+    if before is not None:
+        m = _minus(m, before)
+        earlier = _by_agent(child.agent, before)
+        shares = {n: _minus(s, earlier[n]) if n in earlier else s for n, s in shares.items()}
     parent.tool_calls += m.tool_calls
     parent.input_tokens += m.input_tokens
     parent.output_tokens += m.output_tokens
     agents = dict(parent.agents)  # a new mapping: a copied Metrics never shares it
-    for name, share in child.metrics_by_agent.items():
+    for name, share in shares.items():
         agents[name] = merge_metrics(agents[name], share) if name in agents else share
     parent.agents = agents
+
+
+def _minus(a: Metrics, b: Metrics) -> Metrics:
+    return Metrics(a.iterations - b.iterations, a.tool_calls - b.tool_calls,
+                   a.execution_time - b.execution_time, a.input_tokens - b.input_tokens,
+                   a.output_tokens - b.output_tokens, a.success, dict(a.agents))
+
+
+def _by_agent(agent: str, metrics: Metrics) -> dict[str, Metrics]:
+    return RunResult("", RunState.COMPLETED, (), metrics, (), agent=agent).metrics_by_agent
+
+
+# -- sub-runs that wait for a person ----------------------------------------------------------
+def waiting_subruns(results: Sequence[ToolResult]) -> dict[str, RunResult[Any]]:
+    """The agent calls of a batch whose sub-run waits for approval, by call id."""
+    return {r.call_id: r.run for r in results
+            if r.run is not None and r.run.state is RunState.WAITING_FOR_APPROVAL}
+
+
+def hold_calls(messages: Sequence[Message], held: Mapping[str, RunResult[Any]], run_id: str
+               ) -> list[Message]:
+    """``messages`` with the held agent calls waiting for approval: the assistant message that
+    made them gets an approvals entry per call holding the sub-run's saved state."""
+    out = list(messages)
+    for i in range(len(out) - 1, -1, -1):
+        m = out[i]
+        if m.role != "assistant" or not any(c.id in held for c in m.tool_calls):
+            continue
+        entries = dict(m.metadata.get(APPROVALS_KEY) or {})
+        for c in m.tool_calls:
+            if c.id is not None and c.id in held:
+                entries[c.id] = {"hash": arguments_hash(c.name, c.arguments), "decision": None,
+                                 "run_id": run_id, NESTED: held[c.id].context.to_dict()}
+        out[i] = replace(m, metadata={**m.metadata, APPROVALS_KEY: entries})
+        break
+    return out
 
 
 # -- handoffs ----------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ This module sits below the loop and imports nothing that imports it back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reactloop.events import Event
@@ -25,7 +25,7 @@ __all__ = ["Frame", "current", "depth"]
 class Frame:
     """The run executing the current tool batch."""
 
-    __slots__ = ("agent", "ctx", "depth", "stream", "wake")
+    __slots__ = ("agent", "ctx", "depth", "resumes", "stream", "wake")
 
     def __init__(self, ctx: RunContext, agent: str, depth: int, stream: bool) -> None:
         self.ctx = ctx
@@ -37,6 +37,9 @@ class Frame:
         self.stream = stream
         """Whether the run streams (its sub-runs then stream too: text deltas reach the
         consumer)."""
+        self.resumes: Mapping[str, Mapping[str, Any]] = {}
+        """Saved sub-runs to continue, by the id of the agent call that runs them again
+        (a resumed run whose sub-agent waited for approval)."""
         self.wake: Callable[[], None] | None = None
         """Set by the loop while it waits for a batch with sub-runs: called after a sub-run's
         event is queued, so the loop yields it at once instead of after the batch."""

@@ -424,9 +424,13 @@ class Agent(Generic[OutputT]):
                           max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
                           timeout=timeout, requires_approval=requires_approval)
 
-    def _subrun(self, task: str, stream: bool) -> AsyncGenerator[Event, None]:
-        """A run of this agent on ``task`` as a sub-run (its callbacks see it too)."""
-        return self._events(self._context(task, (), None, None), stream=stream)
+    def _subrun(self, task: str, stream: bool, saved: Mapping[str, Any] | None
+                ) -> AsyncGenerator[Event, None]:
+        """A run of this agent on ``task`` as a sub-run (its callbacks see it too), or the
+        continuation of its ``saved`` run once the calls it waited for are decided."""
+        ctx = (self._context(task, (), None, None) if saved is None
+               else self._resumed(saved, None, (), None))
+        return self._events(ctx, stream=stream)
 
     @property
     def tools(self) -> list[str]:
