@@ -104,16 +104,18 @@ def test_the_next_turn_starts_with_the_agent_that_spoke_last() -> None:
     assert billing.model.remaining == 0  # type: ignore[attr-defined]
 
 
-def test_handoffs_chain_and_the_run_keeps_its_budget() -> None:
-    refunds = Agent(ScriptedModel(["r1", "r2"]), name="refunds")
-    billing = Agent(ScriptedModel([transfer("refunds")]), name="billing", handoffs=[refunds],
-                    max_iterations=50)
+def test_handoffs_chain_and_each_agent_gets_its_own_budget() -> None:
+    refunds = Agent(ScriptedModel([ToolCall("refund", {"order": "A1"}), "r1", "r2"]),
+                    name="refunds", tools=[refund], max_iterations=2)
+    billing = Agent(ScriptedModel([transfer("refunds")]), name="billing", handoffs=[refunds])
     triage = Agent(ScriptedModel([transfer("billing")]), name="triage", handoffs=[billing],
-                   max_iterations=3)
+                   max_iterations=1 + 1)
     result = triage.run_sync("refund")
-    # the run's budget is the starting agent's: 3 iterations, the last one forced to answer
+    # refunds has 2 iterations from its handoff on (iterations 3 and 4), the last forced
     assert result.state is RunState.MAX_ITERATIONS and result.agent == "refunds"
-    assert result.output == "r1"
+    assert result.output == "r1" and result.metrics.iterations == 4
+    last = refunds.model.requests[-1]  # type: ignore[attr-defined]
+    assert last.tools == ()  # the forced last iteration of refunds' own budget
     # the next turn starts at refunds, found through billing's handoffs
     again = triage.run_sync("more", history=result.messages)
     assert (again.agent, again.output) == ("refunds", "r2")

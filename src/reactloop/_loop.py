@@ -129,7 +129,7 @@ class _Loop:
                     yield ev
                 for k in self._iterations(ending):
                     ctx.iteration = ctx.metrics.iterations = k
-                    yield IterationStartEvent(ctx.run_id, k, spec.max_iterations)
+                    yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
                     started = self.rt.now()
                     if self.stream:
                         async for ev in self._stream_model(k):
@@ -200,8 +200,8 @@ class _Loop:
         its typed answer goes back to the model."""
         if ending is not None:
             return
-        k, n = self.ctx.iteration + 1, self.spec.max_iterations
-        while k <= n:
+        k = self.ctx.iteration + 1
+        while k <= self.spec.max_iterations:  # a handoff gives its agent a budget of its own
             yield k
             if not self.again:
                 k += 1
@@ -379,14 +379,14 @@ class _Loop:
 
     async def _hand_off(self, k: int, results: Sequence[ToolResult]) -> None:
         """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
-        iteration (its instructions, tools, sources and extensions; the run's budget)."""
+        iteration (its instructions, tools, sources, extensions and iteration budget)."""
         handoffs = self.spec.handoffs
         target = next((handoffs[r.name] for r in results
                        if r.error is None and r.name in handoffs), None)
         if target is None:
             return
         ctx, before = self.ctx, self.spec
-        self.spec = handed_to(before, target)
+        self.spec = handed_to(before, target, k)
         if target.history is not None:
             ctx.messages = list(target.history(list(ctx.messages)))
         ctx.tools, self.chosen = self.spec.tools.copy(), None

@@ -14,8 +14,10 @@ context tree:
   a tool result the parent's model can recover from, never an exception.
 
 A handoff is different: a ``transfer_to_<name>`` tool hands the conversation itself to
-another agent, which continues the same run (same id, history, budget and deadline) with its
-own instructions, tools and model; the loop switches at the end of the batch
+another agent, which continues the same run (same id, history and deadline) with its own
+instructions, tools, model and iteration budget (counted from the handoff; handoffs cannot form
+a cycle, agents being immutable, so a run stays bounded); the loop switches at the end of the
+batch
 (:class:`~reactloop._spec.HandoffTarget`). Which agent speaks is read from the history — the
 last successful transfer — so a session's next turn starts with the agent that spoke last,
 in any process, with nothing stored beside the messages.
@@ -298,7 +300,8 @@ def reachable(spec: RunSpec) -> Mapping[str, HandoffTarget]:
     return out
 
 
-def handed_to(spec: RunSpec, target: HandoffTarget) -> RunSpec:
-    """The spec a run continues with after handing off to ``target``: the target's, within
-    the run's iteration budget and with the run's callbacks."""
-    return replace(target.spec, max_iterations=spec.max_iterations, callbacks=spec.callbacks)
+def handed_to(spec: RunSpec, target: HandoffTarget, iteration: int) -> RunSpec:
+    """The spec a run continues with after handing off to ``target`` at ``iteration``: the
+    target's, its own ``max_iterations`` counted from there, with the run's callbacks."""
+    return replace(target.spec, max_iterations=iteration + target.spec.max_iterations,
+                   callbacks=spec.callbacks)

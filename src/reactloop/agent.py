@@ -124,8 +124,8 @@ class Agent(Generic[OutputT]):
             and skill tools, and tools a skill adds during the run, are always offered.
         handoffs: agents (or :class:`~reactloop.Handoff` with options) this one may hand the
             conversation to: each adds a ``transfer_to_<agent name>`` tool; calling it lets
-            that agent carry the same run on with its own instructions, tools and model
-            (within the run's iteration budget and deadline). ``result.agent`` names the
+            that agent carry the same run on with its own instructions, tools, model and
+            ``max_iterations`` (counted from the handoff; the run's deadline stays). ``result.agent`` names the
             agent that answered, and the next turn of the conversation (a session's
             ``send``, ``run(history=...)``) starts with it.
     """
