@@ -259,8 +259,9 @@ def _transfer_tool(name: str, agent_name: str, description: str) -> Tool:
     async def transfer() -> str:
         return f"Transferred to {agent_name}: the {agent_name} agent answers from here."
 
+    # internal: it only changes who speaks in this run (never gated, always offered)
     return Tool(transfer, name=name, description=description, origin=f"handoff to {agent_name!r}",
-                inline=True)
+                inline=True, internal=True)
 
 
 def _describe_handoff(agent_name: str, instructions: str) -> str:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reactloop._output import OutputSpec
-from reactloop.extensions import Extension
+from reactloop.errors import UserError
+from reactloop.extensions._base import RESULT_FIELDS, Extension
 from reactloop.messages import Message, ModelSettings
 from reactloop.models._base import Model
 from reactloop.prompt import PromptBuilder
@@ -19,12 +20,12 @@ from reactloop.run_context import RunContext
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._select import ToolSelector
 from reactloop.tools._source import ToolSource
-from reactloop.tools._tool import ApprovalRule, Tool
+from reactloop.tools._tool import ApprovalRule
 
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
 
-__all__ = ["HandoffTarget", "RunSpec", "StaticExtension"]
+__all__ = ["HandoffTarget", "HistoryFilter", "RunSpec"]
 
 HistoryFilter = Callable[[list[Message]], Sequence[Message]]
 """What an agent handed the conversation sees of it: ``fn(history) -> history``."""
@@ -61,6 +62,13 @@ class RunSpec:
     handoffs: Mapping[str, HandoffTarget] = field(default_factory=dict)
     """The agents this one may hand the conversation to, by their ``transfer_to_…`` tool."""
 
+    def __post_init__(self) -> None:
+        for ext in self.extensions:
+            if ext.result_field is not None and ext.result_field not in RESULT_FIELDS:
+                raise UserError(f"extension {ext.key!r}: result_field must be one of "
+                                f"{', '.join(sorted(RESULT_FIELDS))} (a RunResult field "
+                                f"extensions fill) or None, got {ext.result_field!r}")
+
     def notes(self, ctx: RunContext) -> list[str]:
         """The volatile sections (plan, retrieved context) for the next request."""
         computed: dict[str, str | None] = {}
@@ -79,17 +87,3 @@ class HandoffTarget:
     history: HistoryFilter | None = None
     """What the agent sees of the history when it takes over (None: all of it)."""
 
-
-class StaticExtension(Extension):
-    """Tools and stable system sections and nothing per run (the workspace)."""
-
-    def __init__(self, key: str, tools: Sequence[Tool], sections: Mapping[str, str]) -> None:
-        self.key = key
-        self._tools = tuple(tools)
-        self._sections = dict(sections)
-
-    def tools(self) -> Sequence[Tool]:
-        return self._tools
-
-    def system_sections(self) -> Mapping[str, str]:
-        return self._sections
