@@ -26,13 +26,13 @@ from typing import Any
 
 from reactloop import _nesting
 from reactloop import _notes as notes
-from reactloop._approvals import batch_results, decision_result, gated_calls
 from reactloop._multi import handed_to, hold_calls, waiting_subruns
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
+from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.errors import UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
