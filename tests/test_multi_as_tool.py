@@ -398,3 +398,38 @@ def test_a_nested_approval_is_answered_from_another_process(tmp_path: Any) -> No
     assert done["state"] == "completed" and done["output"] == "Your trip: Done: booked LH123."
     assert Path(store + ".booked").read_text() == "LH123\n"  # exactly once
     assert done["roles"] == ["user", "assistant", "tool", "assistant"]
+
+
+# -- consumers of the stream: the top run's run_end is the end -------------------------------
+def test_a_session_stores_the_parents_history_not_the_sub_runs(tmp_path: Any) -> None:
+    child = math_agent(call("add", a=2, b=3), say("five"))
+    parent = Agent(ScriptedModel([call("math", task="2+3"), say("5")]), name="boss",
+                   tools=[child.as_tool()])
+    session = parent.session("s", store=tmp_path / "s.sqlite3")
+
+    async def main() -> list[Event]:
+        return [e async for e in session.stream("2+3?")]
+
+    events = asyncio.run(main())
+    assert sum(isinstance(e, RunEndEvent) for e in events) == 2
+    stored = parent.session("s", store=tmp_path / "s.sqlite3").messages
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert stored[-1].content == "5" and session.last is not None
+    assert session.last.agent == "boss"
+    assert session.send_sync("again?").state is RunState.ERROR  # scripts ran out: one turn
+
+
+def test_ag_ui_carries_sub_run_events_as_custom_events() -> None:
+    pytest.importorskip("ag_ui")
+    from reactloop.serve._agui import AGUITranslator
+
+    child = math_agent(call("add", a=2, b=3), say("five"))
+    parent = Agent(ScriptedModel([call("math", task="2+3"), say("5")]), tools=[child.as_tool()])
+    events = asyncio.run(collect(parent, "2+3?"))
+    translator = AGUITranslator("thread", "run")
+    out = [e for ev in events for e in translator.translate(ev)]
+    kinds = [e.type.value if hasattr(e.type, "value") else str(e.type) for e in out]
+    assert kinds.count("RUN_FINISHED") == 1 and kinds[-1] == "RUN_FINISHED"
+    nested = [e for e in out if getattr(e, "name", None) == "reactloop.sub_run"]
+    assert {e.value["agent"] for e in nested} == {"math"}
+    assert nested[0].value["type"] == "run_start" and nested[-1].value["type"] == "run_end"

@@ -364,7 +364,7 @@ class Agent(Generic[OutputT]):
         result: RunResult[Any] | None = None
         async with aclosing(self._events(lambda: ctx, stream=False)) as events:
             async for event in events:
-                if type(event) is RunEndEvent:
+                if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
         assert result is not None
         return result

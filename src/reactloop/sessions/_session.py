@@ -179,7 +179,7 @@ class Session:
         """Run the agent on ``text`` after the stored history; return the result."""
         result: RunResult | None = None
         async for event in self._events(text, stream=False):
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 result = event.result
         assert result is not None
         return result
@@ -218,7 +218,7 @@ class Session:
         never runs a call twice (it is answered as interrupted)."""
         result: RunResult[Any] | None = None
         async for event in self._events(None, stream=False, decisions=decisions):
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 result = event.result
         assert result is not None
         return result
@@ -264,7 +264,7 @@ class Session:
                                              **self._tell))
             try:
                 async for event in source:
-                    if isinstance(event, RunEndEvent):
+                    if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                         if failed:  # the run went on without its store: report the store
                             raise failed[0]
                         self._settle(writer, event.result, [*history, *written])
