@@ -190,8 +190,12 @@ def test_depth_counts_every_level() -> None:
     leaf_events = [e for e in events if e.agent == "leaf"]
     mid_run_id = next(e.run_id for e in events if e.agent == "mid")
     assert leaf_events and all(e.parent_run_id == mid_run_id for e in leaf_events)
-    assert set(result.metrics_by_agent) == {"top", "mid", "leaf"}
+    by_agent = result.metrics_by_agent
+    assert set(by_agent) == {"top", "mid", "leaf"}
     assert result.metrics.tool_calls == 2
+    # every model call counted once: 2 each for top and mid, 1 for leaf, 10 tokens a call
+    assert [by_agent[a].input_tokens for a in ("top", "mid", "leaf")] == [20, 20, 10]
+    assert result.metrics.input_tokens == 50
 
 
 # -- failures the parent recovers from -------------------------------------------------------

@@ -113,7 +113,7 @@ async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int,
     before = None if saved is None else Metrics.from_dict(saved.get("metrics") or {})
     async with aclosing(open_run(task, frame is not None and frame.stream, saved)) as events:
         async for event in events:
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:  # its own
                 result = event.result
                 if frame is not None:
                     result.parent_run_id = frame.ctx.run_id
