@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reactloop._arguments import repair_json
 from reactloop.messages import (
     FinishReason,
     Message,
@@ -34,6 +35,7 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
+from reactloop.models._provider import TextBuffer
 
 __all__ = ["ParsedReply", "TextToolProtocol", "parse_tool_calls", "protocol_prompt",
            "render_messages"]
@@ -62,15 +64,16 @@ class ParsedReply:
 
 
 def _loads(body: str) -> Any:
+    """``body`` as JSON, its syntax repaired (quotes, trailing commas, closing brackets) but
+    no value guessed; None when that is not enough."""
     try:
         return json.loads(body)
     except json.JSONDecodeError:
         pass
     try:
-        from json_repair import repair_json
-    except ImportError:  # repairs need the optional json-repair package
+        return repair_json(body, close=True)
+    except (ValueError, SyntaxError):
         return None
-    return repair_json(body, return_objects=True)
 
 
 def _one_call(body: str, tool_names: Collection[str] | None
@@ -132,17 +135,42 @@ class _VisibleText:
     Each delta extends the text shown so far; a tail that may still turn into a tag or a fence
     is held back until it is decided. Should an edit ever change what was already shown, the
     stream shows nothing more (the final response carries the whole answer).
+
+    While the reply holds no ``<`` and no backtick (plain prose, the common case), each delta
+    costs only its own length: the reply is kept once and nothing is searched again.
     """
 
     def __init__(self) -> None:
         self.raw = ""
         self.shown = ""
+        self._plain: TextBuffer | None = TextBuffer()  # the reply while it is plain text
+        self._held = ""  # plain mode: trailing whitespace not shown yet
+        self._shown_any = False
 
     def feed(self, delta: str) -> str:
+        if self._plain is not None:
+            if "<" not in delta and "`" not in delta:
+                return self._feed_plain(delta)
+            self.raw = self._plain.value()  # a tag or a fence may start: the general way
+            self.shown = self.raw.strip()
+            self._plain = None
         self.raw += delta
         return self._advance(_answer(_UNFINISHED.sub("", self.raw)).strip())
 
+    def _feed_plain(self, delta: str) -> str:
+        # what _advance(raw.strip()) would show, from the delta alone
+        assert self._plain is not None
+        self._plain.append(delta)
+        text = self._held + delta if self._shown_any else delta.lstrip()
+        body = text.rstrip()
+        self._held = text[len(body):]
+        if body:
+            self._shown_any = True
+        return body
+
     def flush(self) -> str:
+        if self._plain is not None:
+            return ""  # all of a plain reply but its trailing whitespace is out
         return self._advance(_answer(self.raw).strip())
 
     def _advance(self, visible: str) -> str:
