@@ -524,6 +524,9 @@ class _Loop:
         """Agent calls whose sub-run waits for approval wait with it, unanswered: the run
         ends ``WAITING_FOR_APPROVAL`` once the others are recorded, and the sub-run's calls
         are the ones to decide (``reactloop.approvals``, ``"nested"``)."""
+        if not self.frame.held:  # the common case
+            return calls, results
+        self.frame.held = False
         held = waiting_subruns(results)
         if not held:
             return calls, results

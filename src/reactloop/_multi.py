@@ -118,6 +118,7 @@ async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int,
                 if frame is not None:
                     result.parent_run_id = frame.ctx.run_id
                     absorb(frame.ctx.metrics, result, before)
+                    frame.held = frame.held or result.state is RunState.WAITING_FOR_APPROVAL
             if frame is not None:
                 frame.emit(_tagged(event, agent_name, frame.ctx.run_id))
     assert result is not None

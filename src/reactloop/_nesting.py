@@ -25,7 +25,7 @@ __all__ = ["Frame", "current", "depth"]
 class Frame:
     """The run executing the current tool batch."""
 
-    __slots__ = ("agent", "ctx", "depth", "resumes", "stream", "wake")
+    __slots__ = ("agent", "ctx", "depth", "held", "resumes", "stream", "wake")
 
     def __init__(self, ctx: RunContext, agent: str, depth: int, stream: bool) -> None:
         self.ctx = ctx
@@ -37,6 +37,9 @@ class Frame:
         self.stream = stream
         """Whether the run streams (its sub-runs then stream too: text deltas reach the
         consumer)."""
+        self.held = False
+        """A sub-run of the current batch ended waiting for approval (the loop holds its
+        call; one attribute test per batch otherwise)."""
         self.resumes: Mapping[str, Mapping[str, Any]] = {}
         """Saved sub-runs to continue, by the id of the agent call that runs them again
         (a resumed run whose sub-agent waited for approval)."""
