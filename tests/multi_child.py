@@ -10,6 +10,9 @@ Modes:
                             the concierge calls the booking agent as a tool; booking's
                             ``book`` call waits for approval; prints ``P <pending json>`` and
                             ``R <result json>``
+    ask STORE ID TEXT       the concierge's booking agent asks the user a question (the session
+                            waits for the answer), or, when it asked, takes TEXT as the answer;
+                            prints ``R <result json>``
     approve-resume STORE ID DECISIONS
                             a fresh process resumes the session with DECISIONS (JSON list);
                             prints ``R <result json>``; every ``book`` call appends a line to
@@ -74,6 +77,25 @@ def concierge(store: str) -> Agent:
     return Agent(FunctionModel(concierge_model), name="concierge", tools=[booking.as_tool()])
 
 
+def asking() -> Agent:
+    def booking_model(request: ModelRequest) -> ModelResponse:
+        last = request.messages[-1]
+        if last.role == "user" and "date" in last.content:
+            return ModelResponse(tool_calls=[ToolCall(
+                "task_completion", {"result": f"Booked for {last.content}."})])
+        return ModelResponse(tool_calls=[ToolCall("ask_question",
+                                                  {"question": "For which date?"})])
+
+    def concierge_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == "booking":
+            return f"Your trip: {last.content}"
+        return ModelResponse(tool_calls=[ToolCall("booking", {"task": "book Rome"})])
+
+    booking = Agent(FunctionModel(booking_model), name="booking", loop_control=True)
+    return Agent(FunctionModel(concierge_model), name="concierge", tools=[booking.as_tool()])
+
+
 def report(result: Any) -> None:
     print("R " + json.dumps({"agent": result.agent, "output": result.output,
                              "state": result.state.value,
@@ -83,6 +105,9 @@ def report(result: Any) -> None:
 
 
 def main(mode: str, store: str, session_id: str, text: str) -> None:
+    if mode == "ask":
+        report(asking().session(session_id, store=store).send_sync(text))
+        return
     if mode.startswith("approve-"):
         session = concierge(store).session(session_id, store=store)
         if mode == "approve-wait":

@@ -437,3 +437,58 @@ def test_ag_ui_carries_sub_run_events_as_custom_events() -> None:
     nested = [e for e in out if getattr(e, "name", None) == "reactloop.sub_run"]
     assert {e.value["agent"] for e in nested} == {"math"}
     assert nested[0].value["type"] == "run_start" and nested[-1].value["type"] == "run_end"
+
+
+# -- questions from below ---------------------------------------------------------------------
+def _asking_team() -> Agent:
+    def booking_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "user" and "date" in last.content:  # the answer
+            return call("task_completion", result=f"Booked for {last.content}.")
+        return call("ask_question", question="For which date?")
+
+    def concierge_model(request: ModelRequest) -> ModelResponse | str:
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == "booking":
+            return f"Your trip: {last.content}"
+        return call("booking", task="book a flight to Rome")
+
+    booking = Agent(FunctionModel(booking_model), name="booking", loop_control=True)
+    return Agent(FunctionModel(concierge_model), name="concierge", tools=[booking.as_tool()])
+
+
+def test_a_sub_agents_question_pauses_the_whole_run_and_the_answer_goes_to_it() -> None:
+    waiting = _asking_team().run_sync("a flight to Rome")
+    assert waiting.state is RunState.WAITING_FOR_USER
+    assert waiting.output == "For which date?" and waiting.pending_approvals == ()
+    # from JSON, with fresh agents (as in another process)
+    done = _asking_team().resume_sync(waiting.save(), "the date is May 3")
+    assert done.state is RunState.COMPLETED, done.output
+    assert done.output == "Your trip: Booked for the date is May 3."
+    assert done.run_id == waiting.run_id
+    assert [m.role for m in done.messages] == ["user", "assistant", "tool", "assistant"]
+    # a bare history (what a session keeps) works the same
+    again = _asking_team().run_sync("the date is May 4", history=waiting.messages)
+    assert again.output == "Your trip: Booked for the date is May 4."
+
+
+def test_a_sub_agents_question_is_answered_in_a_session_in_another_process(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    child = str(Path(__file__).with_name("multi_child.py"))
+    store = str(tmp_path / "s.sqlite3")
+
+    def send(text: str) -> dict[str, Any]:
+        out = subprocess.run([sys.executable, child, "ask", store, "trip", text],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return json.loads(next(x[2:] for x in out.stdout.splitlines() if x.startswith("R ")))
+
+    first = send("a flight to Rome")
+    assert (first["state"], first["output"]) == ("waiting_for_user", "For which date?")
+    second = send("the date is May 3")
+    assert second["state"] == "completed"
+    assert second["output"] == "Your trip: Booked for the date is May 3."
+    assert second["roles"] == ["user", "assistant", "tool", "assistant"]

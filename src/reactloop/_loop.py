@@ -78,9 +78,25 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "frame", "gated", "rt",
-                 "selectable", "spec", "stack", "started", "step_events", "stream", "streamed",
-                 "value")
+    __slots__ = (
+        "again",
+        "asked",
+        "chosen",
+        "ctx",
+        "deadline",
+        "error",
+        "frame",
+        "gated",
+        "rt",
+        "selectable",
+        "spec",
+        "stack",
+        "started",
+        "step_events",
+        "stream",
+        "streamed",
+        "value",
+    )
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -101,6 +117,8 @@ class _Loop:
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.asked: str | None = None
+        """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
         self.streamed = ModelResponse()
@@ -363,6 +381,13 @@ class _Loop:
             return self._waiting(k)
         return self._batch_ending(results)
 
+    def _waiting(self, k: int) -> _Ending:
+        """The response's gated calls (or held agent calls) wait: the run ends here, asking
+        the user when a sub-agent asked, else for approvals."""
+        if self.asked is not None:
+            return RunState.WAITING_FOR_USER, self.asked
+        return self._approvals(k)
+
     def _after_tools(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                      results: Sequence[ToolResult], started: float) -> None:
         """A batch has its results: the extensions see them, the history and the step record
@@ -508,7 +533,7 @@ class _Loop:
         return None
 
     # -- approvals ---------------------------------------------------------------------------
-    def _waiting(self, k: int) -> _Ending:
+    def _approvals(self, k: int) -> _Ending:
         """The response's gated calls wait for decisions: the run ends here."""
         ctx, gated = self.ctx, self.gated
         ids = {c.id for c in gated}
@@ -532,10 +557,14 @@ class _Loop:
             return calls, results
         ctx = self.ctx
         ctx.messages = hold_calls(ctx.messages, held, ctx.run_id)
+        # a held call runs again once decided or answered: never from the repeated-call cache
+        ctx.seen = {key: r for key, r in ctx.seen.items() if r.call_id not in held}
         self.gated = (*self.gated, *(c for c in calls if c.id in held))
         for run in held.values():
             for p in run.pending_approvals:
                 ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
+            if run.state is RunState.WAITING_FOR_USER:  # the run asks what its sub-agent asks
+                self.asked = run.text
         return (tuple(c for c in calls if c.id not in held),
                 [r for r in results if r.call_id not in held])
 
@@ -560,6 +589,8 @@ class _Loop:
         calls, results = self._hold(k, tuple(c for c, _ in decided),
                                     [decision_result(c, d, ran.get(c.id or "")) for c, d in decided])
         self._after_tools(k, None, calls, results, started)
+        if self.asked is not None:
+            return RunState.WAITING_FOR_USER, self.asked
         if waiting := pending_approvals(ctx.messages):
             return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
                 [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from reactloop import _nesting
 from reactloop._spec import HandoffTarget, HistoryFilter, RunSpec
-from reactloop.approvals import APPROVALS_KEY, NESTED, arguments_hash
+from reactloop.approvals import APPROVALS_KEY, NESTED, Decision, arguments_hash
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
@@ -44,8 +44,8 @@ from reactloop.tools._registry import WithRun
 from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
 
 __all__ = ["DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
-           "agent_tool", "handed_to", "handoff_tools", "hold_calls", "reachable", "speaking",
-           "waiting_subruns"]
+           "agent_tool", "answer_question", "handed_to", "handoff_tools", "hold_calls",
+           "reachable", "speaking", "waiting_subruns"]
 
 TRANSFER_PREFIX = "transfer_to_"
 """Handoff tools are named ``transfer_to_<agent name>``."""
@@ -109,8 +109,9 @@ async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int,
                                    f"would be depth {depth}). Do the task yourself; "
                                    "(developers: raise as_tool(max_depth=...))")
     result: RunResult[Any] | None = None
-    saved = None if frame is None else frame.resumes.get(call_id)  # approved: continue it
-    before = None if saved is None else Metrics.from_dict(saved.get("metrics") or {})
+    saved = None if frame is None else frame.resumes.get(call_id)  # decided: continue it
+    before = (None if saved is None or ANSWER in saved  # an answer starts a new turn
+              else Metrics.from_dict(saved.get("metrics") or {}))
     async with aclosing(open_run(task, frame is not None and frame.stream, saved)) as events:
         async for event in events:
             if isinstance(event, RunEndEvent) and event.parent_run_id is None:  # its own
@@ -118,7 +119,7 @@ async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int,
                 if frame is not None:
                     result.parent_run_id = frame.ctx.run_id
                     absorb(frame.ctx.metrics, result, before)
-                    frame.held = frame.held or result.state is RunState.WAITING_FOR_APPROVAL
+                    frame.held = frame.held or result.state in _WAITING
             if frame is not None:
                 frame.emit(_tagged(event, agent_name, frame.ctx.run_id))
     assert result is not None
@@ -184,16 +185,48 @@ def _by_agent(agent: str, metrics: Metrics) -> dict[str, Metrics]:
 
 
 # -- sub-runs that wait for a person ----------------------------------------------------------
+_WAITING = (RunState.WAITING_FOR_APPROVAL, RunState.WAITING_FOR_USER)
+ASKS = "asks"
+"""The key of a held agent call's approvals entry holding the question its sub-agent asked."""
+ANSWER = "answer"
+"""The key of a saved sub-run (``"nested"``) holding the user's answer to its question."""
+
+
 def waiting_subruns(results: Sequence[ToolResult]) -> dict[str, RunResult[Any]]:
-    """The agent calls of a batch whose sub-run waits for approval, by call id."""
-    return {r.call_id: r.run for r in results
-            if r.run is not None and r.run.state is RunState.WAITING_FOR_APPROVAL}
+    """The agent calls of a batch whose sub-run waits for a person (an approval, or the answer
+    to its question), by call id."""
+    return {r.call_id: r.run for r in results if r.run is not None and r.run.state in _WAITING}
+
+
+def answer_question(messages: Sequence[Message], answer: str) -> list[Message] | None:
+    """``messages`` with ``answer`` given to the sub-agent whose question holds its call (the
+    call then counts as decided: resuming continues the sub-run with the answer), or None
+    when no sub-agent asked."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "user" and not m.metadata.get("kind"):
+            return None
+        entries = m.metadata.get(APPROVALS_KEY) if m.role == "assistant" else None
+        if not isinstance(entries, Mapping):
+            continue
+        for cid, entry in entries.items():
+            if isinstance(entry, Mapping) and entry.get(ASKS) is not None \
+                    and entry.get("decision") is None:
+                new = {**entry, "decision": Decision(cid, str(entry.get("hash", "")),
+                                                     True).to_dict(),
+                       NESTED: {**entry[NESTED], ANSWER: answer}}
+                out = list(messages)
+                out[i] = replace(m, metadata={**m.metadata,
+                                              APPROVALS_KEY: {**entries, cid: new}})
+                return out
+    return None
 
 
 def hold_calls(messages: Sequence[Message], held: Mapping[str, RunResult[Any]], run_id: str
                ) -> list[Message]:
-    """``messages`` with the held agent calls waiting for approval: the assistant message that
-    made them gets an approvals entry per call holding the sub-run's saved state."""
+    """``messages`` with the held agent calls waiting: the assistant message that made them
+    gets an approvals entry per call holding the sub-run's saved state (and the question, for
+    a sub-agent that asked the user)."""
     out = list(messages)
     for i in range(len(out) - 1, -1, -1):
         m = out[i]
@@ -202,8 +235,11 @@ def hold_calls(messages: Sequence[Message], held: Mapping[str, RunResult[Any]], 
         entries = dict(m.metadata.get(APPROVALS_KEY) or {})
         for c in m.tool_calls:
             if c.id is not None and c.id in held:
+                run = held[c.id]
                 entries[c.id] = {"hash": arguments_hash(c.name, c.arguments), "decision": None,
-                                 "run_id": run_id, NESTED: held[c.id].context.to_dict()}
+                                 "run_id": run_id, NESTED: run.context.to_dict()}
+                if run.state is RunState.WAITING_FOR_USER:
+                    entries[c.id][ASKS] = run.text
         out[i] = replace(m, metadata={**m.metadata, APPROVALS_KEY: entries})
         break
     return out

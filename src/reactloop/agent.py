@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from reactloop import _instrument
 from reactloop._loop import run_events
-from reactloop._multi import DEFAULT_MAX_DEPTH, Handoff, agent_tool, handoff_tools, speaking
+from reactloop._multi import (
+    DEFAULT_MAX_DEPTH,
+    Handoff,
+    agent_tool,
+    answer_question,
+    handoff_tools,
+    speaking,
+)
 from reactloop._output import build_output
 from reactloop._spec import RunSpec
 from reactloop.approvals import (
@@ -327,7 +334,9 @@ class Agent(Generic[OutputT]):
                             "waiting for approval are answered before the next message")
         if decisions:
             messages = apply_decisions(messages, decisions)
-        if prompt is not None:
+        if prompt is not None and (answered := answer_question(messages, prompt)) is not None:
+            messages = answered  # a sub-agent asked: its run goes on with the answer
+        elif prompt is not None:
             return self._context(prompt, messages, on_message, old.state, conversation_id)
         if not decided_calls(messages):
             raise UserError("nothing to resume: pass the user's next message, or decisions "
@@ -348,6 +357,8 @@ class Agent(Generic[OutputT]):
                  conversation_id: str | None = None) -> RunContext:
         if not isinstance(prompt, str):
             raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
+        if history and answer_question(history, prompt) is not None:  # a sub-agent asked
+            return self._resumed(history, prompt, (), on_message, conversation_id)
         if history and (waiting := _waiting(history)):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
@@ -430,7 +441,8 @@ class Agent(Generic[OutputT]):
         if saved is None:
             return self._events(functools.partial(self._context, task, (), None, None),
                                 stream=stream)
-        return self._events(functools.partial(self._resumed, saved, None, (), None),
+        answer = saved.get("answer")  # the user's answer to the question it asked
+        return self._events(functools.partial(self._resumed, saved, answer, (), None),
                             stream=stream)
 
     @property
