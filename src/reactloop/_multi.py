@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 from reactloop import _nesting
@@ -39,7 +39,14 @@ from reactloop.approvals import APPROVALS_KEY, NESTED, Decision, arguments_hash
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
-from reactloop.result import Metrics, RunResult, RunState, ToolResult, merge_metrics
+from reactloop.result import (
+    Metrics,
+    RunResult,
+    RunState,
+    ToolResult,
+    combine_metrics,
+    merge_metrics,
+)
 from reactloop.tools._registry import WithRun
 from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
 
@@ -165,9 +172,10 @@ def absorb(parent: Metrics, child: RunResult[Any], before: Metrics | None = None
         m = _minus(m, before)
         earlier = _by_agent(child.agent, before)
         shares = {n: _minus(s, earlier[n]) if n in earlier else s for n, s in shares.items()}
-    parent.tool_calls += m.tool_calls
-    parent.input_tokens += m.input_tokens
-    parent.output_tokens += m.output_tokens
+    total = combine_metrics(parent, m, shared_only=True)
+    for f in fields(Metrics):  # in place: the parent's Metrics object is the run's
+        if f.name != "agents":
+            setattr(parent, f.name, getattr(total, f.name))
     agents = dict(parent.agents)  # a new mapping: a copied Metrics never shares it
     for name, share in shares.items():
         agents[name] = merge_metrics(agents[name], share) if name in agents else share
@@ -175,9 +183,7 @@ def absorb(parent: Metrics, child: RunResult[Any], before: Metrics | None = None
 
 
 def _minus(a: Metrics, b: Metrics) -> Metrics:
-    return Metrics(a.iterations - b.iterations, a.tool_calls - b.tool_calls,
-                   a.execution_time - b.execution_time, a.input_tokens - b.input_tokens,
-                   a.output_tokens - b.output_tokens, a.success, dict(a.agents))
+    return combine_metrics(a, b, -1)
 
 
 def _by_agent(agent: str, metrics: Metrics) -> dict[str, Metrics]:

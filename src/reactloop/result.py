@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic
 
 from typing_extensions import TypeVar
@@ -181,10 +181,9 @@ class RunResult(Generic[OutputT]):
     def metrics_by_agent(self) -> dict[str, Metrics]:
         """Every agent's own share of :attr:`metrics`: this run's agent (what its own model
         calls and tools did) and each sub-agent (:attr:`Metrics.agents`)."""
-        own = Metrics(**{f: getattr(self.metrics, f) for f in _METRIC_FIELDS})
+        own = replace(self.metrics, agents={})
         for sub in self.metrics.agents.values():
-            for f in _SHARED_FIELDS:
-                setattr(own, f, getattr(own, f) - getattr(sub, f))
+            own = combine_metrics(own, sub, -1, shared_only=True)
         out = dict(self.metrics.agents)
         name = self.agent or "agent"
         out[name] = merge_metrics(out[name], own) if name in out else own
@@ -224,17 +223,33 @@ class RunResult(Generic[OutputT]):
         return json.dumps(self.context.to_dict(), ensure_ascii=False)
 
 
-_METRIC_FIELDS = ("iterations", "tool_calls", "execution_time", "input_tokens",
-                  "output_tokens", "success")
-_SHARED_FIELDS = ("tool_calls", "input_tokens", "output_tokens")
-"""What a sub-agent's run adds to its parent's totals (its iterations and time are its own)."""
+_OWN_FIELDS = frozenset(("iterations", "execution_time"))
+"""Counted per run: a sub-agent's iterations and time are its own, not its parent's (every
+other number — tool calls, tokens, and whatever else is counted — adds up)."""
+
+
+def combine_metrics(a: Metrics, b: Metrics, sign: int = 1, *, shared_only: bool = False
+                    ) -> Metrics:
+    """``a`` plus (``sign=-1``: minus) ``b``, field by field; ``shared_only`` leaves the
+    per-run fields (iterations, time) as in ``a``. An unknown value (None) stays unknown;
+    ``success`` holds when both hold (for a sum); ``agents`` is ``a``'s."""
+    out = replace(a, agents=dict(a.agents))
+    for f in fields(Metrics):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "agents" or (shared_only and f.name in _OWN_FIELDS):
+            continue
+        if isinstance(x, bool):
+            setattr(out, f.name, x and y if sign > 0 else x)
+        elif isinstance(x, int | float) and isinstance(y, int | float):
+            setattr(out, f.name, x + sign * y)
+        else:  # None: unknown (a cost without a price)
+            setattr(out, f.name, None)
+    return out
 
 
 def merge_metrics(a: Metrics, b: Metrics) -> Metrics:
     """Two shares of one agent's work added up (``success``: both succeeded)."""
-    return Metrics(a.iterations + b.iterations, a.tool_calls + b.tool_calls,
-                   a.execution_time + b.execution_time, a.input_tokens + b.input_tokens,
-                   a.output_tokens + b.output_tokens, a.success and b.success)
+    return combine_metrics(a, b)
 
 
 def jsonable(value: Any) -> Any:
