@@ -83,14 +83,19 @@ def test_a_history_filter_decides_what_the_target_sees() -> None:
     def latest_only(messages: list[Message]) -> list[Message]:
         return [m for m in messages if m.role == "user"][-1:]
 
-    billing = Agent(ScriptedModel(["Fresh start."]), name="billing")
+    billing = Agent(ScriptedModel(["Fresh start.", "Still here."]), name="billing")
     triage = Agent(ScriptedModel([transfer("billing")]), name="triage",
                    handoffs=[Handoff(billing, history=latest_only)])
     earlier = [Message.user("old question"), Message.assistant("old answer")]
     result = triage.run_sync("new question", history=earlier)
     assert result.agent == "billing"
     seen = billing.model.requests[0].messages  # type: ignore[attr-defined]
-    assert [(m.role, m.content) for m in seen] == [("user", "new question")]
+    # the filter's choice, then the transfer itself (so the next turn knows who speaks)
+    assert [(m.role, m.content) for m in seen][:1] == [("user", "new question")]
+    assert [m.role for m in seen[1:]] == ["assistant", "tool"]
+    assert seen[2].name == "transfer_to_billing"
+    again = triage.run_sync("and?", history=result.messages)
+    assert again.agent == "billing"
 
 
 def test_the_next_turn_starts_with_the_agent_that_spoke_last() -> None:

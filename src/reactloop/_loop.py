@@ -26,7 +26,7 @@ from typing import Any
 
 from reactloop import _nesting
 from reactloop import _notes as notes
-from reactloop._multi import handed_to, hold_calls, waiting_subruns
+from reactloop._multi import filtered_history, handed_to, hold_calls, waiting_subruns
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
@@ -418,8 +418,8 @@ class _Loop:
             return
         ctx, before = self.ctx, self.spec
         self.spec = handed_to(before, target, k)
-        if target.history is not None:
-            ctx.messages = list(target.history(list(ctx.messages)))
+        if target.history is not None:  # it filters what came before; the transfer stays
+            ctx.messages = filtered_history(ctx.messages, target.history)
         ctx.tools, self.chosen = self.spec.tools.copy(), None
         assert self.stack is not None
         async with self._deadline_scope():

@@ -51,7 +51,7 @@ from reactloop.tools._registry import WithRun
 from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
 
 __all__ = ["DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
-           "agent_tool", "answer_question", "handed_to", "handoff_tools", "hold_calls",
+           "agent_tool", "answer_question", "filtered_history", "handed_to", "handoff_tools", "hold_calls",
            "reachable", "speaking", "waiting_subruns"]
 
 TRANSFER_PREFIX = "transfer_to_"
@@ -263,9 +263,10 @@ class Handoff:
 
     Args:
         agent: the :class:`~reactloop.Agent` the conversation is handed to.
-        history: ``fn(messages) -> messages``: what the agent sees of the history when it
-            takes over (for the rest of that run; the stored conversation keeps everything).
-            Keep each tool call with its result.
+        history: ``fn(messages) -> messages``: what the agent goes on with of the history
+            before the handoff (the transfer call itself is kept). The run's history is then
+            that — as after compaction, a session stores it so. Keep each tool call with its
+            result.
         description: what the model is told about the ``transfer_to_…`` tool (default: from
             the agent's instructions).
     """
@@ -342,6 +343,14 @@ def reachable(spec: RunSpec) -> Mapping[str, HandoffTarget]:
                 out[name] = target
                 todo.append(target.spec)
     return out
+
+
+def filtered_history(messages: Sequence[Message], keep: HistoryFilter) -> list[Message]:
+    """The history a handoff's target goes on with: ``keep`` applied to what came before the
+    batch that handed off; that batch (the transfer call and its results) stays whole, so the
+    next turn still knows who speaks."""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=0)
+    return [*keep(list(messages[:last])), *messages[last:]]
 
 
 def handed_to(spec: RunSpec, target: HandoffTarget, iteration: int) -> RunSpec:
