@@ -121,9 +121,11 @@ class _Loop:
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
-        self.streamed = ModelResponse()
+        self.streamed: ModelResponse | None = None
         """The latest streamed model response (``_stream_model`` sets it)."""
-        self.frame = _nesting.Frame(ctx, spec.name, _nesting.depth(), stream)
+        outer = _nesting.current.get()  # the run whose tool started this one, if any
+        self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
+                                    stream)
         """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
@@ -150,6 +152,7 @@ class _Loop:
                         async for ev in self._stream_model(k):
                             yield ev
                         response = self.streamed
+                        assert response is not None
                     else:
                         response = await self._call_model(k)
                         for ev in ctx.flush():
@@ -373,7 +376,9 @@ class _Loop:
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
                          started: float) -> _Ending | None:
-        calls, results = self._hold(k, calls, await self._execute(calls))
+        results = await self._execute(calls)
+        if self.frame.held:  # an agent called as a tool waits for a person
+            calls, results = self._hold(k, calls, results)
         self._after_tools(k, response.text, calls, results, started)
         if self.spec.handoffs:
             await self._hand_off(k, results)
@@ -549,8 +554,6 @@ class _Loop:
         """Agent calls whose sub-run waits for approval wait with it, unanswered: the run
         ends ``WAITING_FOR_APPROVAL`` once the others are recorded, and the sub-run's calls
         are the ones to decide (``reactloop.approvals``, ``"nested"``)."""
-        if not self.frame.held:  # the common case
-            return calls, results
         self.frame.held = False
         held = waiting_subruns(results)
         if not held:
@@ -586,8 +589,10 @@ class _Loop:
         self.frame.resumes = nested_runs(ctx.messages)  # agent calls continue their sub-runs
         ran = {r.call_id: r for r in (await self._execute(run) if run else [])}
         self.frame.resumes = {}
-        calls, results = self._hold(k, tuple(c for c, _ in decided),
-                                    [decision_result(c, d, ran.get(c.id or "")) for c, d in decided])
+        calls = tuple(c for c, _ in decided)
+        results = [decision_result(c, d, ran.get(c.id or "")) for c, d in decided]
+        if self.frame.held:
+            calls, results = self._hold(k, calls, results)
         self._after_tools(k, None, calls, results, started)
         if self.asked is not None:
             return RunState.WAITING_FOR_USER, self.asked

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from reactloop.events import Event
     from reactloop.run_context import RunContext
 
-__all__ = ["Frame", "current", "depth"]
+__all__ = ["Frame", "current"]
 
 
 class Frame:
@@ -56,9 +56,3 @@ class Frame:
 
 current: ContextVar[Frame | None] = ContextVar("reactloop_frame", default=None)
 """The frame of the run whose tool batch is executing (None outside any batch)."""
-
-
-def depth() -> int:
-    """The depth of a run starting here: one below the run whose tool starts it."""
-    frame = current.get()
-    return 0 if frame is None else frame.depth + 1

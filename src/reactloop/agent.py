@@ -363,7 +363,9 @@ class Agent(Generic[OutputT]):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
                             "decisions=...)), then send the next message")
-        spec = speaking(self.spec, history)  # after a handoff: the agent that spoke last
+        spec = self.spec
+        if spec.handoffs:  # after a handoff: the agent that spoke last
+            spec = speaking(spec, history)
         ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
@@ -400,7 +402,7 @@ class Agent(Generic[OutputT]):
         """The loop over ``ctx``, traced when instrumentation is on (one global read when
         it is off)."""
         telemetry = _instrument.for_agent(self.instrument)
-        spec = speaking(self.spec, ctx.messages)
+        spec = speaking(self.spec, ctx.messages) if self.spec.handoffs else self.spec
         if telemetry is None:
             return run_events(spec, ctx, self.runtime, stream=stream)
         return telemetry.trace_run(spec, ctx, self.runtime, stream=stream)
