@@ -104,3 +104,16 @@ def test_an_eval_case_expects_a_handoff_and_a_sub_agents_call() -> None:
                         "tool_calls": [{"name": "add", "agent": "billing"}]})
     failed = run_case_sync(team(), wrong)
     assert not failed.passed and "billing: add()" in failed.explain()
+
+
+# -- the command line ------------------------------------------------------------------------
+def test_reactloop_run_shows_the_handoff_and_the_sub_agents_calls_indented(tmp_path: Any) -> None:
+    from _cli import reactloop
+
+    proc = reactloop(tmp_path, "run", "--agent", "cli_agents:team", "What do I owe?")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "You owe 5 EUR."
+    err = proc.stderr
+    assert "⇢ handed to billing" in err
+    assert "→ math(" in err and "    math → add(" in err and "    math ← 5" in err
+    assert "✓ completed · 3 iterations · 3 tool calls" in err
