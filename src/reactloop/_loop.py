@@ -161,10 +161,10 @@ class _Loop:
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
-                    if calls and self.stream and self._nests(calls):  # sub-runs: live
+                    if calls and self.stream and _nesting.nests(ctx.tools, calls):  # live
                         batch = asyncio.ensure_future(self._run_tools(k, response, calls,
                                                                       started))
-                        async for ev in self._live(batch):
+                        async for ev in _nesting.live(batch, self.frame):
                             yield ev
                         ending = batch.result()
                     elif calls:
@@ -430,33 +430,6 @@ class _Loop:
         async with self._deadline_scope():
             await self._start(self.stack)
         ctx.pending.append(HandoffEvent(ctx.run_id, k, before.name, self.spec.name))
-
-    def _nests(self, calls: tuple[ToolCall, ...]) -> bool:
-        """Whether a call runs an agent (``agent.as_tool()``), whose events stream live."""
-        tools = self.ctx.tools
-        return any(getattr(tools.get(c.name), "nests_runs", False) for c in calls)
-
-    async def _live(self, batch: asyncio.Future[_Ending | None]) -> AsyncIterator[Event]:
-        """Wait for a tool batch running as a task, yielding the events its sub-runs queue
-        meanwhile (a sub-agent's steps show as they happen, not after the batch). Ending
-        early (cancelled, stream closed) cancels the batch and waits for it to record."""
-        woken = asyncio.Event()
-        self.frame.wake = woken.set
-        try:
-            while not batch.done():
-                waiter = asyncio.ensure_future(woken.wait())
-                try:
-                    await asyncio.wait((batch, waiter), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    waiter.cancel()
-                woken.clear()
-                for ev in self.ctx.flush():
-                    yield ev
-        finally:
-            self.frame.wake = None
-            if not batch.done():
-                batch.cancel()
-                await asyncio.wait((batch,))
 
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                 results: Sequence[ToolResult], started: float) -> Step:

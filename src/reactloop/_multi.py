@@ -15,15 +15,19 @@ context tree:
 
 A handoff is different: a ``transfer_to_<name>`` tool hands the conversation itself to
 another agent, which continues the same run (same id, history and deadline) with its own
-instructions, tools, model and iteration budget (counted from the handoff; handoffs cannot form
-a cycle, agents being immutable, so a run stays bounded); the loop switches at the end of the
-batch
-(:class:`~reactloop._spec.HandoffTarget`). Which agent speaks is read from the history — the
+instructions, tools, model and iteration budget (counted from the handoff; handoffs cannot
+form a cycle, agents being immutable, so a run stays bounded); the loop switches at the end of
+the batch (:class:`~reactloop._spec.HandoffTarget`). Which agent speaks is read from the history — the
 last successful transfer — so a session's next turn starts with the agent that spoke last,
 in any process, with nothing stored beside the messages.
 
-The agent hands in a function that opens its run (``open_run(task, stream)``), so this module
-never imports the agent and the one-way import rule holds.
+A sub-agent that waits for a person (an approval, or the answer to its question) makes the
+whole run wait: the loop holds the agent call with the sub-run's saved state in the history
+(``reactloop.approvals``, ``"nested"``); decisions and answers are recorded there, and the call
+runs again, continuing the sub-run.
+
+The agent hands in a function that opens its run (``open_run(task, stream, saved)``), so this
+module never imports the agent and the one-way import rule holds.
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ from reactloop.result import (
 from reactloop.tools._registry import WithRun
 from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
 
-__all__ = ["DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
-           "agent_tool", "answer_question", "filtered_history", "handed_to", "handoff_tools", "hold_calls",
-           "reachable", "speaking", "waiting_subruns"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
+    "agent_tool", "answer_question", "filtered_history", "handed_to", "handoff_tools",
+    "hold_calls", "reachable", "speaking", "waiting_subruns",
+]
 
 TRANSFER_PREFIX = "transfer_to_"
 """Handoff tools are named ``transfer_to_<agent name>``."""
@@ -95,7 +101,7 @@ def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
         return await _subrun(agent_name, open_run, task, max_depth, context.call_id)
 
     return AgentTool(run_agent, name=tool_name, description=summary, timeout=timeout,
-                origin=f"agent {agent_name!r}", requires_approval=requires_approval)
+                     origin=f"agent {agent_name!r}", requires_approval=requires_approval)
 
 
 def _describe(agent_name: str, instructions: str) -> str:
@@ -113,8 +119,9 @@ async def _subrun(agent_name: str, open_run: OpenRun, task: str, max_depth: int,
     if depth > max_depth:
         return WithRun(None, None, f"The {agent_name} agent was not run: agents called as "
                                    f"tools nest at most {max_depth} deep here (this call "
-                                   f"would be depth {depth}). Do the task yourself; "
-                                   "(developers: raise as_tool(max_depth=...))")
+                                   f"would be depth {depth}). Do the task yourself. "
+                                   "(For developers: as_tool(max_depth=...) sets the "
+                                   "limit.)")
     result: RunResult[Any] | None = None
     saved = None if frame is None else frame.resumes.get(call_id)  # decided: continue it
     before = (None if saved is None or ANSWER in saved  # an answer starts a new turn

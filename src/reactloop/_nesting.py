@@ -11,15 +11,18 @@ This module sits below the loop and imports nothing that imports it back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reactloop.events import Event
+    from reactloop.messages import ToolCall
     from reactloop.run_context import RunContext
+    from reactloop.tools._registry import ToolRegistry
 
-__all__ = ["Frame", "current"]
+__all__ = ["Frame", "current", "live", "nests"]
 
 
 class Frame:
@@ -56,3 +59,31 @@ class Frame:
 
 current: ContextVar[Frame | None] = ContextVar("reactloop_frame", default=None)
 """The frame of the run whose tool batch is executing (None outside any batch)."""
+
+
+def nests(tools: ToolRegistry, calls: Sequence[ToolCall]) -> bool:
+    """Whether a call runs an agent (``agent.as_tool()``), whose events stream live."""
+    return any(getattr(tools.get(c.name), "nests_runs", False) for c in calls)
+
+
+async def live(batch: asyncio.Future[Any], frame: Frame) -> AsyncIterator[Event]:
+    """Wait for a tool batch running as a task, yielding the events its sub-runs queue on
+    ``frame`` meanwhile (a sub-agent's steps show as they happen, not after the batch).
+    Ending early (cancelled, stream closed) cancels the batch and waits for it to record."""
+    woken = asyncio.Event()
+    frame.wake = woken.set
+    try:
+        while not batch.done():
+            waiter = asyncio.ensure_future(woken.wait())
+            try:
+                await asyncio.wait((batch, waiter), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+            woken.clear()
+            for ev in frame.ctx.flush():
+                yield ev
+    finally:
+        frame.wake = None
+        if not batch.done():
+            batch.cancel()
+            await asyncio.wait((batch,))
