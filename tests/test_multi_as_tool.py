@@ -470,6 +470,12 @@ def test_a_sub_agents_question_pauses_the_whole_run_and_the_answer_goes_to_it() 
     # a bare history (what a session keeps) works the same
     again = _asking_team().run_sync("the date is May 4", history=waiting.messages)
     assert again.output == "Your trip: Booked for the date is May 4."
+    # a conversation says what it waits for
+    chat = _asking_team().conversation()
+    chat.send_sync("a flight to Rome")
+    assert chat.waiting_for == "For which date?"
+    assert chat.send_sync("the date is May 5").state is RunState.COMPLETED
+    assert chat.waiting_for is None
 
 
 def test_a_sub_agents_question_is_answered_in_a_session_in_another_process(tmp_path: Any) -> None:

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 from reactloop import _nesting
 from reactloop._spec import HandoffTarget, HistoryFilter, RunSpec
-from reactloop.approvals import APPROVALS_KEY, NESTED, Decision, arguments_hash
+from reactloop.approvals import APPROVALS_KEY, ASKS, NESTED, Decision, arguments_hash
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
@@ -199,8 +199,6 @@ def _by_agent(agent: str, metrics: Metrics) -> dict[str, Metrics]:
 
 # -- sub-runs that wait for a person ----------------------------------------------------------
 _WAITING = (RunState.WAITING_FOR_APPROVAL, RunState.WAITING_FOR_USER)
-ASKS = "asks"
-"""The key of a held agent call's approvals entry holding the question its sub-agent asked."""
 ANSWER = "answer"
 """The key of a saved sub-run (``"nested"``) holding the user's answer to its question."""
 

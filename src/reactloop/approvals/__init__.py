@@ -63,6 +63,9 @@ APPROVALS_KEY = "approvals"
 """The key of an assistant message's ``metadata`` that holds its calls' approval entries."""
 NESTED = "nested"
 """The key of an approvals entry holding a waiting sub-run's state (``RunContext.to_dict()``)."""
+ASKS = "asks"
+"""The key of such an entry holding the question the sub-agent asked the user (the run waits
+for the answer, not for a decision)."""
 DENIED = "denied by the user: "
 """How the error of a denied call's result starts (a person's decision, not a failure)."""
 

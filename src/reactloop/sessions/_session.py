@@ -17,7 +17,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import suppress
 from typing import Any, Protocol
 
-from reactloop.approvals import Decision, PendingApproval, apply_decisions, pending_approvals
+from reactloop.approvals import (
+    APPROVALS_KEY,
+    ASKS,
+    Decision,
+    PendingApproval,
+    apply_decisions,
+    pending_approvals,
+)
 from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
@@ -173,6 +180,12 @@ class Session:
         if last is not None and last.role == "tool" and last.name == "ask_question" \
                 and not last.is_error:
             return last.content
+        entries = last.metadata.get(APPROVALS_KEY) if last is not None else None
+        if isinstance(entries, Mapping):  # a sub-agent (an agent called as a tool) asked
+            for entry in entries.values():
+                if isinstance(entry, Mapping) and entry.get(ASKS) and \
+                        entry.get("decision") is None:
+                    return str(entry[ASKS])
         return None
 
     async def send(self, text: str) -> RunResult:
