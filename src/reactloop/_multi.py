@@ -75,15 +75,18 @@ _FAILED = {RunState.TIMED_OUT: "ran out of time", RunState.ERROR: "failed",
 
 
 class AgentTool(Tool):
-    """A tool that runs an agent: the loop streams its sub-run's events live."""
+    """A tool that runs an agent: the loop streams its sub-run's events live; a durable
+    runtime runs the agent (``.agent``) inside the parent's workflow."""
 
     nests_runs: ClassVar[bool] = True
+    agent: Any = None
+    """The agent the tool runs."""
 
 
 def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
                description: str | None = None, instructions: str = "",
                max_depth: int = DEFAULT_MAX_DEPTH, timeout: float | None = None,
-               requires_approval: ApprovalRule = False) -> Tool:
+               requires_approval: ApprovalRule = False, agent: Any = None) -> Tool:
     """A :class:`Tool` that runs an agent on the ``task`` the model gives it."""
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
         raise UserError(f"as_tool(max_depth=...) must be an integer of at least 1, got "
@@ -100,8 +103,10 @@ def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
         """
         return await _subrun(agent_name, open_run, task, max_depth, context.call_id)
 
-    return AgentTool(run_agent, name=tool_name, description=summary, timeout=timeout,
-                     origin=f"agent {agent_name!r}", requires_approval=requires_approval)
+    out = AgentTool(run_agent, name=tool_name, description=summary, timeout=timeout,
+                    origin=f"agent {agent_name!r}", requires_approval=requires_approval)
+    out.agent = agent
+    return out
 
 
 def _describe(agent_name: str, instructions: str) -> str:

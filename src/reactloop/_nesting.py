@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from reactloop.run_context import RunContext
     from reactloop.tools._registry import ToolRegistry
 
-__all__ = ["Frame", "current", "live", "nests"]
+__all__ = ["Frame", "current", "live", "nests", "runtime_for"]
 
 
 class Frame:
@@ -59,6 +59,11 @@ class Frame:
 
 current: ContextVar[Frame | None] = ContextVar("reactloop_frame", default=None)
 """The frame of the run whose tool batch is executing (None outside any batch)."""
+
+runtime_for: ContextVar[Callable[[Any], Any] | None] = ContextVar("reactloop_subruntime",
+                                                                  default=None)
+"""Set by a runtime that runs sub-agents itself (a Temporal workflow runs them inside the
+parent's workflow): ``runtime_for(agent)`` is the runtime the sub-agent's run uses."""
 
 
 def nests(tools: ToolRegistry, calls: Sequence[ToolCall]) -> bool:

@@ -7,6 +7,7 @@ The agent is data (its :class:`~reactloop._spec.RunSpec`); a run is separate sta
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import math
@@ -17,7 +18,7 @@ from dataclasses import replace
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from reactloop import _instrument
+from reactloop import _instrument, _nesting
 from reactloop._loop import run_events
 from reactloop._multi import (
     DEFAULT_MAX_DEPTH,
@@ -434,16 +435,22 @@ class Agent(Generic[OutputT]):
         return agent_tool(self.name, self._subrun, name=name, description=description,
                           instructions=self.instructions,
                           max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
-                          timeout=timeout, requires_approval=requires_approval)
+                          timeout=timeout, requires_approval=requires_approval, agent=self)
 
     def _subrun(self, task: str, stream: bool, saved: Mapping[str, Any] | None
                 ) -> AsyncGenerator[Event, None]:
         """A run of this agent on ``task`` as a sub-run (its callbacks see it too), or the
-        continuation of its ``saved`` run once the calls it waited for are decided."""
+        continuation of its ``saved`` run once the calls it waited for are decided. A runtime
+        that runs sub-agents itself (a Temporal workflow) gives the runtime to use."""
+        answer = None if saved is None else saved.get("answer")  # to the question it asked
+        if (make := _nesting.runtime_for.get()) is not None:
+            durable = copy.copy(self)  # the same configuration on the caller's runtime
+            durable.runtime = make(self)
+            return (durable.stream(task) if saved is None
+                    else durable.resume_stream(saved, answer))
         if saved is None:
             return self._events(functools.partial(self._context, task, (), None, None),
                                 stream=stream)
-        answer = saved.get("answer")  # the user's answer to the question it asked
         return self._events(functools.partial(self._resumed, saved, answer, (), None),
                             stream=stream)
 
