@@ -138,7 +138,7 @@ class Metrics:
         return cls(int(d.get("iterations", 0)), int(d.get("tool_calls", 0)),
                    float(d.get("execution_time", 0.0)), int(d.get("input_tokens", 0)),
                    int(d.get("output_tokens", 0)), bool(d.get("success", False)),
-                   {str(k): cls.from_dict(v) for k, v in (d.get("agents") or {}).items()})
+                   agents={str(k): cls.from_dict(v) for k, v in (d.get("agents") or {}).items()})
 
 
 @dataclass(slots=True)
