@@ -107,3 +107,9 @@ def test_attachments_benchmark_stores_each_picture_once() -> None:
     assert out["file_bytes"] < 2 * out["pictures_bytes"] + 200_000
     assert out["bytes_sent_on_resume"] == out["pictures_bytes"]
     assert out["history_bytes_resent"] > 3 * out["pictures_bytes"]
+
+
+def test_multi_agent_benchmark_compares_both_tools() -> None:
+    bench = load("multi_agent")
+    out = asyncio.run(bench.measure(calls=3, runs=2, warmup=1))  # each run checks its work
+    assert finite_positive(out["function_tool_us"]) and finite_positive(out["agent_tool_us"])
