@@ -303,3 +303,27 @@ def test_a_durable_run_refuses_attachments_in_one_clear_line() -> None:
     with pytest.raises(UserError, match="takes a text prompt: attachments"):
         asyncio.run(durable.start(["Look", Image.from_bytes(png())], client="127.0.0.1:1",
                                   task_queue="q"))
+
+
+def test_a_tools_picture_for_a_text_only_model_becomes_a_line_and_an_event() -> None:
+    picture = Image.from_bytes(png(seed=2), name="plot.png")
+
+    def plot() -> object:
+        """Draw."""
+        return picture
+
+    import asyncio
+
+    model = ScriptedModel([ToolCall("plot", {}), "I cannot see it."], accepts=())
+
+    async def run() -> list[object]:
+        return [e async for e in Agent(model=model, tools=[plot]).stream("Plot it")]
+
+    events = asyncio.run(run())
+    sent = model.requests[1].messages[-1]
+    assert sent.attachments == ()
+    assert sent.content == ("[image plot.png (image/png, 81 bytes)]\n\n([image plot.png "
+                            "(image/png, 81 bytes)] left out: model reactloop.testing:scripted "
+                            "cannot take image/png)")
+    omitted = [e for e in events if getattr(e, "name", None) == "attachment_omitted"]
+    assert len(omitted) == 1

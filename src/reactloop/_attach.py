@@ -149,8 +149,8 @@ class Fitter:
                     self._tell("attachment_as_text", part, "the model does not read PDFs: "
                                "it was sent the text pypdf extracted")
             else:
-                texts.append(f"{part.label()} left out: model {_model_name(self.model)} cannot "
-                             f"take {part.media_type or part.kind}s")
+                texts.append(f"({part.label()} left out: model {_model_name(self.model)} "
+                             f"cannot take {part.media_type or 'it'})")
                 self._tell("attachment_omitted", part, "the model cannot take it")
         fitted = Message(m.role, "\n\n".join(texts), m.tool_calls, m.tool_call_id, m.name,
                          m.is_error, m.metadata, m.provider_details, tuple(keep))
