@@ -101,3 +101,16 @@ cases:
     bad = reactloop(tmp_path, "eval", str(tmp_path / "bad.yaml"))
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1
     assert "attachments: cannot read" in bad.stderr and "nope.png" in bad.stderr
+
+
+def test_sessions_show_names_the_attachments(tmp_path: Path) -> None:
+    shot, _ = _files(tmp_path)
+    store = str(tmp_path / "s.sqlite3")
+    from reactloop import Agent, Image
+    from reactloop.testing import ScriptedModel
+
+    Agent(model=ScriptedModel(["seen"])).session("pics", store=store).send_sync(
+        ["Look", Image.from_path(shot)])
+    proc = reactloop(tmp_path, "sessions", "show", "pics", "--store", store)
+    assert proc.returncode == 0, proc.stderr
+    assert f"[image shot.png (image/png, {len(png())} bytes)]" in proc.stdout + proc.stderr
