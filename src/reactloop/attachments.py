@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import ipaddress
-import mimetypes
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +71,12 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 )
 _LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 _LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
+
+
+def _guess_type(name: str) -> tuple[str | None, str | None]:
+    import mimetypes  # on first use: it reads the system's type tables
+
+    return mimetypes.guess_type(name)
 
 
 def sniff(data: bytes) -> str | None:
@@ -161,7 +166,7 @@ class Attachment:
                             "readable file") from None
         if len(data) > MAX_PART_BYTES:
             raise _too_large(str(p), len(data))
-        guessed = media_type or mimetypes.guess_type(p.name)[0]
+        guessed = media_type or _guess_type(p.name)[0]
         if media_type is None and guessed is not None and sniff(data) is not None:
             guessed = None  # the bytes know better than the file name
         return cls(cls._media_type(data, guessed, p.name), data, name=p.name)
@@ -174,7 +179,7 @@ class Attachment:
                             f"{type(url).__name__}")
         _check_url(url)
         path = urlsplit(url).path
-        guessed = media_type or mimetypes.guess_type(path)[0] or ""
+        guessed = media_type or _guess_type(path)[0] or ""
         if guessed and not cls._fits(guessed):
             raise UserError(f"{url} is {guessed}, not {cls._what()}: use "
                             f"{'Document' if cls.kind == 'image' else 'Image'}.from_url")
@@ -380,7 +385,7 @@ def attachment_from_path(path: str | os.PathLike[str]) -> Attachment:
         raise UserError(f"cannot read {p} ({exc.strerror or exc}): pass the path of a "
                         "readable file") from None
     found = sniff(head)
-    guessed = mimetypes.guess_type(p.name)[0] or ""
+    guessed = _guess_type(p.name)[0] or ""
     if (found or guessed).startswith("image/"):
         return Image.from_path(p)  # type: ignore[no-any-return]
     return Document.from_path(p)  # type: ignore[no-any-return]
