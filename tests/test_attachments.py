@@ -97,7 +97,7 @@ def test_500_attachments_are_refused() -> None:
 def test_a_prompt_part_must_be_text_or_an_attachment(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"got PosixPath \(wrap a file with Image.from_path"):
         split_prompt(["look", tmp_path / "x.png"])
-    with pytest.raises(UserError, match="a prompt is a string or a list"):
+    with pytest.raises(UserError, match="prompt must be a string, or a list"):
         Agent(model=ScriptedModel([])).run_sync(42)  # type: ignore[arg-type]
 
 

@@ -399,8 +399,8 @@ def split_prompt(prompt: object) -> tuple[str, tuple[Attachment, ...]]:
     if isinstance(prompt, Attachment):
         prompt = [prompt]
     if not isinstance(prompt, Sequence | Iterable) or isinstance(prompt, bytes | Mapping):
-        raise UserError(f"a prompt is a string or a list of strings, Images and Documents, "
-                        f"got {type(prompt).__name__}")
+        raise UserError(f"prompt must be a string, or a list of strings, Images and "
+                        f"Documents; got {type(prompt).__name__}")
     texts: list[str] = []
     parts: list[Attachment] = []
     for item in prompt:
