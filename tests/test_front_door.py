@@ -10,13 +10,14 @@ import pytest
 
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
-        "Agent", "ApprovalError", "Conversation", "Decision", "OutputValidationError",
+        "Agent", "ApprovalError", "Conversation", "Decision", "FallbackModel",
+        "GuardrailTripped", "OutputValidationError",
         "PendingApproval", "Event", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
-        "UserError", "instrument", "tool",
+        "UsageLimits", "UserError", "instrument", "tool",
     },
     "reactloop.context": {
         "Compaction", "PER_MESSAGE", "Summarize", "Tier", "TokenCounter", "Unit", "check_pairs",
@@ -27,11 +28,13 @@ PUBLIC: dict[str, set[str]] = {
                             "apply_decisions", "arguments_hash", "decided_calls",
                             "pending_approvals"},
     "reactloop.events": {
-        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
+        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "FallbackEvent",
+        "GuardrailEvent", "IterationStartEvent", "QueuedEvent",
         "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
+    "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits"},
     "reactloop.extensions": {"Extension"},
     "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
                       "serve_stdio"},

@@ -16,8 +16,10 @@ model answers::
 from reactloop._instrument import instrument
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
+from reactloop.controls import FallbackModel, UsageLimits
 from reactloop.errors import (
     ApprovalError,
+    GuardrailTripped,
     ModelError,
     ModelHTTPError,
     OutputValidationError,
@@ -46,6 +48,8 @@ __all__ = [
     "Conversation",
     "Decision",
     "Event",
+    "FallbackModel",
+    "GuardrailTripped",
     "Message",
     "Metrics",
     "Model",
@@ -73,6 +77,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UsageLimitExceeded",
+    "UsageLimits",
     "UserError",
     "instrument",
     "tool",

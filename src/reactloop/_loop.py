@@ -29,7 +29,9 @@ from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop.approvals import decided_calls, gate, pending_approvals
-from reactloop.errors import UserError
+from reactloop.controls._cost import call_cost, price_key
+from reactloop.controls._run import run_controls
+from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -78,11 +80,20 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "gated", "rt", "selectable",
-                 "spec", "started", "step_events", "stream", "value")
+    __slots__ = ("again", "answered", "chosen", "controls", "cost", "ctx", "deadline", "error",
+                 "gated", "rt", "selectable", "spec", "started", "step_events", "stream",
+                 "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+        # usage limits, guardrails, fallbacks, concurrency: a runtime wrapper, when any is set
+        self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
+        if self.controls is not None:
+            rt = self.controls
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
+        self.answered: str | None = None
+        """The model that answered the latest call (``Step.model``)."""
+        self.cost: float | None = None
+        """What the latest call cost (None: unknown)."""
         self.started = rt.monotonic()
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
@@ -132,7 +143,7 @@ class _Loop:
                         response = await self._call_model(k)
                         for ev in ctx.flush():
                             yield ev
-                    yield ModelResponseEvent(ctx.run_id, k, response)
+                    yield ModelResponseEvent(ctx.run_id, k, response, self.cost)
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
@@ -145,7 +156,7 @@ class _Loop:
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
                 error = self.error
         except (Exception, asyncio.CancelledError) as exc:
-            state, output, error, reraise = _failure(exc)
+            state, output, error, reraise = _failure(exc, ctx.steps)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -166,6 +177,8 @@ class _Loop:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
+        if self.controls is not None:  # a usage limit may end the run before the tools run
+            self.controls.before_tools(len(calls))
         waiting = gated_calls(calls, ctx.tools, spec.approve, _UNGATED, ctx.run_id, spec.deps,
                               ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
@@ -197,6 +210,8 @@ class _Loop:
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack) -> None:
         ctx = self.ctx
+        if self.controls is not None:  # input guardrails, before anything else happens
+            await self.controls.start()
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
@@ -218,7 +233,9 @@ class _Loop:
         if not calls:
             return
         why = {RunState.TIMED_OUT: "the run reached its time limit",
-               RunState.CANCELLED: "the run was cancelled"}.get(state, "the run ended")
+               RunState.CANCELLED: "the run was cancelled",
+               RunState.USAGE_LIMIT: "the run reached a usage limit",
+               RunState.BLOCKED: "a guardrail blocked the run"}.get(state, "the run ended")
         results = [notes.unfinished(c, why) for c in calls]
         self._record(ctx.iteration, None, calls, results, self.rt.now())
 
@@ -313,8 +330,7 @@ class _Loop:
 
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the usage; True when a cut-off reply should be asked again with more room."""
-        if response.usage is not None:
-            self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
+        self._account(response)
         return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
 
     @staticmethod
@@ -362,7 +378,7 @@ class _Loop:
         ctx.open_calls = ()
         ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
                      for r in results))
-        step = Step(k, text, calls, tuple(results), started, self.rt.now())
+        step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
 
@@ -513,7 +529,8 @@ class _Loop:
             elif c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
                 raw = raw or str(next(iter(c.arguments.values()), ""))
         self.ctx.append(Message.assistant(raw, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(),
+                                   self.answered))
         ending = self._typed(raw, RunState.MAX_ITERATIONS)
         self.again = ending is None
         return ending
@@ -527,7 +544,8 @@ class _Loop:
                 value = next(iter(c.arguments.values()), "")
                 text = text or notes.strip_notes(str(value))
         self.ctx.append(Message.assistant(text, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(),
+                                   self.answered))
         return RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS)
 
     def _no_tool_call(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
@@ -544,7 +562,7 @@ class _Loop:
                                     kind="reminder"))
         if reminded or self.spec.loop_control:
             ctx.pending.append(NoToolCallEvent(ctx.run_id, k, raw, reminded=reminded))
-        step = Step(k, raw, (), (), started, self.rt.now())
+        step = Step(k, raw, (), (), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         if self.step_events:
             ctx.pending.append(StepEvent(ctx.run_id, step))
@@ -572,6 +590,24 @@ class _Loop:
         m.input_tokens += input_tokens
         m.output_tokens += output_tokens
 
+    def _account(self, response: ModelResponse) -> None:
+        """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
+        m, usage, model = self.ctx.metrics, response.usage, self.spec.model
+        self.answered = name = response.model_name or model.name
+        m.requests += 1
+        key = price_key(model.provider, name)
+        # a test double or local model that names no model is not priced (cost unknown)
+        priced = response.model_name is not None or key[0] is not None
+        self.cost = call_cost(key, usage) if priced else None
+        if usage is not None:
+            self._count_usage(usage.input_tokens, usage.output_tokens)
+            m.cache_read_tokens += usage.cache_read_tokens
+            m.cache_write_tokens += usage.cache_write_tokens
+        if m.cost_usd is not None:
+            m.cost_usd = None if self.cost is None else m.cost_usd + self.cost
+        if self.controls is not None:
+            self.controls.charge(response, self.cost, name)
+
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,
                               timed_out=state is RunState.TIMED_OUT,
@@ -595,13 +631,17 @@ class _Loop:
                          error, plan, ctx.run_id, ctx, output, waiting)
 
 
-def _failure(exc: BaseException
+def _failure(exc: BaseException, steps: Sequence[Step]
              ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
     """State, output, error and what to re-raise for a run that ends by an exception."""
     if isinstance(exc, TimeoutError):  # the run's own deadline
         return RunState.TIMED_OUT, "", None, None
     if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
         return RunState.CANCELLED, "", None, exc
+    if isinstance(exc, UsageLimitExceeded):  # a clean ending with a usable answer
+        return RunState.USAGE_LIMIT, notes.fallback(steps, 0, reason=str(exc)), None, None
+    if isinstance(exc, GuardrailTripped):  # the reason is the answer; nothing refused kept
+        return RunState.BLOCKED, exc.reason or f"Blocked by {exc.guardrail}.", None, None
     redact_exception(exc)  # an echoed API key must not reach the result
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 

@@ -73,9 +73,11 @@ def _short(text: str, limit: int = 120) -> str:
 
 
 def fallback(steps: Sequence[Step], max_iterations: int, *, timed_out: bool = False,
-             cancelled: bool = False) -> str:
+             cancelled: bool = False, reason: str | None = None) -> str:
     """A usable answer when the model gave none: why the run stopped and what was done."""
-    if cancelled:
+    if reason is not None:
+        head = f"The run stopped before the model gave a final answer: {reason}."
+    elif cancelled:
         head = "The run was cancelled before the model gave a final answer."
     elif timed_out:
         head = "The run reached its time limit before the model gave a final answer."

@@ -23,6 +23,7 @@ from reactloop.tools._tool import ApprovalRule, Tool
 
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
+    from reactloop.controls._run import Controls
 
 __all__ = ["RunSpec", "StaticExtension"]
 
@@ -55,6 +56,9 @@ class RunSpec:
     """The agent's approval policy over all tools (``Agent(approve=...)``)."""
     tool_selection: ToolSelector | None = None
     """Picks the tools offered for a request (``Agent(tool_selection=...)``); None: all."""
+    controls: Controls | None = None
+    """Usage limits, guardrails, model concurrency, fallbacks (``reactloop.controls``);
+    None when the agent has none."""
 
     def notes(self, ctx: RunContext) -> list[str]:
         """The volatile sections (plan, retrieved context) for the next request."""

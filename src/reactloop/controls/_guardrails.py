@@ -1,0 +1,127 @@
+"""Guardrails: checks on the user's message, the answer, and tool calls and results.
+
+A guardrail is a sync or async callable taking the text — or, for tool guardrails, the
+:class:`~reactloop.ToolCall` / :class:`~reactloop.ToolResult` — and, if it accepts a second
+parameter, the run's :class:`~reactloop.RunContext`. It returns ``None`` to pass, a
+replacement (a string; new arguments for a tool call), or raises
+:class:`~reactloop.GuardrailTripped` to refuse: the run ends ``BLOCKED`` with the reason as
+its output. Each check is a ``guardrail`` event.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from reactloop.errors import GuardrailTripped, UserError
+from reactloop.events import GuardrailEvent
+from reactloop.messages import ToolCall
+from reactloop.result import ToolResult
+from reactloop.run_context import RunContext
+
+__all__ = ["Guard", "check_calls", "check_results", "check_text", "guards"]
+
+Guardrail = Callable[..., Any]
+"""``fn(text)`` or ``fn(text, context)``, sync or async."""
+
+
+class Guard:
+    """One guardrail, with what calling it needs worked out once."""
+
+    __slots__ = ("fn", "name", "with_context")
+
+    def __init__(self, fn: Guardrail, where: str) -> None:
+        if not callable(fn):
+            raise UserError(f"{where}: {fn!r} is not callable: pass fn(text) or "
+                            "fn(text, context) returning None, a replacement, or raising "
+                            "GuardrailTripped(reason)")
+        self.fn = fn
+        self.name = getattr(fn, "__name__", None) or type(fn).__name__
+        self.with_context = _positional(fn) >= 2
+
+    async def __call__(self, value: Any, ctx: RunContext) -> Any:
+        out = self.fn(value, ctx) if self.with_context else self.fn(value)
+        if inspect.isawaitable(out):
+            out = await out
+        return out
+
+
+def _positional(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 2
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def guards(fns: Iterable[Guardrail], where: str) -> tuple[Guard, ...]:
+    """Check ``Agent(<where>=...)`` and wrap each guardrail."""
+    if callable(fns):
+        raise UserError(f"Agent({where}=...) takes a list of guardrails, got one callable: "
+                        f"pass [{getattr(fns, '__name__', 'guardrail')}]")
+    return tuple(Guard(fn, f"Agent({where}=...)") for fn in fns)
+
+
+async def _one(g: Guard, kind: str, value: Any, ctx: RunContext) -> Any:
+    """Run one guardrail; its event is queued on ``ctx``. Returns its replacement or None."""
+    try:
+        out = await g(value, ctx)
+    except GuardrailTripped as exc:
+        exc.guardrail = exc.guardrail or g.name
+        ctx.emit(GuardrailEvent(ctx.run_id, kind, g.name, "tripped", exc.reason))
+        raise
+    ctx.emit(GuardrailEvent(ctx.run_id, kind, g.name, "passed" if out is None else "replaced"))
+    return out
+
+
+async def check_text(gs: tuple[Guard, ...], kind: str, text: str, ctx: RunContext) -> str:
+    """``text`` after every guardrail of ``gs`` (in order; each sees the previous one's
+    replacement). Raises :class:`GuardrailTripped` on a trip."""
+    for g in gs:
+        out = await _one(g, kind, text, ctx)
+        if out is not None:
+            if not isinstance(out, str):
+                raise UserError(f"guardrail {g.name} returned {type(out).__name__}: return None "
+                                "to pass, a str to replace the text, or raise "
+                                "GuardrailTripped(reason)")
+            text = out
+    return text
+
+
+async def check_calls(gs: tuple[Guard, ...], calls: Iterable[ToolCall], ctx: RunContext
+                      ) -> list[ToolCall]:
+    """Tool calls after the ``tool_input`` guardrails (a replacement is new arguments)."""
+    out = []
+    for call in calls:
+        for g in gs:
+            got = await _one(g, "tool_input", call, ctx)
+            if got is not None:
+                if not isinstance(got, Mapping):
+                    raise UserError(f"tool guardrail {g.name} returned {type(got).__name__}: "
+                                    "return None to pass, a dict of new arguments, or raise "
+                                    "GuardrailTripped(reason)")
+                call = ToolCall(call.name, dict(got), call.id, call.provider_details)
+        out.append(call)
+    return out
+
+
+async def check_results(gs: tuple[Guard, ...], results: Iterable[ToolResult],
+                        ctx: RunContext) -> list[ToolResult]:
+    """Tool results after the ``tool_output`` guardrails (a replacement is the text the
+    model sees)."""
+    out = []
+    for r in results:
+        for g in gs:
+            got = await _one(g, "tool_output", r, ctx)
+            if got is not None:
+                if not isinstance(got, str):
+                    raise UserError(f"tool guardrail {g.name} returned {type(got).__name__}: "
+                                    "return None to pass, a str to replace what the model "
+                                    "sees, or raise GuardrailTripped(reason)")
+                r = replace(r, content=got, result=got)
+        out.append(r)
+    return out
