@@ -159,6 +159,11 @@ def _close(run: RunTrace, state: RunState, result: RunResult | None) -> None:
                       "reactloop.run.tool_calls": m.tool_calls,
                       "reactloop.usage.input_tokens": m.input_tokens,
                       "reactloop.usage.output_tokens": m.output_tokens})
+        if m.cache_read_tokens or m.cache_write_tokens:
+            attrs["reactloop.usage.cache_read_tokens"] = m.cache_read_tokens
+            attrs["reactloop.usage.cache_write_tokens"] = m.cache_write_tokens
+        if m.cost_usd is not None and m.requests:  # unknown: left out, never 0
+            attrs["reactloop.usage.cost_usd"] = m.cost_usd
     span.set_attributes(attrs)
     if state in _FAILED:
         error = result.error if result is not None else None

@@ -98,6 +98,25 @@ class Budget:
             else:
                 b.cost += cost
 
+    def add(self, metrics: Any) -> None:
+        """Count a finished run's :class:`~reactloop.Metrics` (a session's totals)."""
+        self.requests += metrics.requests
+        self.tool_calls += metrics.tool_calls
+        self.input_tokens += metrics.input_tokens
+        self.output_tokens += metrics.output_tokens
+        if metrics.cost_usd is None:
+            self.unpriced = self.unpriced or "a model"
+        else:
+            self.cost += metrics.cost_usd
+
+    def seeded(self, limits: UsageLimits | None) -> Budget:
+        """A new budget with ``limits`` that starts from this one's usage."""
+        b = Budget(limits)
+        b.requests, b.tool_calls = self.requests, self.tool_calls
+        b.input_tokens, b.output_tokens = self.input_tokens, self.output_tokens
+        b.cost, b.unpriced = self.cost, self.unpriced
+        return b
+
     def charge_tools(self, n: int) -> None:
         for b in self.chain():
             b.tool_calls += n

@@ -139,7 +139,7 @@ class Session:
         self.usage_limits: UsageLimits | None = None
         """Limits on the session's total usage (its sends in this process); a send that
         would pass one ends ``RunState.USAGE_LIMIT``."""
-        self._budget: Budget | None = None
+        self._spent = Budget()
         if history:
             self._start(history)
         self._messages: list[Message] = self._open()
@@ -180,20 +180,17 @@ class Session:
     @property
     def usage(self) -> dict[str, Any]:
         """What the session's runs used in this process: ``requests``, ``tool_calls``,
-        ``input_tokens``, ``output_tokens`` and ``cost_usd`` (None: unknown), as counted
-        for :attr:`usage_limits` (zeros until limits are set)."""
-        return (self._budget or Budget()).to_dict()
+        ``input_tokens``, ``output_tokens`` and ``cost_usd`` (None: unknown)."""
+        return self._spent.to_dict()
 
     @contextmanager
     def _in_budget(self) -> Iterator[None]:
-        """Runs started inside count toward the session's limits."""
+        """Runs started inside count toward the session's limits (from what the session
+        used before)."""
         if self.usage_limits is None:
             yield
             return
-        if self._budget is None:
-            self._budget = Budget(self.usage_limits)
-        self._budget.limits = self.usage_limits if self.usage_limits.any else None
-        token = outer_budget.set(self._budget)
+        token = outer_budget.set(self._spent.seeded(self.usage_limits))
         try:
             yield
         finally:
@@ -354,6 +351,7 @@ class Session:
             writer.replace(messages)
         self._messages = messages
         self.last = result
+        self._spent.add(result.metrics)
 
     def clear(self) -> None:
         """Forget the history (the session id stays)."""
