@@ -254,7 +254,8 @@ class _Loop:
             extra.append(notes.budget(n - k))
         return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
                             declared if tools is not declared else (),
-                            None if out is None else out.request_schema)
+                            None if out is None else out.request_schema,
+                            ctx.conversation_id or ctx.run_id)
 
     def _final_tools(self) -> list[str]:
         if self.spec.output is not None and self.spec.output.mode == "tool":

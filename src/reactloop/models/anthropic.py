@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from reactloop.messages import Message, ToolCall, Usage
+from reactloop.models._anthropic_cache import add_cache_breakpoints
 from reactloop.models._base import (
     FinishReason,
     Model,
@@ -78,6 +79,8 @@ class AnthropicModel(Model):
         timeout: seconds for one HTTP request.
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
         context_window: tokens the model attends to (default: known for Claude models).
+        prompt_caching: mark prompt-cache breakpoints automatically (the tools/system block,
+            the previous and the latest history message); ``False`` sends none.
     """
 
     provider = "anthropic"
@@ -93,6 +96,7 @@ class AnthropicModel(Model):
         timeout: float = 60.0,
         on_retry: RetryListener | None = None,
         context_window: int | None = None,
+        prompt_caching: bool = True,
     ) -> None:
         require_extra("anthropic", "anthropic", "AnthropicModel")
         key = find_api_key("AnthropicModel", api_key, (API_KEY_ENV,))
@@ -103,19 +107,20 @@ class AnthropicModel(Model):
         self.retry = retry
         self.on_retry = on_retry
         self.context_window = context_window or anthropic_context_window(name)
+        self.prompt_caching = prompt_caching
         # max_retries=0: retrying is ours (with_retries), so waits are reported as run events
         self._client: Any = AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout
         )
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = build_params(request, self.name, self.max_tokens)
+        params = build_params(request, self.name, self.max_tokens, cache=self.prompt_caching)
         message = await call_with_retries(lambda: self._client.messages.create(**params),
                                           translate_error, self.retry, self.on_retry)
         return parse_message(message.model_dump(mode="json"), self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        params = build_params(request, self.name, self.max_tokens)
+        params = build_params(request, self.name, self.max_tokens, cache=self.prompt_caching)
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
         events = await call_with_retries(
             lambda: self._client.messages.create(**params, stream=True), translate_error,
@@ -213,8 +218,10 @@ def render_messages(request: ModelRequest) -> tuple[str, list[dict[str, Any]]]:
     return "\n\n".join(system), out
 
 
-def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str, Any]:
-    """Keyword arguments for ``client.messages.create``."""
+def build_params(request: ModelRequest, model: str, max_tokens: int, *,
+                 cache: bool = True) -> dict[str, Any]:
+    """Keyword arguments for ``client.messages.create`` (with prompt-cache breakpoints
+    unless ``cache`` is False: :mod:`reactloop.models._anthropic_cache`)."""
     system, messages = render_messages(request)
     params: dict[str, Any] = {
         "model": model,
@@ -236,6 +243,8 @@ def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str
                                               "schema": structured_schema(out.schema)}}
     if request.settings.extra:
         params["extra_body"] = dict(request.settings.extra)
+    if cache:
+        add_cache_breakpoints(params, notes=bool(request.notes))
     return params
 
 

@@ -18,6 +18,7 @@ Key lookup, error translation and retries are shared with the other adapters
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -91,6 +92,9 @@ class OpenAIModel(Model):
         schema_format: how a typed answer's JSON schema is sent: ``"json_schema"`` (OpenAI,
             vLLM, llama.cpp's ``llama-server``, LM Studio, Ollama) or ``"json_object"``
             (``{"type": "json_object", "schema": ...}``, what llama-cpp-python's server reads).
+        prompt_cache_key: send a ``prompt_cache_key`` stable per session (a hash of its id),
+            so its requests reach the same prompt cache; ``None`` (the default) sends it to
+            OpenAI's own API only (other servers may reject the field).
     """
 
     provider = "openai"
@@ -107,6 +111,7 @@ class OpenAIModel(Model):
         context_window: int | None = None,
         on_retry: RetryListener | None = None,
         schema_format: str = "json_schema",
+        prompt_cache_key: bool | None = None,
     ) -> None:
         if not name:
             raise UserError("OpenAIModel needs a model name, e.g. OpenAIModel('gpt-4o-mini')")
@@ -127,10 +132,12 @@ class OpenAIModel(Model):
         # OpenAI's own API wants max_completion_tokens (reasoning models reject max_tokens);
         # compatible servers mostly know only max_tokens
         self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
+        self.prompt_cache_key = base_url is None if prompt_cache_key is None else prompt_cache_key
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name, max_tokens_field=self._max_tokens_field,
-                              schema_format=self.schema_format)
+                              schema_format=self.schema_format,
+                              cache_key=self.prompt_cache_key)
         completion = await call_with_retries(
             lambda: self.client.chat.completions.create(**params), translate_error,
             self.retry, self.on_retry)
@@ -138,7 +145,8 @@ class OpenAIModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         params = build_params(request, self.name, max_tokens_field=self._max_tokens_field,
-                              schema_format=self.schema_format)
+                              schema_format=self.schema_format,
+                              cache_key=self.prompt_cache_key)
         params["stream"] = True
         # servers that ignore this simply send no usage chunk; the final response then has none
         params["stream_options"] = {"include_usage": True}
@@ -247,8 +255,9 @@ def response_format(request: ModelRequest, schema_format: str = "json_schema"
 
 def build_params(request: ModelRequest, model_name: str, *,
                  max_tokens_field: str = "max_tokens",
-                 schema_format: str = "json_schema") -> dict[str, Any]:
-    """The keyword arguments of ``client.chat.completions.create`` for ``request``."""
+                 schema_format: str = "json_schema", cache_key: bool = False) -> dict[str, Any]:
+    """The keyword arguments of ``client.chat.completions.create`` for ``request``
+    (``cache_key``: with ``prompt_cache_key``, from ``request.cache_key``)."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -266,6 +275,9 @@ def build_params(request: ModelRequest, model_name: str, *,
         params[max_tokens_field] = settings.max_tokens
     if settings.temperature is not None:
         params["temperature"] = settings.temperature
+    if cache_key and request.cache_key:  # hashed: a session id is not the provider's business
+        params["prompt_cache_key"] = "rl-" + hashlib.sha256(
+            request.cache_key.encode()).hexdigest()[:32]
     if settings.extra:
         # extra_body passes any field through, also ones this SDK version does not know
         params["extra_body"] = dict(settings.extra)
