@@ -59,8 +59,8 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop.temporal": {"PASSTHROUGH_MODULES", "Names", "PayloadTooLarge", "RunHandle",
                            "TemporalAgent", "WorkflowRuntime", "sandbox_runner"},
     "reactloop.testing": {"FunctionModel", "ScriptedModel", "capture_spans"},
-    "reactloop.tools": {"Tool", "ToolArgumentsError", "ToolContext", "ToolRegistry", "as_tool",
-                        "serialize_result", "tool"},
+    "reactloop.tools": {"ThreadStats", "Tool", "ToolArgumentsError", "ToolContext",
+                        "ToolRegistry", "as_tool", "serialize_result", "thread_stats", "tool"},
 }
 
 

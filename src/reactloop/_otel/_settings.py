@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
+from opentelemetry.metrics import CallbackOptions, Observation
 
 from reactloop._otel import _names as n
 from reactloop._otel._content import Redact
 from reactloop._redact import redact
+from reactloop._threads import thread_stats
 
 __all__ = ["RunTrace", "Settings", "error_type"]
 
@@ -36,8 +40,9 @@ class Settings:
         self.meter_provider = meter_provider
         tracer_source = tracer_provider or trace.get_tracer_provider()
         self.tracer: trace.Tracer = tracer_source.get_tracer("reactloop", __version__)
-        meter = (meter_provider or metrics.get_meter_provider()).get_meter("reactloop",
-                                                                           __version__)
+        provider = meter_provider or metrics.get_meter_provider()
+        meter = provider.get_meter("reactloop", __version__)
+        _observe_tool_threads(provider, meter)
         self.token_usage = meter.create_histogram(
             "gen_ai.client.token.usage", unit="{token}",
             description="Number of input and output tokens used.",
@@ -49,6 +54,31 @@ class Settings:
         self.include_content = include_content
         self.hook: Redact = _compose(redact)
         """Every recorded piece of content goes through this: keys out, then the user's hook."""
+
+
+_OBSERVED: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Meter providers that already have the tool-threads gauge (one per provider)."""
+
+
+def _observe_tool_threads(provider: Any, meter: metrics.Meter) -> None:
+    """``reactloop.tool.threads``: the threads sync tools run on, busy and stuck (running a
+    call that was abandoned), read from :func:`reactloop.tools.thread_stats` when collected."""
+    try:
+        if provider in _OBSERVED:
+            return
+        _OBSERVED.add(provider)
+    except TypeError:  # a provider that cannot be weakly referenced: observe it once more
+        pass
+    meter.create_observable_gauge(
+        "reactloop.tool.threads", callbacks=[_thread_counts], unit="{thread}",
+        description="Threads running sync tool calls, by state: busy, or stuck in a call "
+                    "that timed out or was cancelled.")
+
+
+def _thread_counts(options: CallbackOptions) -> Iterable[Observation]:
+    stats = thread_stats()
+    return [Observation(stats.busy, {"reactloop.thread.state": "busy"}),
+            Observation(stats.stuck, {"reactloop.thread.state": "stuck"})]
 
 
 def _compose(user: Redact | None) -> Redact:

@@ -3,7 +3,8 @@
 Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
 
 - ``GET /api/health`` → ``{"status": "ok"}``
-- ``GET /api/info`` → the agent's name, model name, tools and skills (never a key)
+- ``GET /api/info`` → the agent's name, model name, tools and skills (never a key), and
+  the threads sync tools run on (``tool_threads``: how many are stuck)
 - ``GET /api/sessions`` → the stored sessions, most recent first
 - ``POST /api/sessions`` (optional ``{"id": ...}``) → ``{"id": ...}`` (201)
 - ``GET /api/sessions/{id}`` → ``{"id", "title", "messages", "plan", "running",
@@ -153,9 +154,14 @@ class _Api:
 
         skills = [{"name": s.name, "description": s.description, "files": s.files()[:200]}
                   for s in _skills_of(self.agent)]
+        from dataclasses import asdict
+
+        from reactloop.tools import thread_stats
+
         return self.json({"name": self.agent.name, "model": self.agent.model.name,
                           "tools": self.agent.tools, "skills": skills,
-                          "version": reactloop.__version__})
+                          "version": reactloop.__version__,
+                          "tool_threads": asdict(thread_stats())})  # stuck ones included
 
     async def skill_file(self, request: Request) -> Response:
         name, path = request.path_params["name"], request.path_params["path"]

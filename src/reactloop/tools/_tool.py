@@ -7,7 +7,6 @@ function signature, lazily on first use, so decorating a function costs next to 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import math
@@ -16,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
+from reactloop._threads import run_in_thread
 from reactloop.errors import UserError
 from reactloop.models._base import ToolSpec
 
@@ -229,7 +229,9 @@ class Tool:
         return {k: getattr(parsed, k) for k in self._param_names}
 
     async def call(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> Any:
-        """Validate ``arguments`` and run the action (sync actions run in a worker thread)."""
+        """Validate ``arguments`` and run the action (sync actions run on one of reactloop's
+        worker threads: a call given up on — timeout, deadline, cancel — is abandoned, and
+        neither the run nor the process waits for it)."""
         kwargs = self.validate(arguments)
         if self._context_param is not None:
             kwargs[self._context_param] = context
@@ -238,7 +240,7 @@ class Tool:
         if self.inline:
             result = self.fn(**kwargs)
         else:
-            result = await asyncio.to_thread(self.fn, **kwargs)
+            result = await run_in_thread(self.fn, **kwargs)
         if inspect.isawaitable(result):  # a sync wrapper that returned a coroutine
             return await result
         return result
