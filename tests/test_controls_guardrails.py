@@ -156,3 +156,36 @@ def test_guardrails_are_checked() -> None:
 def test_events_stop_at_run_end() -> None:
     events = _stream(Agent(ScriptedModel(["x"]), output_guardrails=[polite]), "q")
     assert isinstance(events[-1], RunEndEvent)
+
+
+def test_an_agent_can_be_a_guardrail_and_its_usage_counts() -> None:
+    from reactloop import UsageLimits
+    from reactloop.controls import agent_guardrail
+
+    judge_model = ScriptedModel(["true", "false"])
+    judge = Agent(judge_model, output_type=bool, name="topic_judge")
+    model = ScriptedModel(["an answer"])
+    agent = Agent(model, input_guardrails=[agent_guardrail(judge, reason="Off topic.")],
+                  usage_limits=UsageLimits(max_requests=5))
+    first = agent.run_sync("on topic")
+    assert first.output == "an answer" and first.state is RunState.COMPLETED
+    second = agent.run_sync("off topic")
+    assert second.state is RunState.BLOCKED and second.output == "Off topic."
+    assert [m.messages[-1].content for m in judge_model.requests] == ["on topic", "off topic"]
+    (tripped,) = [e for e in _stream(Agent(ScriptedModel([]), input_guardrails=[
+        agent_guardrail(Agent(ScriptedModel(["false"]), output_type=bool, name="j"))]), "x")
+        if isinstance(e, GuardrailEvent)]
+    assert (tripped.guardrail, tripped.outcome) == ("j", "tripped")
+    with pytest.raises(UserError, match="output_type=bool"):
+        agent_guardrail(Agent(ScriptedModel([])))
+
+
+def test_an_agent_guardrail_shares_the_guarded_runs_limits() -> None:
+    from reactloop import UsageLimits
+    from reactloop.controls import agent_guardrail
+
+    judge = Agent(ScriptedModel(["true"]), output_type=bool)
+    agent = Agent(ScriptedModel(["never"]), input_guardrails=[agent_guardrail(judge)],
+                  usage_limits=UsageLimits(max_requests=1))
+    result = agent.run_sync("hi")  # the judge's call used the only request allowed
+    assert result.state is RunState.USAGE_LIMIT

@@ -9,14 +9,16 @@ concurrency limit.
   request when one fails after its retries.
 * Guardrails — ``Agent(input_guardrails=[...], output_guardrails=[...],
   tool_input_guardrails=[...], tool_output_guardrails=[...])``; raising
-  :class:`GuardrailTripped` ends the run ``RunState.BLOCKED``.
+  :class:`GuardrailTripped` ends the run ``RunState.BLOCKED``; :func:`agent_guardrail` makes
+  an agent (``output_type=bool``) a guardrail.
 * ``Agent(model_concurrency=N)`` — at most N calls in flight per model in the process.
 
 All of them cost nothing when unused. The public names are also exported from ``reactloop``.
 """
 
 from reactloop.controls._fallback import FallbackModel
+from reactloop.controls._guardrails import agent_guardrail
 from reactloop.controls._limits import UsageLimits
 from reactloop.errors import GuardrailTripped
 
-__all__ = ["FallbackModel", "GuardrailTripped", "UsageLimits"]
+__all__ = ["FallbackModel", "GuardrailTripped", "UsageLimits", "agent_guardrail"]

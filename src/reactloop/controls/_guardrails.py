@@ -21,7 +21,7 @@ from reactloop.messages import ToolCall
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 
-__all__ = ["Guard", "check_calls", "check_results", "check_text", "guards"]
+__all__ = ["Guard", "agent_guardrail", "check_calls", "check_results", "check_text", "guards"]
 
 Guardrail = Callable[..., Any]
 """``fn(text)`` or ``fn(text, context)``, sync or async."""
@@ -125,3 +125,28 @@ async def check_results(gs: tuple[Guard, ...], results: Iterable[ToolResult],
                 r = replace(r, content=got, result=got)
         out.append(r)
     return out
+
+
+def agent_guardrail(agent: Any, *, reason: str = "The request was refused by a guardrail.",
+                    name: str | None = None) -> Guardrail:
+    """An agent as a guardrail: it is run on the text and must answer ``True`` (pass) or
+    ``False`` (trip with ``reason``), so give it ``output_type=bool``. A run that ends any
+    other way (an error, a limit) trips too: a guardrail fails closed. Its usage counts toward
+    the guarded run's limits.
+
+    Args:
+        agent: a :class:`~reactloop.Agent` with ``output_type=bool``.
+        reason: what the user is told when it trips.
+        name: the guardrail's name in events (default: the agent's name).
+    """
+    if getattr(agent, "output_type", None) is not bool:
+        raise UserError("agent_guardrail(agent) needs an agent with output_type=bool: it "
+                        "answers True to pass the text, False to refuse it")
+
+    async def check(text: str) -> None:
+        result = await agent.run(text)
+        if result.output is not True:
+            raise GuardrailTripped(reason, name or agent.name)
+
+    check.__name__ = name or agent.name
+    return check

@@ -14,8 +14,8 @@ each call, and the check before a response's tools run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -99,7 +99,8 @@ class RunControls:
         if last.role != "user" or last.metadata.get("kind") is not None:
             return
         try:
-            text = await check_text(guards, "input", last.content, ctx)
+            with self._in_budget():
+                text = await check_text(guards, "input", last.content, ctx)
         except BaseException:
             ctx.messages.pop()  # refused: neither stored nor in the result's history
             raise
@@ -179,15 +180,12 @@ class RunControls:
 
     async def run_tools(self, batch: ToolBatch) -> list[ToolResult]:
         c, ctx = self.controls, self.ctx
-        if c.tool_input_guardrails:
-            batch.calls = await check_calls(c.tool_input_guardrails, batch.calls, ctx)
-        token = outer_budget.set(self.budget)  # sub-agents in these tools share the budget
-        try:
+        with self._in_budget():  # sub-agents in these tools (or guardrails) share the budget
+            if c.tool_input_guardrails:
+                batch.calls = await check_calls(c.tool_input_guardrails, batch.calls, ctx)
             results = await self.inner.run_tools(batch)
-        finally:
-            outer_budget.reset(token)
-        if c.tool_output_guardrails:
-            results = await check_results(c.tool_output_guardrails, results, ctx)
+            if c.tool_output_guardrails:
+                results = await check_results(c.tool_output_guardrails, results, ctx)
         return results
 
     # -- helpers -------------------------------------------------------------------------------
@@ -215,9 +213,20 @@ class RunControls:
         return (bool(self.controls.output_guardrails) and not response.tool_calls
                 and request.system == self.system)
 
+    @contextmanager
+    def _in_budget(self) -> Iterator[None]:
+        """Runs started inside (sub-agents, agent guardrails) count toward this run's limits."""
+        token = outer_budget.set(self.budget)
+        try:
+            yield
+        finally:
+            outer_budget.reset(token)
+
     async def _checked(self, response: ModelResponse) -> ModelResponse:
         text = response.text or ""
-        checked = await check_text(self.controls.output_guardrails, "output", text, self.ctx)
+        with self._in_budget():
+            checked = await check_text(self.controls.output_guardrails, "output", text,
+                                       self.ctx)
         return response if checked == text else replace(response, text=checked)
 
     def _on_fallback(self, failed: str, next_model: str, error: BaseException) -> None:
