@@ -23,7 +23,7 @@ from reactloop.events import GuardrailEvent, RunEndEvent
 from reactloop.sessions import SQLiteStore
 from reactloop.testing import ScriptedModel
 
-SECRET = "the launch code is 0000"
+SECRET = "the launch code is ZEBRA-7731-QUOKKA"
 
 
 def no_launch_codes(text: str) -> None:
@@ -81,8 +81,8 @@ def test_a_tripped_output_guardrail_delivers_and_stores_nothing(tmp_path: Path) 
     assert result.state is RunState.BLOCKED
     assert result.output == "I can't share or discuss launch codes."
     delivered = " ".join(str(e.to_dict()) for e in events[:-1])
-    assert "0000" not in delivered and "text_delta" not in [e.type for e in events]
-    assert "0000" not in str(result.to_dict())
+    assert "QUOKKA" not in delivered and "text_delta" not in [e.type for e in events]
+    assert "QUOKKA" not in str(result.to_dict())
     assert [m.content for m in store.get("s1")] == ["what is the code?"]  # not the answer
 
 
