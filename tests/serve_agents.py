@@ -12,6 +12,7 @@ between sessions), by the words of the turn's user message:
 - ``secret``: a tool returns the value of ``SERVE_TEST_API_KEY`` and the model repeats it;
 - ``fail``: the model raises, so the run ends ``error``;
 - ``broken``: calls ``count`` with an invalid argument (a tool error), then answers;
+- ``crash``: calls ``crash``, which raises (a tool error with a traceback), then answers;
 - ``transfer N to NAME``: calls ``echo`` and ``transfer`` (which needs approval) in one
   response; once the transfer has a result (approved, edited or denied), answers with it;
 - anything else: calls ``echo`` with the text, then answers with JSON describing what it saw
@@ -60,6 +61,12 @@ def count(n: int) -> int:
         n: a number.
     """
     return n
+
+
+@tool
+def crash() -> str:
+    """Fail with an exception (its traceback names this file)."""
+    raise RuntimeError("the crash tool failed on purpose")
 
 
 @tool(requires_approval=True)
@@ -184,6 +191,8 @@ async def respond(request: ModelRequest) -> Any:
         return ToolCall("count", {"n": "many"}) if last is None else "The count tool refused."
     if words[:1] == ["transfer"]:
         return _transfer(text, after)
+    if words[:1] == ["crash"]:
+        return ToolCall("crash", {}) if _last_tool(after) is None else "The crash tool failed."
     if words[:1] == ["fail"]:
         raise ModelError("the scripted model failed on purpose")
     return _echo(text, request, after)
@@ -195,7 +204,7 @@ def _model() -> FunctionModel:
     return model
 
 
-agent = Agent(model=_model(), tools=[echo, read_secret, count, transfer], skills=[SKILLS],
+agent = Agent(model=_model(), tools=[echo, read_secret, count, crash, transfer], skills=[SKILLS],
               planning=True, name="serve-test", max_iterations=8)
 """The agent the tests serve."""
 

@@ -221,3 +221,45 @@ def test_approve_deny_and_edit_in_the_dev_ui(page, served) -> None:
     artifacts = Path(os.environ.get("REACTLOOP_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(artifacts / "serve-approvals.png"))
+
+
+def test_a_damaged_store_shows_its_message_in_the_dev_ui(browser, tmp_path) -> None:
+    """Issue 31: the store's own message (which file, what to do) reaches the page, not a bare
+    "500 Internal Server Error"."""
+    from playwright.sync_api import expect
+
+    from conftest import ServeProcess
+
+    store = tmp_path / "sessions.sqlite3"
+    store.write_bytes(b"this is not a database, " * 200)
+    server = ServeProcess("--agent", "serve_agents:agent", store=store).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(server.url + "/")
+        error = page.locator("#session-list .session-error")
+        expect(error).to_contain_text(f"cannot open session store {store}")
+        expect(error).to_contain_text("not a SQLite database")
+        expect(page.locator("#conn")).to_have_attribute("data-state", "down")
+    finally:
+        context.close()
+        server.stop()
+
+
+def test_a_session_id_with_a_slash_opens_in_the_dev_ui(page, served) -> None:
+    """Issue 31: ids holding "/" are reachable; the page sends them percent-encoded."""
+    import httpx
+    from playwright.sync_api import expect
+
+    sid = "team/ui/7"
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        assert client.post("/api/sessions", json={"id": sid}).status_code in (201, 409)
+        with client.stream("POST", "/api/sessions/team%2Fui%2F7/messages",
+                           json={"text": "hello from a slash"}) as r:
+            assert r.status_code == 200
+            r.read()
+    page.goto(served.url + "/")
+    page.locator(f'.session[data-id="{sid}"]').click()
+    expect(page.locator(".messages .msg.user .bubble")).to_have_text(["hello from a slash"])
+    expect(page.locator(".trace .turn")).to_have_count(1)

@@ -32,9 +32,12 @@ __all__ = ["serve_command"]
               help="Also answer to this Host name (e.g. behind a proxy). Repeatable.")
 @click.option("--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
               help="Let this browser origin (https://app.example) call the API. Repeatable.")
+@click.option("--debug", is_flag=True,
+              help="Send tools' tracebacks to clients also with --token (they show the "
+                   "server's files; without a token, on loopback, they are always sent).")
 def serve_command(agent_spec: str | None, host: str, port: int,
                   store_path: str | None, token: str | None, allowed_hosts: tuple[str, ...],
-                  allowed_origins: tuple[str, ...], **opts: Any) -> None:
+                  allowed_origins: tuple[str, ...], debug: bool, **opts: Any) -> None:
     """Serve the agent over HTTP: sessions API, AG-UI, and the dev UI at the printed URL."""
     from reactloop.errors import ReactloopError
 
@@ -46,13 +49,14 @@ def serve_command(agent_spec: str | None, host: str, port: int,
         agent = _agent(click.get_current_context(), agent_spec, opts)
 
         app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
-                         allowed_origins=allowed_origins)
+                         allowed_origins=allowed_origins, debug=debug)
     except ReactloopError as exc:
         _fail(str(exc))
-    from reactloop.serve._server import run_server
-    from reactloop.sessions import default_store_path
+    from reactloop.cli._ids import store_label
+    from reactloop.serve._uvicorn import run_server
+    from reactloop.sessions import open_store
 
-    store = store_path or default_store_path()
+    store = store_label(open_store(store_path))  # a URL's password never printed
 
     def ready(url: str) -> None:
         click.echo(f"reactloop serve: {url}  (agent {agent.name!r}, model "

@@ -45,7 +45,7 @@ def _require_extra() -> None:
 def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None = None,
                token: str | None = None, *, host: str = "127.0.0.1",
                allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
-               max_body_bytes: int = DEFAULT_MAX_BODY) -> ASGIApp:
+               max_body_bytes: int = DEFAULT_MAX_BODY, debug: bool = False) -> ASGIApp:
     """The ASGI app serving ``agent``: sessions API, SSE runs, AG-UI and the dev UI.
 
     Args:
@@ -62,6 +62,10 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
         allowed_origins: browser origins (``https://app.example``) allowed to call the API
             besides the server's own; they also get CORS headers.
         max_body_bytes: the largest request body accepted (413 beyond).
+        debug: send tools' tracebacks (``result.traceback`` of ``tool_error`` events) to
+            clients also when a token is set. They show the server's file paths, so with a
+            token (serving beyond this machine) clients get the error sentence only; without
+            one (loopback, the dev UI) they always get the traceback.
 
     Raises:
         UserError: the ``serve`` extra is missing, ``host`` is exposed without a token, the
@@ -92,4 +96,4 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
                     max_body=max_body_bytes)
     owns_store = store is None or isinstance(store, (str, os.PathLike))
     return build_app(agent, open_store(store), owns_store=owns_store, policy=policy,
-                     scrub=environ_secrets(token))
+                     scrub=environ_secrets(token), details=debug or token is None)

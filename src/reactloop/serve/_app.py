@@ -21,16 +21,27 @@ Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
 - ``GET /api/skills/{name}/files/{path}`` → one file of one of the agent's skills (the dev UI
   draws the airport map from the airport skill's data)
 - ``GET /`` and ``/static/...`` → the dev UI
+
+One validation path on every route: a session id (in the path, a body or an AG-UI
+``threadId``) follows the rule every store applies (``check_session_id``; 400 otherwise), and
+one holding ``/`` is reachable sent percent-encoded (``%2F``, as ``encodeURIComponent`` does);
+a body is one JSON object nested at most :data:`MAX_BODY_DEPTH` levels (400 otherwise).
+A store that fails answers 503 with its own (redacted) message; anything else unexpected
+answers 500 with a JSON error naming only the exception's type (the log has the rest).
+Tools' tracebacks (``result.traceback`` of ``tool_error`` events) show the server's files:
+they are sent only without a token (the loopback dev UI) or with ``debug``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote, unquote
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -41,13 +52,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from reactloop.approvals import Decision
-from reactloop.errors import ApprovalError, SessionBusy, UserError
+from reactloop.errors import ApprovalError, SessionBusy, SessionStoreError, UserError
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
 from reactloop.serve._security import Guard, Policy, Scrubber
+from reactloop.sessions._store import check_session_id
 
 if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
     from ag_ui.encoder import EventEncoder
-    from starlette.types import ASGIApp
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from reactloop.agent import Agent
     from reactloop.events import Event
@@ -55,7 +68,7 @@ if TYPE_CHECKING:
     from reactloop.sessions import SessionStore
     from reactloop.skills import Skill
 
-__all__ = ["build_app"]
+__all__ = ["MAX_BODY_DEPTH", "build_app"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 _CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -65,6 +78,12 @@ _MAX_SKILL_FILE = 2 * 1024 * 1024
 _TEXT_TYPES = {".json": "application/json", ".md": "text/plain; charset=utf-8",
                ".txt": "text/plain; charset=utf-8", ".csv": "text/csv; charset=utf-8",
                ".svg": "image/svg+xml"}
+MAX_BODY_DEPTH: Final = 100
+"""How deeply a request body may nest objects and lists (deeper: 400, never a crash)."""
+_SESSIONS = "/api/sessions/"
+_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
+_ESCAPED_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028",
+                                 "\u2029": "\\u2029"})
 
 
 class ApiError(Exception):
@@ -77,9 +96,10 @@ class ApiError(Exception):
 
 
 def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Policy,
-              scrub: Scrubber) -> ASGIApp:
-    """The app behind ``create_app`` (arguments already checked there)."""
-    api = _Api(agent, store, scrub)
+              scrub: Scrubber, details: bool) -> ASGIApp:
+    """The app behind ``create_app`` (arguments already checked there); ``details``: send
+    tools' tracebacks to clients."""
+    api = _Api(agent, store, scrub, details=details)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -102,8 +122,35 @@ def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Po
         Mount("/static", app=_Static(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
-        ApiError: api.on_api_error, HTTPException: api.on_http_error})
-    return Guard(app, policy)
+        ApiError: api.on_api_error, HTTPException: api.on_http_error,
+        SessionStoreError: api.on_store_error, Exception: api.on_crash})
+    return Guard(_EncodedIds(app), policy)
+
+
+class _EncodedIds:
+    """Lets a session id holding ``/`` reach its routes: the server decodes ``%2F`` in the
+    path before routing, so the id's segment is given to the routes as sent (percent-encoded,
+    from the raw path), and :func:`_path_id` decodes it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(_SESSIONS):
+            scope = {**scope, "path": _SESSIONS + _id_segment(scope)}
+        await self.app(scope, receive, send)
+
+
+def _id_segment(scope: Scope) -> str:
+    """The path after ``/api/sessions/`` with the id's segment percent-encoded (``%2F`` in
+    an id stays inside its segment) and the rest decoded, as routing expects."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes) and raw.startswith(_SESSIONS.encode()):
+        ident, slash, rest = raw[len(_SESSIONS):].decode("latin-1").partition("/")
+        return quote(unquote(ident), safe="") + slash + unquote(rest)
+    path: str = scope["path"]
+    ident, slash, rest = path[len(_SESSIONS):].partition("/")
+    return quote(ident, safe="") + slash + rest  # no raw path: ids without "/" still work
 
 
 class _Static(StaticFiles):
@@ -121,10 +168,12 @@ async def _index(request: Request) -> Response:
 
 
 class _Api:
-    def __init__(self, agent: Agent, store: SessionStore, scrub: Scrubber) -> None:
+    def __init__(self, agent: Agent, store: SessionStore, scrub: Scrubber, *,
+                 details: bool) -> None:
         self.agent = agent
         self.store = store
         self.scrub = scrub
+        self.details = details
         self.runs = Runs(agent, store)
         # each tool's parameters: AG-UI interrupts describe edited arguments with them
         tools = agent.spec.tools
@@ -132,7 +181,7 @@ class _Api:
                              if (tool := tools.get(name)) is not None}
 
     def json(self, data: Any, status: int = 200) -> Response:
-        return Response(self.scrub.json(data), status, media_type="application/json")
+        return Response(_utf8(self.scrub.json(data)), status, media_type="application/json")
 
     # -- errors ----------------------------------------------------------------------------------
     async def on_api_error(self, request: Request, exc: Exception) -> Response:
@@ -144,6 +193,16 @@ class _Api:
         detail = {404: f"no such path: {request.url.path}",
                   405: f"{request.method} is not allowed on {request.url.path}"}
         return self.json({"error": detail.get(exc.status_code, exc.detail)}, exc.status_code)
+
+    async def on_store_error(self, request: Request, exc: Exception) -> Response:
+        # the store's own message names the store and the fix, its password already masked
+        return self.json({"error": str(exc)}, 503)
+
+    async def on_crash(self, request: Request, exc: Exception) -> Response:
+        # a bug: name the exception's type only (its message and traceback go to the log)
+        return self.json({"error": f"internal error ({type(exc).__name__}) while answering "
+                                   f"{request.method} {request.url.path}; the server's log "
+                                   "has the details"}, 500)
 
     # -- small endpoints -------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
@@ -188,20 +247,14 @@ class _Api:
 
     async def create_session(self, request: Request) -> Response:
         body = await _json_body(request, required=False)
-        session_id = body.get("id") or uuid.uuid4().hex
-        if not isinstance(session_id, str):
-            raise ApiError(400, "'id' must be a string")
+        session_id = _checked_id(body.get("id") or uuid.uuid4().hex)
         if _exists(self.store, session_id):
             raise ApiError(409, f"session {session_id!r} already exists")
-        try:
-            self.agent.session(session_id, store=self.store)  # checks the id
-        except UserError as exc:
-            raise ApiError(400, str(exc)) from None
         self.store.append(session_id, [])  # listed from now on, with no messages
         return self.json({"id": session_id}, 201)
 
     async def get_session(self, request: Request) -> Response:
-        session_id = request.path_params["session_id"]
+        session_id = _path_id(request)
         info = _info(self.store, session_id)
         if info is None:
             raise ApiError(404, f"no session {session_id!r}")
@@ -218,7 +271,7 @@ class _Api:
                                                 for p in pending_approvals(messages)]})
 
     async def delete_session(self, request: Request) -> Response:
-        session_id = request.path_params["session_id"]
+        session_id = _path_id(request)
         if self.runs.running(session_id):
             raise ApiError(409, f"session {session_id!r} is running a message; delete it "
                                 "when the run has ended")
@@ -253,7 +306,7 @@ class _Api:
         text = body.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ApiError(400, 'send {"text": "..."} with a non-empty message')
-        run = await self._start(request.path_params["session_id"], text)
+        run = await self._start(_path_id(request), text)
         return StreamingResponse(self._sse(run), media_type="text/event-stream",
                                  headers=_STREAM_HEADERS)
 
@@ -267,7 +320,7 @@ class _Api:
             decisions = [Decision.from_dict(d) for d in raw]
         except ApprovalError as exc:
             raise ApiError(400, str(exc)) from None
-        run = await self._start(request.path_params["session_id"], None, decisions)
+        run = await self._start(_path_id(request), None, decisions)
         return StreamingResponse(self._sse(run), media_type="text/event-stream",
                                  headers=_STREAM_HEADERS)
 
@@ -277,13 +330,17 @@ class _Api:
                 if not batch:
                     yield b": keep-alive\n\n"
                     continue
-                yield "".join(self._frame(event) for event in batch).encode()
+                yield _utf8("".join(self._frame(event) for event in batch))
         except Exception as exc:  # the store failed, or similar: say so, then end
             data = self.scrub.json({"error": f"{type(exc).__name__}: {exc}"})
-            yield f"event: error\ndata: {data}\n\n".encode()
+            yield _utf8(f"event: error\ndata: {data}\n\n")
 
     def _frame(self, event: Event) -> str:
-        return f"event: {event.type}\ndata: {self.scrub.json(event.to_dict())}\n\n"
+        data = event.to_dict()
+        result = data.get("result")
+        if not self.details and isinstance(result, dict) and result.get("traceback"):
+            data["result"] = {**result, "traceback": None}  # the error sentence stays
+        return f"event: {event.type}\ndata: {self.scrub.json(data)}\n\n"
 
     async def agui(self, request: Request) -> Response:
         # imported on first use: the protocol's models take a moment to build
@@ -312,7 +369,7 @@ class _Api:
             raise ApiError(400, f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
         except AGUIInputError as exc:
             raise ApiError(400, str(exc)) from None
-        run = await self._start(run_input.thread_id, text, decisions)
+        run = await self._start(_checked_id(run_input.thread_id), text, decisions)
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
         translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas)
         return StreamingResponse(self._agui(run, translator, encoder),
@@ -326,12 +383,12 @@ class _Api:
                 if not batch:
                     yield b": keep-alive\n\n"
                     continue
-                yield "".join(self._agui_frame(encoder.encode(out)) for event in batch
-                              for out in translator.translate(event)).encode()
+                yield _utf8("".join(self._agui_frame(_agui_encode(encoder, out))
+                                    for event in batch for out in translator.translate(event)))
         except Exception as exc:
             message = self.scrub.text(f"{type(exc).__name__}: {exc}")
-            yield "".join(self._agui_frame(encoder.encode(out))
-                          for out in translator.error(message)).encode()
+            yield _utf8("".join(self._agui_frame(_agui_encode(encoder, out))
+                                for out in translator.error(message)))
 
     def _agui_frame(self, frame: str) -> str:
         """One encoded AG-UI frame (``data: {...}``), without secrets."""
@@ -348,13 +405,67 @@ async def _json_body(request: Request, *, required: bool) -> dict[str, Any]:
         return {}
     if "json" not in request.headers.get("content-type", ""):
         raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    too_deep = ApiError(400, f"the body nests objects or lists more than {MAX_BODY_DEPTH} "
+                             "levels deep; send a flatter JSON object")
     try:
         data = json.loads(raw)
+    except RecursionError:  # nested past the interpreter's limit (100,000 brackets, say)
+        raise too_deep from None
     except ValueError as exc:
         raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    if _too_deep(data, MAX_BODY_DEPTH):
+        raise too_deep
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     return data
+
+
+def _utf8(json_text: str) -> bytes:
+    """JSON text (or SSE frames of it) as UTF-8, whatever a client sent. Such characters can
+    only sit inside JSON strings, where an escape means the same: a lone surrogate becomes
+    ``\\udXXX`` (no UTF-8 encoder takes it raw), and U+0085, U+2028 and U+2029 are escaped so
+    that clients splitting lines as Python's ``splitlines`` does still read whole SSE lines."""
+    if _LINE_BREAKS.search(json_text):
+        json_text = json_text.translate(_ESCAPED_BREAKS)
+    return json_text.encode("utf-8", "backslashreplace")
+
+
+def _agui_encode(encoder: EventEncoder, event: BaseEvent) -> str:
+    """One AG-UI event as the protocol's encoder writes it; when it refuses a lone surrogate a
+    client sent, the same JSON written by ``json`` (then escaped by :func:`_utf8`)."""
+    try:
+        return encoder.encode(event)
+    except ValueError:  # pydantic's serialisation error
+        data = event.model_dump(mode="json", by_alias=True)
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _too_deep(data: Any, limit: int) -> bool:
+    """True when ``data`` nests dicts and lists more than ``limit`` levels (no recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value \
+            if isinstance(value, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _checked_id(session_id: object) -> str:
+    """``session_id`` if it is one a store accepts, else a 400 saying the rule."""
+    try:
+        return check_session_id(session_id)
+    except UserError as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def _path_id(request: Request) -> str:
+    """The checked session id of a ``/api/sessions/{id}...`` route (see :class:`_EncodedIds`)."""
+    return _checked_id(unquote(request.path_params["session_id"]))
 
 
 def _info(store: SessionStore, session_id: str) -> dict[str, Any] | None:

@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from typing import Any
 
 from reactloop.errors import SessionStoreError
 from reactloop.messages import Message, message_from_dict
 
-__all__ = ["decode", "decode_rows", "encode", "title"]
+__all__ = ["decode", "decode_rows", "dumps", "encode", "title"]
 
 _TITLE_CHARS = 80
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def encode(message: Message) -> str:
-    """The message as JSON text that any UTF-8 database accepts, losslessly.
+    """The message as JSON text that any UTF-8 database accepts, losslessly (see
+    :func:`dumps`)."""
+    return dumps(message.to_dict())
 
-    Text is kept readable (``ensure_ascii=False``) unless it holds a lone surrogate (a file name
-    that is not UTF-8, say), which no UTF-8 encoder accepts: then everything non-ASCII is
-    written as ``\\u`` escapes, which decode to the very same string.
+
+def dumps(data: Any) -> str:
+    """JSON-ready ``data`` as JSON text that any UTF-8 database accepts, losslessly.
+
+    JSON escapes control characters (NUL included, which PostgreSQL's text refuses). Text is
+    kept readable (``ensure_ascii=False``) unless it holds a lone surrogate (a file name that is
+    not UTF-8, say), which no UTF-8 encoder accepts: then everything non-ASCII is written as
+    ``\\u`` escapes, which decode to the very same string.
     """
-    data = message.to_dict()
     text = json.dumps(data, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
@@ -66,10 +75,12 @@ def _check(m: Message) -> None:
 
 
 def title(messages: Sequence[Message]) -> str:
-    """The first user prompt, on one line, shortened (UTF-8 safe)."""
+    """The first user prompt, on one line, shortened; storable in any text column: control
+    characters (NUL, which PostgreSQL refuses, included) become U+FFFD, lone surrogates ``?``.
+    The prompt itself is kept whole in the message."""
     for m in messages:
         if m.role == "user" and m.metadata.get("kind") is None and m.content.strip():
-            text = " ".join(m.content.split())
+            text = _CONTROL.sub("\ufffd", " ".join(m.content.split()))
             text = text if len(text) <= _TITLE_CHARS else text[:_TITLE_CHARS - 1] + "…"
             return text.encode("utf-8", "replace").decode("utf-8")
     return ""

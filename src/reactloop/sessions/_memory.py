@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 from reactloop.errors import SessionBusy, UserError
 from reactloop.messages import Message
 from reactloop.sessions import _codec
-from reactloop.sessions._store import SessionInfo, check_session_id
+from reactloop.sessions._store import SessionInfo, StoreBase, check_session_id
 
 __all__ = ["MemoryStore", "MemoryWriter"]
 
 
-class MemoryStore:
+class MemoryStore(StoreBase):
     """A :class:`~reactloop.sessions.SessionStore` in memory, for this process only.
 
     ``agent.conversation()`` uses one; it keeps the same one-writer rule as the file and
@@ -43,14 +43,6 @@ class MemoryStore:
                     "session.wait = SECONDS")
             self._writers.add(session_id)
         return MemoryWriter(self, session_id, self._write, self._release)
-
-    def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.append(messages)
-
-    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.replace(messages)
 
     def clear(self, session_id: str) -> None:
         with self.writer(session_id):

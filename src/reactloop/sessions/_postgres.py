@@ -29,12 +29,11 @@ import atexit
 import builtins
 import hashlib
 import importlib.util
-import json
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -42,7 +41,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.messages import Message
 from reactloop.sessions import _codec
-from reactloop.sessions._store import SessionInfo, check_session_id
+from reactloop.sessions._sql import SQLStore, valid_id
+from reactloop.sessions._store import check_session_id
 
 if TYPE_CHECKING:
     import psycopg
@@ -146,8 +146,9 @@ def _close_shared() -> None:
             store.close()
 
 
-class PostgresStore:
-    """Sessions in a PostgreSQL database (see the module docstring).
+class PostgresStore(SQLStore):
+    """Sessions in a PostgreSQL database (see the module docstring; what it shares with the
+    SQLite store is in ``_sql.SQLStore``).
 
     Args:
         url: ``postgresql://user:password@host:port/database`` (any libpq URL).
@@ -156,6 +157,9 @@ class PostgresStore:
             writer), so size it for the sends a process runs at once, plus a few for reads.
         timeout: seconds to wait for a connection (to connect, or for a free one).
     """
+
+    _prefix = "reactloop_"
+    _mark = "%s"
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 20,
                  timeout: float = 30.0) -> None:
@@ -232,6 +236,14 @@ class PostgresStore:
         with self._errors(doing), pool.connection() as conn:
             yield conn
 
+    def _rows(self, doing: str, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
+        with self._connection(doing) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _execute(self, doing: str, sql: str, params: Sequence[Any]) -> None:
+        with self._connection(doing) as conn:  # autocommit: one statement, one transaction
+            conn.execute(sql, params)
+
     def close(self) -> None:
         """Close the pool (a later use opens a new one)."""
         with self._lock:
@@ -255,6 +267,8 @@ class PostgresStore:
 
     # -- the protocol --------------------------------------------------------------------------
     def get(self, session_id: str) -> builtins.list[Message]:
+        if not valid_id(session_id):
+            return []
         with self._connection("read") as conn:
             return _get(conn, session_id, self.url)
 
@@ -298,14 +312,6 @@ class PostgresStore:
         except PoolTimeout:
             return psycopg.connect(self.url, **self._kwargs), None
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.append(messages)
-
-    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.replace(messages)
-
     def clear(self, session_id: str) -> None:
         with self.writer(session_id), self._connection("write to") as conn, \
                 conn.transaction():
@@ -319,41 +325,6 @@ class PostgresStore:
             conn.execute("DELETE FROM reactloop_runs WHERE session_id = %s", (session_id,))
             cursor = conn.execute("DELETE FROM reactloop_sessions WHERE id = %s", (session_id,))
             return cursor.rowcount > 0
-
-    def info(self, session_id: str) -> SessionInfo | None:
-        """One session's :class:`SessionInfo`, or ``None``."""
-        found = self._infos("WHERE s.id = %s", (session_id,))
-        return found[0] if found else None
-
-    def list(self) -> builtins.list[SessionInfo]:
-        return self._infos("", ())
-
-    # -- the CLI's run log (reactloop logs; not part of the SessionStore protocol) -------------
-    def log_run(self, run_id: str, session_id: str | None, record: Mapping[str, Any]) -> None:
-        """Store (or replace) the JSON-ready ``record`` of one run, next to its session."""
-        data = json.dumps(record, ensure_ascii=False, default=str)
-        with self._connection("write to") as conn:
-            conn.execute("INSERT INTO reactloop_runs (id, session_id, created, data)"
-                         " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
-                         " session_id = excluded.session_id, created = excluded.created,"
-                         " data = excluded.data", (run_id, session_id, time.time(), data))
-
-    def runs(self, limit: int | None = None) -> builtins.list[dict[str, Any]]:
-        """Run records, newest first, each with its ``id``, ``session_id`` and ``created``."""
-        with self._connection("read") as conn:
-            rows = conn.execute("SELECT id, session_id, created, data FROM reactloop_runs"
-                                " ORDER BY created DESC, id LIMIT %s", (limit,)).fetchall()
-        return [{**json.loads(r[3]), "id": r[0], "session_id": r[1], "created": r[2]}
-                for r in rows]
-
-    def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
-        with self._connection("read") as conn:
-            rows = conn.execute(
-                "SELECT s.id, s.created, s.updated, s.title,"
-                " (SELECT count(*) FROM reactloop_messages m WHERE m.session_id = s.id)"
-                f" FROM reactloop_sessions s {where} ORDER BY s.updated DESC, s.id",
-                params).fetchall()
-        return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
 
     def __repr__(self) -> str:
         return f"PostgresStore({redact(self.url)!r})"

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,8 @@ from typing import Any
 from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.messages import Message
 from reactloop.sessions import _codec, _filelock
-from reactloop.sessions._store import SessionInfo, check_session_id
+from reactloop.sessions._sql import SQLStore, valid_id
+from reactloop.sessions._store import check_session_id
 
 __all__ = ["SQLiteStore", "SQLiteWriter", "default_store_path"]
 
@@ -151,8 +151,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"PRAGMA user_version = {_VERSION}")
 
 
-class SQLiteStore:
-    """Sessions in one SQLite file (see the module docstring).
+class SQLiteStore(SQLStore):
+    """Sessions in one SQLite file (see the module docstring; what it shares with the
+    PostgreSQL store is in ``_sql.SQLStore``).
 
     Args:
         path: the database file (created with its folder); default
@@ -160,6 +161,9 @@ class SQLiteStore:
         durable: fsync every transaction (survives power loss, not only process crashes).
         timeout: seconds a writer waits for another one before failing.
     """
+
+    _prefix = ""
+    _mark = "?"
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, durable: bool = False,
                  timeout: float = 30.0) -> None:
@@ -206,11 +210,15 @@ class SQLiteStore:
             with self._errors(doing), _begin(conn):
                 yield conn
 
-    def _read(self, doing: str, sql: str, params: tuple[str, ...]) -> builtins.list[Any]:
+    def _rows(self, doing: str, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
         with self._lock:
             conn = self._connection()
             with self._errors(doing):
                 return conn.execute(sql, params).fetchall()
+
+    def _execute(self, doing: str, sql: str, params: Sequence[Any]) -> None:
+        with self._transaction(doing) as c:
+            c.execute(sql, params)
 
     def close(self) -> None:
         with self._lock:
@@ -226,7 +234,9 @@ class SQLiteStore:
 
     # -- the protocol --------------------------------------------------------------------------
     def get(self, session_id: str) -> builtins.list[Message]:
-        rows = self._read("read", "SELECT seq, data FROM messages WHERE session_id = ?"
+        if not valid_id(session_id):
+            return []
+        rows = self._rows("read", "SELECT seq, data FROM messages WHERE session_id = ?"
                           " ORDER BY seq", (session_id,))
         return _codec.decode_rows(rows, session_id, self.path)
 
@@ -251,14 +261,6 @@ class SQLiteStore:
                 "wait with session.wait = SECONDS")
         return SQLiteWriter(self, session_id, fd, path, self._write)
 
-    def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.append(messages)
-
-    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
-        with self.writer(session_id) as w:
-            w.replace(messages)
-
     def clear(self, session_id: str) -> None:
         with self.writer(session_id), self._transaction("write") as c:
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
@@ -276,30 +278,6 @@ class SQLiteStore:
         finally:
             w.close(remove=True)
         return found
-
-    def info(self, session_id: str) -> SessionInfo | None:
-        """One session's :class:`SessionInfo`, or ``None``."""
-        found = self._infos("WHERE s.id = ?", (session_id,))
-        return found[0] if found else None
-
-    def list(self) -> builtins.list[SessionInfo]:
-        return self._infos("", ())
-
-    # -- the CLI's run log (reactloop logs; not part of the SessionStore protocol) -------------
-    def log_run(self, run_id: str, session_id: str | None, record: Mapping[str, Any]) -> None:
-        """Store (or replace) the JSON-ready ``record`` of one run, next to its session."""
-        data = json.dumps(record, ensure_ascii=False, default=str)
-        with self._transaction("write to") as c:
-            c.execute("INSERT OR REPLACE INTO runs (id, session_id, created, data)"
-                      " VALUES (?, ?, ?, ?)", (run_id, session_id, time.time(), data))
-
-    def runs(self, limit: int | None = None) -> builtins.list[dict[str, Any]]:
-        """Run records, newest first, each with its ``id``, ``session_id`` and ``created``."""
-        rows = self._read("read", "SELECT id, session_id, created, data FROM runs"
-                          f" ORDER BY created DESC, id LIMIT {-1 if limit is None else int(limit)}",
-                          ())
-        return [{**json.loads(r[3]), "id": r[0], "session_id": r[1], "created": r[2]}
-                for r in rows]
 
     # -- internals -----------------------------------------------------------------------------
     def _write(self, session_id: str, messages: Sequence[Message], *, replace: bool) -> None:
@@ -322,13 +300,6 @@ class SQLiteStore:
                 " VALUES (?, ?, ?, ?, ?)",
                 [(session_id, last + i, m.role, row, now)
                  for i, (m, row) in enumerate(zip(messages, rows, strict=True), start=1)])
-
-    def _infos(self, where: str, params: tuple[str, ...]) -> builtins.list[SessionInfo]:
-        rows = self._read(
-            "read", "SELECT s.id, s.created, s.updated, s.title,"
-            " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
-            f" FROM sessions s {where} ORDER BY s.updated DESC, s.id", params)
-        return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"

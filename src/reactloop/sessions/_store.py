@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 from reactloop.errors import UserError
 from reactloop.messages import Message
 
-__all__ = ["SessionInfo", "SessionStore", "SessionWriter", "check_session_id"]
+__all__ = ["SessionInfo", "SessionStore", "SessionWriter", "StoreBase", "check_session_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +107,36 @@ class SessionStore(Protocol):
         ...
 
 
-def check_session_id(session_id: object) -> str:
-    """``session_id`` if it is a valid session id, else a :class:`UserError`."""
+class StoreBase:
+    """What every store of reactloop derives from its :meth:`writer`: the one-shot writes."""
+
+    def writer(self, session_id: str) -> SessionWriter:
+        raise NotImplementedError
+
+    def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end (creating the session), as the session's writer."""
+        with self.writer(session_id) as w:
+            w.append(messages)
+
+    def replace(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole history, as the session's writer."""
+        with self.writer(session_id) as w:
+            w.replace(messages)
+
+
+def check_session_id(session_id: object, *, what: str = "session id") -> str:
+    """``session_id`` if it is a valid session id, else a :class:`UserError`.
+
+    The one rule for ids, in every store and on every route of ``reactloop serve``: 1 to 200
+    characters, not all blank, none a control character below U+0020 or a lone surrogate
+    (no database column or URL takes those safely). ``/`` is allowed (the server takes it
+    percent-encoded). ``what`` names the id in the message (``"run id"``)."""
     if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
-            or any(ord(ch) < 32 or 0xD800 <= ord(ch) < 0xE000 for ch in session_id)):
-        raise UserError(f"a session id is a non-empty string of at most 200 printable "
-                        f"characters, got {session_id!r}")
+            or any(ord(ch) < 32 or 0xD800 <= ord(ch) < 0xE000
+                   for ch in session_id)):
+        shown = repr(session_id)
+        if len(shown) > 80:
+            shown = f"{shown[:60]}… ({len(str(session_id))} characters)"
+        raise UserError(f"a {what} is a non-empty string of at most 200 printable "
+                        f"characters, got {shown}")
     return session_id

@@ -98,6 +98,8 @@ class App {
       list = await this.api.sessions();
     } catch (e) {
       this.connected(false, e.message);
+      // the server answers but its store failed: its message names the store and the fix
+      if (e.status >= 500) clear($("session-list")).append(h("li.session-empty.session-error", { text: e.message }));
       return;
     }
     const ul = clear($("session-list"));

@@ -1,4 +1,5 @@
-"""Running the app with uvicorn, and saying where it listens once it does."""
+"""Running the app with uvicorn (the HTTP server process of ``reactloop serve``), and saying
+where it listens once it does."""
 
 from __future__ import annotations
 
