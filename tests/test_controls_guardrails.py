@@ -95,16 +95,25 @@ def test_an_output_guardrail_may_replace_the_answer_streamed_or_not() -> None:
     assert events[-1].result.messages[-1].content == "a s***** answer"
 
 
-def test_text_with_tool_calls_is_not_the_answer_and_passes_unchecked() -> None:
+def test_every_text_that_can_reach_a_client_is_checked() -> None:
     calls: list[str] = []
 
     def record(text: str) -> None:
         calls.append(text)
 
     model = ScriptedModel([ModelResponse(text="let me add", tool_calls=[
-        ToolCall("add", {"a": 1, "b": 2})]), "3"])
+        ToolCall("_add", {"a": 1, "b": 2})]), "3"])
     result = Agent(model, tools=[_add], output_guardrails=[record]).run_sync("1+2?")
-    assert result.output == "3" and calls == ["3"]
+    assert result.output == "3" and calls == ["let me add", "3"]
+
+
+def test_a_loop_control_answer_is_checked_too() -> None:
+    model = ScriptedModel([ToolCall("task_completion", {"result": f"Done: {SECRET}"})])
+    result = Agent(model, loop_control=True, output_guardrails=[no_launch_codes]).run_sync("q")
+    assert result.state is RunState.BLOCKED and "QUOKKA" not in str(result.to_dict())
+    model = ScriptedModel([ToolCall("task_completion", {"result": "a stupid answer"})])
+    result = Agent(model, loop_control=True, output_guardrails=[polite]).run_sync("q")
+    assert result.state is RunState.COMPLETED and result.output == "a s***** answer"
 
 
 def _add(a: int, b: int) -> int:

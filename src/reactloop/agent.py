@@ -132,8 +132,9 @@ class Agent(Generic[OutputT]):
             ``fn(text[, context])`` (sync or async) returns ``None`` to pass, a string to
             replace the text, or raises :class:`~reactloop.GuardrailTripped` to end the run
             ``BLOCKED`` (the message is then not stored).
-        output_guardrails: the same on the answer, before it is returned, stored or
-            streamed (streamed text is held until they pass).
+        output_guardrails: the same on every text the model sends out (the answer, text
+            beside tool calls, a loop-control tool's answer) before it is returned, stored
+            or streamed (streamed text is held until they pass).
         tool_input_guardrails: ``fn(call[, context])`` on each tool call before it runs:
             ``None``, new arguments (a dict), or ``GuardrailTripped``.
         tool_output_guardrails: ``fn(result[, context])`` on each tool result before the

@@ -14,7 +14,7 @@ each call, and the check before a response's tools run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,11 +24,12 @@ from reactloop.controls._fallback import FallbackModel, fallback_listener
 from reactloop.controls._guardrails import Guard, check_calls, check_results, check_text
 from reactloop.controls._limits import Budget, UsageLimits, outer_budget
 from reactloop.events import FallbackEvent, QueuedEvent
-from reactloop.messages import ModelRequest, ModelResponse, TextDelta
+from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import OnRetry, Runtime, ToolBatch
+from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
@@ -210,8 +211,7 @@ class RunControls:
             _concurrency.pool(_concurrency.pool_key(model), size).release()
 
     def _guards_answer(self, request: ModelRequest, response: ModelResponse) -> bool:
-        return (bool(self.controls.output_guardrails) and not response.tool_calls
-                and request.system == self.system)
+        return bool(self.controls.output_guardrails) and request.system == self.system
 
     @contextmanager
     def _in_budget(self) -> Iterator[None]:
@@ -223,11 +223,31 @@ class RunControls:
             outer_budget.reset(token)
 
     async def _checked(self, response: ModelResponse) -> ModelResponse:
-        text = response.text or ""
+        """Every text of the response that can reach a client — its text, and the answer a
+        loop-control tool carries (``task_completion``'s result) — after the output
+        guardrails (a replacement takes its place)."""
+        guards, ctx = self.controls.output_guardrails, self.ctx
         with self._in_budget():
-            checked = await check_text(self.controls.output_guardrails, "output", text,
-                                       self.ctx)
-        return response if checked == text else replace(response, text=checked)
+            text = response.text
+            if text:
+                text = await check_text(guards, "output", text, ctx)
+            calls = [await self._checked_call(c) if c.name in CONTROL_TOOL_NAMES else c
+                     for c in response.tool_calls]
+        if text == response.text and all(
+                a is b for a, b in zip(calls, response.tool_calls, strict=True)):
+            return response
+        return replace(response, text=text, tool_calls=tuple(calls))
+
+    async def _checked_call(self, call: ToolCall) -> ToolCall:
+        args = dict(call.arguments) if isinstance(call.arguments, Mapping) else {}
+        changed = False
+        for key, value in args.items():
+            if isinstance(value, str) and value:
+                checked = await check_text(self.controls.output_guardrails, "output", value,
+                                           self.ctx)
+                changed = changed or checked != value
+                args[key] = checked
+        return ToolCall(call.name, args, call.id, call.provider_details) if changed else call
 
     def _on_fallback(self, failed: str, next_model: str, error: BaseException) -> None:
         from reactloop._redact import redact
