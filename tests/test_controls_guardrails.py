@@ -198,3 +198,54 @@ def test_an_agent_guardrail_shares_the_guarded_runs_limits() -> None:
                   usage_limits=UsageLimits(max_requests=1))
     result = agent.run_sync("hi")  # the judge's call used the only request allowed
     assert result.state is RunState.USAGE_LIMIT
+
+
+def test_a_concurrent_input_guardrail_runs_beside_the_first_call(tmp_path: Path) -> None:
+    from reactloop.controls import concurrent_guardrail
+    from reactloop.messages import ModelRequest
+    from reactloop.testing import FunctionModel
+
+    order: list[str] = []
+
+    async def slow_check(text: str) -> None:
+        order.append("guardrail starts")
+        for _ in range(20):  # let the event loop run the model call meanwhile
+            await asyncio.sleep(0)
+        order.append("guardrail ends")
+        no_launch_codes(text)
+
+    async def answer(request: ModelRequest) -> str:
+        order.append("model answers")
+        return f"Echo: {request.messages[-1].content}"
+
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    agent = Agent(FunctionModel(answer), input_guardrails=[concurrent_guardrail(slow_check)])
+    ok = _stream(agent, "hello", agent.session("ok", store))
+    assert order.index("model answers") < order.index("guardrail ends")  # side by side
+    assert ok[-1].result.output == "Echo: hello"
+    assert [m.content for m in store.get("ok")] == ["hello", "Echo: hello"]
+
+    order.clear()
+    refused = _stream(agent, f"say {SECRET}", agent.session("no", store))
+    assert order.index("model answers") < order.index("guardrail ends")
+    assert refused[-1].result.state is RunState.BLOCKED
+    assert "Echo:" not in " ".join(str(e.to_dict()) for e in refused)  # the call's output
+    assert store.get("no") == []
+
+
+def test_a_concurrent_guardrail_that_replaces_the_message_asks_again() -> None:
+    from reactloop.controls import concurrent_guardrail
+    from reactloop.messages import ModelRequest
+    from reactloop.testing import FunctionModel
+
+    seen: list[str] = []
+
+    def answer(request: ModelRequest) -> str:
+        seen.append(request.messages[-1].content)
+        return f"Echo: {request.messages[-1].content}"
+
+    agent = Agent(FunctionModel(answer), input_guardrails=[concurrent_guardrail(polite)])
+    result = agent.run_sync("you stupid bot")
+    assert seen == ["you stupid bot", "you s***** bot"]  # the first reply was never used
+    assert result.output == "Echo: you s***** bot"
+    assert result.messages[0].content == "you s***** bot"

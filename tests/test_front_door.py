@@ -35,7 +35,7 @@ PUBLIC: dict[str, set[str]] = {
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
     "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits",
-                           "agent_guardrail"},
+                           "agent_guardrail", "concurrent_guardrail"},
     "reactloop.extensions": {"Extension"},
     "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
                       "serve_stdio"},

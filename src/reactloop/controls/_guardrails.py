@@ -21,7 +21,8 @@ from reactloop.messages import ToolCall
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 
-__all__ = ["Guard", "agent_guardrail", "check_calls", "check_results", "check_text", "guards"]
+__all__ = ["Guard", "agent_guardrail", "check_calls", "check_results", "check_text",
+           "concurrent_guardrail", "guards"]
 
 Guardrail = Callable[..., Any]
 """``fn(text)`` or ``fn(text, context)``, sync or async."""
@@ -30,7 +31,7 @@ Guardrail = Callable[..., Any]
 class Guard:
     """One guardrail, with what calling it needs worked out once."""
 
-    __slots__ = ("fn", "name", "with_context")
+    __slots__ = ("concurrent", "fn", "name", "with_context")
 
     def __init__(self, fn: Guardrail, where: str) -> None:
         if not callable(fn):
@@ -40,6 +41,8 @@ class Guard:
         self.fn = fn
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         self.with_context = _positional(fn) >= 2
+        self.concurrent = bool(getattr(fn, "reactloop_concurrent", False))
+        """Runs beside the first model call (:func:`concurrent_guardrail`)."""
 
     async def __call__(self, value: Any, ctx: RunContext) -> Any:
         out = self.fn(value, ctx) if self.with_context else self.fn(value)
@@ -150,3 +153,19 @@ def agent_guardrail(agent: Any, *, reason: str = "The request was refused by a g
 
     check.__name__ = name or agent.name
     return check
+
+
+def concurrent_guardrail(fn: Guardrail) -> Guardrail:
+    """Mark an input guardrail to run beside the run's first model call instead of before it
+    (a slow check, such as :func:`agent_guardrail`, then costs no latency). That call's output
+    is held until the guardrail passes; a trip discards it, a replacement sends the call again
+    with the new message. The message reaches the session store only once it passed."""
+    if not callable(fn):
+        raise UserError(f"concurrent_guardrail({fn!r}): pass a guardrail function")
+
+    async def guardrail(text: str, context: RunContext) -> Any:
+        return await Guard(fn, "concurrent_guardrail(...)")(text, context)
+
+    guardrail.__name__ = getattr(fn, "__name__", None) or type(fn).__name__
+    guardrail.reactloop_concurrent = True  # type: ignore[attr-defined]
+    return guardrail

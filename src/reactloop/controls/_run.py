@@ -14,6 +14,7 @@ each call, and the check before a response's tools run.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, replace
@@ -86,6 +87,8 @@ class RunControls:
         self.counter = counter
         limited = controls.limits is not None or outer is not None
         self.budget = Budget(controls.limits, outer) if limited else None
+        self.input_check: asyncio.Future[str] | None = None
+        """Input guardrails running beside the first model call (``concurrent_guardrail``)."""
         self.checks_budget = self.budget is not None and any(
             b.limits is not None for b in self.budget.chain())
 
@@ -99,17 +102,52 @@ class RunControls:
         last = ctx.messages[-1]
         if last.role != "user" or last.metadata.get("kind") is not None:
             return
+        now = tuple(g for g in guards if not g.concurrent)
+        beside = tuple(g for g in guards if g.concurrent)
+        text = await self._input(now, last.content) if now else last.content
+        if beside:  # beside the first model call, whose output is held until they pass
+            self.input_check = asyncio.ensure_future(self._input(beside, text))
+            self.input_check.add_done_callback(_retrieved)
+            self._accept(text, write=False)
+            return
+        self._accept(text)
+
+    async def _input(self, guards: tuple[Guard, ...], text: str) -> str:
         try:
             with self._in_budget():
-                text = await check_text(guards, "input", last.content, ctx)
+                return await check_text(guards, "input", text, self.ctx)
         except BaseException:
-            ctx.messages.pop()  # refused: neither stored nor in the result's history
+            self.ctx.messages.pop()  # refused: neither stored nor in the result's history
             raise
+
+    def _accept(self, text: str, *, write: bool = True) -> None:
+        """The prompt passed (as ``text``): in the history, then to the write-ahead hook."""
+        ctx = self.ctx
+        last = ctx.messages[-1]
         if text != last.content:
             last = ctx.messages[-1] = replace(last, content=text)
             ctx.prompt = text
-        if ctx.on_message is not None:
+        if write and ctx.on_message is not None:
             ctx.on_message(last)
+
+    async def _input_passed(self, request: ModelRequest) -> ModelRequest | None:
+        """Wait for the input guardrails running beside the first call (raising their trip);
+        the request to send again when they replaced the message, else None."""
+        task, self.input_check = self.input_check, None
+        if task is None:
+            return None
+        before = self.ctx.messages[-1]
+        self._accept(await task)
+        after = self.ctx.messages[-1]
+        if after is before:
+            return None
+        return replace(request, messages=tuple(after if m is before else m
+                                               for m in request.messages))
+
+    def _drop_input_check(self) -> None:
+        if self.input_check is not None:
+            self.input_check.cancel()
+            self.input_check = None
 
     def charge(self, response: ModelResponse, cost: float | None, model: str) -> None:
         """A model call answered: count it toward the limits."""
@@ -144,40 +182,59 @@ class RunControls:
 
     async def call_model(self, model: Model, request: ModelRequest, *,
                          on_retry: OnRetry) -> ModelResponse:
-        await self._before(model, request)
-        token = fallback_listener.set(self._on_fallback)
+        main = request.system == self.system  # the loop's own request, not a summarizer's
         try:
-            response = await self.inner.call_model(model, request, on_retry=on_retry)
-        finally:
-            fallback_listener.reset(token)
-            self._release(model)
-        if self._guards_answer(request, response):
+            response = await self._call(model, request, on_retry)
+            if main and (again := await self._input_passed(request)) is not None:
+                response = await self._call(model, again, on_retry)  # the replaced message
+        except BaseException:
+            self._drop_input_check()
+            raise
+        if main and self.controls.output_guardrails:
             response = await self._checked(response)
         return response
 
     async def stream_model(self, model: Model, request: ModelRequest, *, on_retry: OnRetry
                            ) -> AsyncIterator[TextDelta | ModelResponse]:
-        await self._before(model, request)
-        # with output guardrails the text is held until the answer passes (nothing refused
-        # reaches a client)
-        hold = bool(self.controls.output_guardrails) and request.system == self.system
+        main = request.system == self.system
+        checking = main and self.input_check is not None
+        # text is held while an input guardrail runs beside this call, and with output
+        # guardrails until it passes them: nothing refused reaches a client
+        hold = checking or (main and bool(self.controls.output_guardrails))
         response = None
-        token = fallback_listener.set(self._on_fallback)
         try:
-            async for item in self.inner.stream_model(model, request, on_retry=on_retry):
-                if isinstance(item, ModelResponse):
-                    response = item
-                elif not hold:
-                    yield item
-        finally:
-            fallback_listener.reset(token)
-            self._release(model)
+            await self._before(model, request)
+            token = fallback_listener.set(self._on_fallback)
+            try:
+                async for item in self.inner.stream_model(model, request, on_retry=on_retry):
+                    if isinstance(item, ModelResponse):
+                        response = item
+                    elif not hold:
+                        yield item
+            finally:
+                fallback_listener.reset(token)
+                self._release(model)
+            if checking and (again := await self._input_passed(request)) is not None:
+                response = await self._call(model, again, on_retry)
+        except BaseException:
+            self._drop_input_check()
+            raise
         assert response is not None
-        if self._guards_answer(request, response):
+        if main and self.controls.output_guardrails:
             response = await self._checked(response)
         if hold and response.text:
             yield TextDelta(response.text)
         yield response
+
+    async def _call(self, model: Model, request: ModelRequest, on_retry: OnRetry
+                    ) -> ModelResponse:
+        await self._before(model, request)
+        token = fallback_listener.set(self._on_fallback)
+        try:
+            return await self.inner.call_model(model, request, on_retry=on_retry)
+        finally:
+            fallback_listener.reset(token)
+            self._release(model)
 
     async def run_tools(self, batch: ToolBatch) -> list[ToolResult]:
         c, ctx = self.controls, self.ctx
@@ -209,9 +266,6 @@ class RunControls:
         size = self.controls.concurrency
         if size is not None:
             _concurrency.pool(_concurrency.pool_key(model), size).release()
-
-    def _guards_answer(self, request: ModelRequest, response: ModelResponse) -> bool:
-        return bool(self.controls.output_guardrails) and request.system == self.system
 
     @contextmanager
     def _in_budget(self) -> Iterator[None]:
@@ -259,3 +313,9 @@ def _wants_price(budget: Budget) -> bool:
     return any(b.limits is not None and b.limits.max_cost_usd is not None
                for b in budget.chain())
 
+
+def _retrieved(task: asyncio.Future[str]) -> None:
+    """A check nobody waits for any more (the run ended first): its outcome is not lost
+    noise in the log."""
+    if not task.cancelled():
+        task.exception()
