@@ -120,3 +120,24 @@ def test_import_reactloop_does_not_import_genai_prices() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_eval_transcripts_add_up_the_cost_of_their_turns() -> None:
+    from reactloop.evals._transcript import Transcript, TranscriptBuilder
+
+    def end(cost: float | None) -> RunEndEvent:
+        reply = ModelResponse("ok", usage=Usage(1_000, 0),
+                              model_name="gpt-4o" if cost is not None else "unknown-x")
+        result = Agent(FunctionModel(lambda r: reply)).run_sync("q")
+        assert result.metrics.cost_usd == (pytest.approx(cost) if cost is not None else None)
+        return RunEndEvent(result.run_id, result)
+
+    priced = TranscriptBuilder(("a", "b"))
+    priced.add(end(0.0025))
+    priced.add(end(0.0025))
+    assert priced.transcript.cost_usd == pytest.approx(0.005)
+    assert Transcript.from_dict(priced.transcript.to_dict()).cost_usd == pytest.approx(0.005)
+    mixed = TranscriptBuilder(("a", "b"))
+    mixed.add(end(0.0025))
+    mixed.add(end(None))
+    assert mixed.transcript.cost_usd is None  # unknown, not a partial sum
