@@ -75,3 +75,20 @@ def test_queued_time_is_an_event() -> None:
 def test_the_limit_is_checked() -> None:
     with pytest.raises(UserError, match="model_concurrency"):
         Agent(FunctionModel(InFlight()), model_concurrency=0)
+
+
+def test_queued_time_is_a_span_event_too() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from reactloop.testing import capture_spans
+
+    counter = InFlight()
+    agent = Agent(FunctionModel(counter), model_concurrency=1, instrument=True)
+
+    async def main() -> None:
+        await asyncio.gather(agent.run("a"), agent.run("b"))
+
+    with capture_spans() as spans:
+        asyncio.run(main())
+    waits = [e for run in spans.named("invoke_agent agent") for e in run.events
+             if e.name == "reactloop.queued"]
+    assert len(waits) == 1 and (waits[0].attributes or {})["reactloop.queued.seconds"] > 0

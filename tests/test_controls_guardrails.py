@@ -249,3 +249,16 @@ def test_a_concurrent_guardrail_that_replaces_the_message_asks_again() -> None:
     assert seen == ["you stupid bot", "you s***** bot"]  # the first reply was never used
     assert result.output == "Echo: you s***** bot"
     assert result.messages[0].content == "you s***** bot"
+
+
+def test_each_check_is_a_span_event() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from reactloop.testing import capture_spans
+
+    with capture_spans() as spans:
+        Agent(ScriptedModel(["fine"]), input_guardrails=[no_launch_codes],
+              output_guardrails=[polite], instrument=True).run_sync("hello")
+    (run,) = spans.named("invoke_agent agent")
+    checks = [(e.attributes or {}) for e in run.events if e.name == "reactloop.guardrail"]
+    assert [(a["reactloop.guardrail.kind"], a["reactloop.guardrail.outcome"])
+            for a in checks] == [("input", "passed"), ("output", "passed")]

@@ -29,8 +29,11 @@ from reactloop._spec import RunSpec
 from reactloop.events import (
     CompactionEvent,
     Event,
+    FallbackEvent,
+    GuardrailEvent,
     IterationStartEvent,
     NoToolCallEvent,
+    QueuedEvent,
     RunEndEvent,
     WarningEvent,
 )
@@ -176,10 +179,31 @@ def _close(run: RunTrace, state: RunState, result: RunResult | None) -> None:
 
 
 _Handler = Callable[[RunSpec, RunTrace, Any], None]
+def _guardrail(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    run.span.add_event("reactloop.guardrail", {
+        "reactloop.guardrail.kind": event.kind, "reactloop.guardrail.name": event.guardrail,
+        "reactloop.guardrail.outcome": event.outcome, "reactloop.iteration": run.iteration})
+
+
+def _fallback(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    run.span.add_event("reactloop.fallback", {
+        "reactloop.fallback.failed": event.failed, "reactloop.fallback.next": event.next,
+        "reactloop.fallback.error": event.error, "reactloop.iteration": run.iteration})
+
+
+def _queued(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    run.span.add_event("reactloop.queued", {"reactloop.queued.model": event.model,
+                                            "reactloop.queued.seconds": event.waited,
+                                            "reactloop.iteration": run.iteration})
+
+
 _HANDLERS: dict[type[Event], _Handler] = {
     IterationStartEvent: _iteration,
     CompactionEvent: _compaction,
     NoToolCallEvent: _no_tool_call,
     WarningEvent: _warning,
+    GuardrailEvent: _guardrail,
+    FallbackEvent: _fallback,
+    QueuedEvent: _queued,
     RunEndEvent: _run_end,
 }
