@@ -262,3 +262,21 @@ def test_each_check_is_a_span_event() -> None:
     checks = [(e.attributes or {}) for e in run.events if e.name == "reactloop.guardrail"]
     assert [(a["reactloop.guardrail.kind"], a["reactloop.guardrail.outcome"])
             for a in checks] == [("input", "passed"), ("output", "passed")]
+
+
+def test_guardrails_hold_text_in_the_one_outgoing_gate_which_still_redacts() -> None:
+    from reactloop._redact import add_secret, redact
+
+    add_secret("sk-guarded-4f9a8b7c6d5e")
+    answer = "The key is sk-guarded-4f9a8b7c6d5e, keep it stupid safe."
+    events = _stream(Agent(ScriptedModel([answer]), output_guardrails=[polite]), "q")
+    deltas = [e.text for e in events if e.type == "text_delta"]
+    assert deltas == [redact("The key is sk-guarded-4f9a8b7c6d5e, keep it s***** safe.")]
+    assert "sk-guarded" not in deltas[0]
+
+
+def test_a_typed_answer_streams_no_partial_outputs_while_held() -> None:
+    events = _stream(Agent(ScriptedModel(['{"n": 1}']), output_type=dict,
+                           output_guardrails=[polite]), "q")
+    assert "partial_output" not in [e.type for e in events]
+    assert events[-1].result.output == {"n": 1}

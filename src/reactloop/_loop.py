@@ -312,8 +312,10 @@ class _Loop:
             yield ev
         for attempt in (1, 2):
             response = None
-            partial = None if out is None else PartialOutput(out)
-            outgoing = TextGate()  # streamed text leaves only through it (redaction hold-back)
+            # streamed text leaves only through the gate (redaction hold-back; guardrails
+            # hold it all until they pass)
+            outgoing = TextGate(self.controls is not None and self.controls.holds(request))
+            partial = None if out is None or outgoing.hold else PartialOutput(out)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
                                                        on_retry=self._on_retry):
@@ -326,7 +328,7 @@ class _Loop:
                             yield PartialOutputEvent(ctx.run_id, k, got[0])
                     else:
                         response = item
-            if released := outgoing.flush():
+            if released := outgoing.flush(None if response is None else response.text):
                 yield TextDeltaEvent(ctx.run_id, k, released)
             assert response is not None
             if not self._retry_truncated(attempt, response):

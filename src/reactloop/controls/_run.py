@@ -198,9 +198,6 @@ class RunControls:
                            ) -> AsyncIterator[TextDelta | ModelResponse]:
         main = request.system == self.system
         checking = main and self.input_check is not None
-        # text is held while an input guardrail runs beside this call, and with output
-        # guardrails until it passes them: nothing refused reaches a client
-        hold = checking or (main and bool(self.controls.output_guardrails))
         response = None
         try:
             await self._before(model, request)
@@ -209,7 +206,7 @@ class RunControls:
                 async for item in self.inner.stream_model(model, request, on_retry=on_retry):
                     if isinstance(item, ModelResponse):
                         response = item
-                    elif not hold:
+                    else:  # to the run's text gate, which holds it (see holds)
                         yield item
             finally:
                 fallback_listener.reset(token)
@@ -222,9 +219,14 @@ class RunControls:
         assert response is not None
         if main and self.controls.output_guardrails:
             response = await self._checked(response)
-        if hold and response.text:
-            yield TextDelta(response.text)
         yield response
+
+    def holds(self, request: ModelRequest) -> bool:
+        """Whether the run's text gate holds ``request``'s streamed text until its response
+        is checked: while an input guardrail runs beside the call, and with output
+        guardrails (nothing refused reaches a client)."""
+        return request.system == self.system and (
+            self.input_check is not None or bool(self.controls.output_guardrails))
 
     async def _call(self, model: Model, request: ModelRequest, on_retry: OnRetry
                     ) -> ModelResponse:
