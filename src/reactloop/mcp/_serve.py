@@ -22,7 +22,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from reactloop._approvals import gated_calls
+from reactloop.approvals._gate import gated_calls
 from reactloop.errors import UserError
 from reactloop.messages import ToolCall
 from reactloop.tools._registry import ToolRegistry, as_tool
@@ -120,7 +120,7 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
     """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``.
 
     Calls that need approval are refused (``isError``) unless ``approve_all``."""
-    from reactloop import __version__
+    from reactloop._version import __version__
 
     registry = ToolRegistry(tools)
 
@@ -133,8 +133,7 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
-        if not approve_all and gated_calls([call], registry, False, frozenset(), _RUN_ID, None,
-                                           {}):
+        if not approve_all and gated_calls([call], registry, False, _RUN_ID, None, {}):
             return types.CallToolResult(content=[types.TextContent(
                 type="text", text=_refusal(f"the call of {params.name}"))], is_error=True)
         result = await registry.execute_one(call, run_id=_RUN_ID)

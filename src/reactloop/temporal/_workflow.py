@@ -1,7 +1,7 @@
 """The workflow: reactloop's loop, run by Temporal, turn after turn.
 
 One workflow is one conversation. It runs a turn (``reactloop._loop.run_events``, the same loop
-as in-process, over a :class:`~reactloop.temporal._runtime.WorkflowRuntime`), then either
+as in-process, over a :class:`~reactloop.temporal._workflow_runtime.WorkflowRuntime`), then either
 ends (a plain run) or waits — durably, for as long as it takes — for its next input: always
 after a turn that ended in one of the :data:`WAITS` states (``WAITING_FOR_USER``,
 ``WAITING_FOR_APPROVAL``), and after every turn of a session.
@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
 from reactloop.approvals import apply_decisions, pending_approvals, waiting_run_id
+from reactloop.approvals._gate import turn_iterations
 from reactloop.errors import ApprovalError
 from reactloop.events import RunEndEvent, WarningEvent
 from reactloop.messages import Message
@@ -45,7 +45,7 @@ from reactloop.result import RunResult, RunState
 from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_to_dict, json_size, message_list, run_result_to_dict
 from reactloop.temporal._config import Durable
-from reactloop.temporal._runtime import WorkflowRuntime
+from reactloop.temporal._workflow_runtime import WorkflowRuntime
 
 __all__ = ["workflow_class"]
 
@@ -156,13 +156,13 @@ class _Conversation:
         return ctx
 
     async def _retrieve(self, ctx: RunContext) -> None:
-        """Retrieved context (``context_providers``) comes from an activity: providers do
-        I/O, which a workflow must not."""
-        if not any(ext.key == "retrieved" for ext in self.agent.agent.spec.extensions):
+        """Extensions whose start does I/O (``start_does_io``: retrieved context) start in an
+        activity, which a workflow must leave I/O to; the loop then finds their state."""
+        if not any(ext.start_does_io for ext in self.agent.agent.spec.extensions):
             return
         out = await workflow.execute_activity(self.agent.names.retrieve, ctx.prompt,
                                               result_type=dict, **self.agent.list_options())
-        ctx.state["retrieved"] = list(out.get("texts") or ())
+        ctx.state.update(out.get("state") or {})
         for message in out.get("warnings") or ():
             ctx.emit(WarningEvent(ctx.run_id, "context_provider", str(message)))
 
