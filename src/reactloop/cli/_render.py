@@ -153,12 +153,30 @@ def _approval_decided(d: Mapping[str, Any], limit: int | None) -> str:
     return f"[yellow]  {name}: approved[/]"
 
 
+def _fallback(d: Mapping[str, Any], limit: int | None) -> str:
+    return (f"[yellow]  {escape(str(d.get('failed')))} failed "
+            f"({escape(short(d.get('error', ''), 160))}); {escape(str(d.get('next')))} "
+            "takes the request[/]")
+
+
+def _guardrail(d: Mapping[str, Any], limit: int | None) -> str | None:
+    outcome, name = d.get("outcome"), escape(f"{d.get('guardrail')} ({d.get('kind')})")
+    if outcome == "tripped":
+        return f"[red]  guardrail {name} refused: {escape(short(d.get('reason', ''), 160))}[/]"
+    return f"[dim]  guardrail {name}: {escape(str(outcome))}[/]"
+
+
+def _queued(d: Mapping[str, Any], limit: int | None) -> str:
+    return (f"[dim]  waited {float(d.get('waited') or 0):.1f}s for a free "
+            f"{escape(str(d.get('model')))} slot (model concurrency)[/]")
+
+
 _FORMATS: dict[str, Format] = {
     "approval_requested": _approval_requested, "approval_decided": _approval_decided,
     "tool_call": _tool_call, "tool_result": _tool_result, "tool_error": _tool_result,
     "no_tool_call": _no_tool_call, "compaction": _compaction, "retry": _retry,
     "model_call": _model_call, "custom": _custom, "plan_update": _plan, "thought": _thought,
-    "warning": _warning,
+    "warning": _warning, "fallback": _fallback, "guardrail": _guardrail, "queued": _queued,
 }
 
 
