@@ -70,3 +70,22 @@ def test_limit_flags_are_checked_and_refused_with_an_agent(tmp_path: Path) -> No
     both = reactloop(tmp_path, "run", "--agent", "controls_agents:limited", "--max-requests",
                      "3", "hi")
     assert both.returncode == 2 and "--max-requests" in both.stderr
+
+
+def test_logs_show_the_cost_or_say_it_is_unknown(tmp_path: Path) -> None:
+    from _recorded_server import payload, recorded_server
+
+    with recorded_server() as server:
+        server.queue(payload("openai", "done_stream.sse"))
+        priced = reactloop(tmp_path, "run", "-m", "openai:gpt-4o-mini", "--base-url",
+                           f"{server.url}/v1", "hi")
+    assert priced.returncode == 0, priced.stderr
+    assert reactloop(tmp_path, "run", "--agent", "controls_agents:limited", "go").returncode == 8
+    listing = reactloop(tmp_path, "logs", "--json")
+    import json
+
+    runs = json.loads(listing.stdout)
+    assert [r["state"] for r in runs] == ["usage_limit", "completed"]
+    assert runs[0]["cost"] is None and runs[1]["cost"] > 0  # scripted: unknown; gpt-4o-mini
+    shown = reactloop(tmp_path, "logs", "show", runs[0]["id"])
+    assert "cost unknown" in shown.stdout + shown.stderr
