@@ -14,6 +14,7 @@ model answers::
 """
 
 from reactloop._instrument import instrument
+from reactloop._multi import Handoff
 from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
@@ -57,6 +58,7 @@ __all__ = [
     "Event",
     "FallbackModel",
     "GuardrailTripped",
+    "Handoff",
     "Message",
     "Metrics",
     "Model",

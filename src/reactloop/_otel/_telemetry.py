@@ -31,6 +31,7 @@ from reactloop.events import (
     Event,
     FallbackEvent,
     GuardrailEvent,
+    HandoffEvent,
     IterationStartEvent,
     NoToolCallEvent,
     QueuedEvent,
@@ -90,7 +91,8 @@ class Telemetry(Settings):
                     if token is not None:
                         otel_context.detach(token)
                 handle = handlers.get(type(event))
-                if handle is not None:
+                # a sub-run's events (an agent called as a tool) are its own span's business
+                if handle is not None and event.parent_run_id is None:
                     starting = False if type(event) is IterationStartEvent else starting
                     handle(spec, run, event)
                 yield event
@@ -178,6 +180,13 @@ def _close(run: RunTrace, state: RunState, result: RunResult | None) -> None:
     span.end()
 
 
+def _handoff(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    """The run goes on with another agent: an event, and the agent that answers."""
+    run.span.add_event("reactloop.handoff", {"reactloop.handoff.from": event.from_agent,
+                                             "reactloop.handoff.to": event.to_agent})
+    run.span.set_attribute("reactloop.run.agent", event.to_agent)
+
+
 _Handler = Callable[[RunSpec, RunTrace, Any], None]
 def _guardrail(spec: RunSpec, run: RunTrace, event: Any) -> None:
     run.span.add_event("reactloop.guardrail", {
@@ -206,4 +215,5 @@ _HANDLERS: dict[type[Event], _Handler] = {
     FallbackEvent: _fallback,
     QueuedEvent: _queued,
     RunEndEvent: _run_end,
+    HandoffEvent: _handoff,
 }
