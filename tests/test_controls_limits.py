@@ -212,3 +212,16 @@ def test_usage_limit_exceeded_raised_inside_a_run_ends_it_usage_limit() -> None:
 
     result = Agent(FunctionModel(fn)).run_sync("go")
     assert result.state is RunState.USAGE_LIMIT and "quota is spent" in result.output
+
+
+def test_an_agent_called_as_a_tool_shares_its_callers_limits() -> None:
+    child_model = ScriptedModel([*_calls(5), "child done"])
+    child = Agent(child_model, tools=[add], name="math")
+    parent_model = ScriptedModel([ToolCall("math", {"task": "add things"}), "never"])
+    parent = Agent(parent_model, tools=[child.as_tool()], name="boss",
+                   usage_limits=UsageLimits(max_requests=3))
+    result = parent.run_sync("go")
+    # the caller's first call, then two of the sub-agent's: the third would pass the limit
+    assert len(parent_model.requests) == 1 and len(child_model.requests) == 2
+    _ends_cleanly(result, "max_requests=3")
+    assert result.metrics.requests == 3  # the sub-run's calls are in the caller's metrics
