@@ -328,3 +328,21 @@ def test_the_official_a2a_js_client(a2a_server: ServeProcess) -> None:
     assert out["streamedFinal"] == "TASK_STATE_COMPLETED"
     assert out["streamedAnswer"] == "echo: streamed from js (turn 2)"
     assert out["cancelled"] == "TASK_STATE_CANCELED"
+
+
+# -- the context lives in the session store: PostgreSQL, across two servers ----------------------
+
+def test_a_context_continues_on_another_server_sharing_a_postgres_store(
+        postgres_url: str, tmp_path: Path) -> None:
+    servers = [ServeProcess("--agent", "a2a_agents:agent", "--store", postgres_url,
+                            store=tmp_path / f"{name}.sqlite3").start() for name in "ab"]
+    try:
+        ctx = f"pg-{uuid.uuid4().hex}"
+        answers = [text_of(final(send(server.url, message(text, ctx))))
+                   for server, text in zip(servers * 2, ["one", "two", "three", "four"],
+                                           strict=True)]
+    finally:
+        for server in servers:
+            server.stop()
+    assert answers == ["echo: one (turn 1)", "echo: two (turn 2)", "echo: three (turn 3)",
+                       "echo: four (turn 4)"]
