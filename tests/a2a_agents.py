@@ -12,18 +12,21 @@ the turn's user message (it ends every run with a loop-control tool):
   session so far, so a continued conversation shows).
 
 ``typed`` answers every message with a :class:`Verdict` (a typed output: a data part).
-``caller`` calls the agent served at ``$A2A_REMOTE_URL`` as a tool (see tests/test_a2a_call.py).
+``caller`` calls the agent served at ``$A2A_REMOTE_URL`` (agent B) as the tool ``ask_b``: B
+asks a question, ``caller`` answers it, then reports B's answer (tests/test_a2a_call.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Any
 
 from pydantic import BaseModel
 
 from reactloop import Agent, ToolCall, tool
+from reactloop.a2a import A2AAgent
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ModelRequest
 from reactloop.testing import FunctionModel
@@ -114,3 +117,20 @@ def _verdict(request: ModelRequest) -> Any:
 
 
 typed = Agent(model=_model(_verdict, "scripted-typed"), output_type=Verdict, name="a2a-typed")
+
+
+def _delegate(request: ModelRequest) -> Any:
+    """``caller``'s model: asks B for a greeting, answers B's question, reports B's answer."""
+    _, after = _turn(request)
+    tools = [m for m in after if m.role == "tool"]
+    if not tools:
+        return ToolCall("ask_b", {"task": "ask"})
+    if "asks: What is your name?" in tools[-1].content:
+        return ToolCall("ask_b", {"task": "my name is Ada"})
+    return f"B said: {tools[-1].content}"
+
+
+remote = A2AAgent(os.environ.get("A2A_REMOTE_URL", "http://127.0.0.1:9"), name="b",
+                  description="Agent B (greets people).")
+caller = Agent(model=_model(_delegate, "scripted-caller"), tools=[remote.as_tool(name="ask_b")],
+               name="a2a-caller", max_iterations=6)

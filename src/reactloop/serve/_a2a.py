@@ -82,6 +82,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from reactloop.a2a._client import json_value
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, UserError
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
@@ -95,7 +96,7 @@ if TYPE_CHECKING:
     from reactloop.serve._security import Scrubber
     from reactloop.skills import Skill
 
-__all__ = ["A2A_PATH", "ReactloopExecutor", "a2a_routes", "agent_card", "json_value"]
+__all__ = ["A2A_PATH", "ReactloopExecutor", "a2a_routes", "agent_card"]
 
 A2A_PATH: Final = "/api/a2a"
 """Where the JSON-RPC endpoint is (under ``/api/``: the token guards it)."""
@@ -314,18 +315,6 @@ def _read_parts(message: Message) -> tuple[str, list[Any]]:
                 message=f"part {i} is a {kind or 'empty'} part ({part.media_type or 'no type'})"
                         "; this agent accepts text and data parts")
     return "\n".join(texts), data
-
-
-def json_value(value: Any) -> Any:
-    """``value`` read from a protobuf ``Value`` as JSON reads it: protobuf keeps every number
-    as a double, so whole numbers come back as ints (``3.0`` → ``3``)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: json_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_value(v) for v in value]
-    return value
 
 
 def _prompt(text: str, data: list[Any]) -> str:
