@@ -234,3 +234,40 @@ def test_agent_a_calls_agent_b_over_a2a_and_answers_its_question(tmp_path: Path)
                                                    for e in b_events)
     # one conversation on B: one session holding both messages
     assert len(b_sessions) == 1
+
+
+# -- reactloop run --a2a URL TASK -----------------------------------------------------------------
+
+def test_run_a2a_sends_the_task_and_answers_a_question(tmp_path: Path) -> None:
+    from _cli import reactloop
+
+    b = ServeProcess("--agent", "a2a_agents:agent", store=tmp_path / "b.sqlite3").start()
+    try:
+        done = reactloop(tmp_path, "run", "--a2a", b.url, "hello remote")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "echo: hello remote (turn 1)\n"
+        assert "→ echo" in done.stderr and "completed" in done.stderr
+        asked = reactloop(tmp_path, "run", "--a2a", b.url, "--json", "ask")
+        assert asked.returncode == 3, asked.stderr
+        reply = json.loads(asked.stdout)
+        assert reply["state"] == "TASK_STATE_INPUT_REQUIRED"
+        assert reply["output"] == "What is your name?"
+        answered = reactloop(tmp_path, "run", "--a2a", b.url, "--session", reply["context_id"],
+                             "--task-id", reply["task_id"], "-q", "my name is Ada")
+        assert answered.returncode == 0, answered.stderr
+        assert answered.stdout == "Hello, Ada (after 2 messages)\n" and answered.stderr == ""
+    finally:
+        b.stop()
+
+
+def test_run_a2a_errors_are_one_line(tmp_path: Path) -> None:
+    from _cli import reactloop
+
+    down = reactloop(tmp_path, "run", "--a2a", f"http://127.0.0.1:{free_port()}", "hi")
+    assert down.returncode == 1
+    assert down.stderr.startswith("reactloop: the remote agent") and \
+        len(down.stderr.strip().splitlines()) == 1
+    mixed = reactloop(tmp_path, "run", "--a2a", "http://127.0.0.1:1", "--model", "local", "hi")
+    assert mixed.returncode == 2 and "drop --model" in mixed.stderr
+    lone = reactloop(tmp_path, "run", "--task-id", "t1", "hi")
+    assert lone.returncode == 2 and "--task-id applies to A2A agents" in lone.stderr

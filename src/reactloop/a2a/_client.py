@@ -73,11 +73,13 @@ class A2AAgent:
             URL; :meth:`fetch_card` reads the card's).
         timeout: seconds one call may take (connecting, then the whole task), default 300.
         headers: more HTTP headers for every request.
+        transport: an ``httpx`` transport for the requests, e.g. ``httpx.ASGITransport(app)``
+            to call an app in this process (``reactloop.serve.create_app``).
     """
 
     def __init__(self, url: str, token: str | None = None, *, name: str | None = None,
                  description: str | None = None, timeout: float = 300.0,
-                 headers: Mapping[str, str] | None = None) -> None:
+                 headers: Mapping[str, str] | None = None, transport: Any = None) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise UserError(f"A2AAgent needs an http(s) URL, got {url!r}")
         if not timeout or timeout <= 0:
@@ -89,6 +91,7 @@ class A2AAgent:
         self.description = description or f"The remote agent at {self.url} (A2A)."
         self.timeout = timeout
         self.headers = dict(headers or {})
+        self.transport = transport
         self._card: Any = None
 
     def __repr__(self) -> str:
@@ -124,8 +127,8 @@ class A2AAgent:
         headers = dict(self.headers)
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout,
-                                                                        connect=10.0))
+        return httpx.AsyncClient(headers=headers, transport=self.transport,
+                                 timeout=httpx.Timeout(self.timeout, connect=10.0))
 
     # -- one message ---------------------------------------------------------------------------
     async def send(self, text: str, *, context_id: str | None = None,
