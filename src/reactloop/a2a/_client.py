@@ -20,6 +20,7 @@ continue one conversation with the remote.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import uuid
@@ -127,7 +128,7 @@ class A2AAgent:
         headers = dict(self.headers)
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        return httpx.AsyncClient(headers=headers, transport=self.transport,
+        return httpx.AsyncClient(headers=headers, transport=self.transport, verify=_tls(),
                                  timeout=httpx.Timeout(self.timeout, connect=10.0))
 
     # -- one message ---------------------------------------------------------------------------
@@ -359,6 +360,15 @@ def _summary(data: dict[str, Any]) -> dict[str, Any]:
     if kind == "artifactUpdate":
         out["artifact"] = body.get("artifact", {})
     return out
+
+
+@functools.cache
+def _tls() -> Any:
+    """One TLS context for every call: building one loads the CA bundle (tens of ms), which
+    a client made per call would otherwise pay each time."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _text(value: Any) -> str:
