@@ -271,3 +271,38 @@ def test_run_a2a_errors_are_one_line(tmp_path: Path) -> None:
     assert mixed.returncode == 2 and "drop --model" in mixed.stderr
     lone = reactloop(tmp_path, "run", "--task-id", "t1", "hi")
     assert lone.returncode == 2 and "--task-id applies to A2A agents" in lone.stderr
+
+
+# -- one trace across the call: traceparent from A2AAgent, picked up by the server ----------------
+
+def test_the_remote_run_joins_the_callers_trace(tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="pip install 'reactloop[otel]'")
+    import time
+
+    import uvicorn
+
+    from reactloop.serve import create_app
+    from reactloop.testing import capture_spans
+
+    b = Agent(model=ScriptedModel(["pong"]), name="b")
+    port = free_port()
+    # another thread, another event loop: only the traceparent header can carry the trace
+    server = uvicorn.Server(uvicorn.Config(create_app(b, store=tmp_path / "b.sqlite3"),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.01)  # polling for a condition, not waiting a fixed time
+    try:
+        with capture_spans() as spans:
+            result, _ = run_with(A2AAgent(f"http://127.0.0.1:{port}"), "ping")
+    finally:
+        server.should_exit = True
+        thread.join(30)
+    assert tool_messages(result)[0].content == "pong"
+    [call] = spans.named("execute_tool")
+    [remote_run] = spans.named("invoke_agent b")
+    assert remote_run.context.trace_id == call.context.trace_id
+    assert remote_run.parent is not None and remote_run.parent.span_id == call.context.span_id

@@ -12,7 +12,9 @@ an interruption:
   (:class:`~reactloop.ToolRetry`) saying so, which the model can recover from.
 
 Every update on the way becomes an ``a2a`` custom event of the calling run (the remote's own
-reactloop events when it is a reactloop server, nested under ``event``). The A2A context of
+reactloop events when it is a reactloop server, nested under ``event``); with OpenTelemetry in
+use, each request carries the current trace (``traceparent``), so a reactloop remote's spans
+join the caller's trace. The A2A context of
 the calls made within one run is kept in the run's state, so successive calls from one run
 continue one conversation with the remote.
 """
@@ -23,6 +25,7 @@ import asyncio
 import functools
 import json
 import re
+import sys
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -125,7 +128,7 @@ class A2AAgent:
     def _http(self) -> Any:
         import httpx
 
-        headers = dict(self.headers)
+        headers = {**self.headers, **_trace_headers()}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         return httpx.AsyncClient(headers=headers, transport=self.transport, verify=_tls(),
@@ -360,6 +363,18 @@ def _summary(data: dict[str, Any]) -> dict[str, Any]:
     if kind == "artifactUpdate":
         out["artifact"] = body.get("artifact", {})
     return out
+
+
+def _trace_headers() -> dict[str, str]:
+    """The current trace as W3C headers (``traceparent``), when OpenTelemetry is in use (never
+    imported for this): the remote's spans then join the caller's trace."""
+    if "opentelemetry.propagate" not in sys.modules and "opentelemetry.trace" not in sys.modules:
+        return {}
+    from opentelemetry.propagate import inject
+
+    carrier: dict[str, str] = {}
+    inject(carrier)
+    return carrier
 
 
 @functools.cache

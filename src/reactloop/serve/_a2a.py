@@ -39,6 +39,9 @@ band), while an approval is a decision the *user* gives in the conversation, whi
 ``input-required`` asks for; a generic A2A client then shows the question and sends the answer
 back in the same task, with no reactloop-specific handling.
 
+Tracing: a request carrying a W3C ``traceparent`` header (``A2AAgent`` sends one when
+OpenTelemetry is in use) makes the run's ``invoke_agent`` span a child of the caller's span.
+
 Left out: push notifications (``capabilities.pushNotifications`` is false), the extended
 card, the HTTP+JSON and gRPC bindings, file parts (refused with a JSON-RPC error naming the
 part), and task records across restarts (tasks live in this process's memory; the
@@ -48,6 +51,7 @@ conversations they ran are in the session store and go on under the same context
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -192,7 +196,14 @@ class ReactloopExecutor(AgentExecutor):
             await event_queue.enqueue_event(Task(
                 id=task_id, context_id=context_id, history=[message],
                 status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED)))
-        run = await self._start(session_id, text, data, updater)
+        token = _attach_trace(context.call_context.state.get("headers"))
+        try:  # the run (its task starts here) is a child of the caller's span, if it sent one
+            run = await self._start(session_id, text, data, updater)
+        finally:
+            if token is not None:
+                from opentelemetry import context as otel_context
+
+                otel_context.detach(token)
         if run is None:
             return
         await updater.start_work()
@@ -290,6 +301,19 @@ class ReactloopExecutor(AgentExecutor):
                     f"{'it' if len(pending) == 1 else 'them'}, or say why not.")
         return [Part(text=self.scrub.text(question)),
                 _data_part({"pending_approvals": self._clean([p.to_dict() for p in pending])})]
+
+
+def _attach_trace(headers: Any) -> Any:
+    """Make the caller's trace (a W3C ``traceparent`` header) the current context, so the
+    run's ``invoke_agent`` span is a child of the caller's ``execute_tool`` span; the token
+    to detach, or None (no header, or OpenTelemetry not installed)."""
+    if not isinstance(headers, dict) or "traceparent" not in headers \
+            or importlib.util.find_spec("opentelemetry") is None:
+        return None
+    from opentelemetry import context as otel_context
+    from opentelemetry.propagate import extract
+
+    return otel_context.attach(extract(headers))
 
 
 def _session_id(context_id: str) -> str:
