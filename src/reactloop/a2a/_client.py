@@ -14,9 +14,10 @@ an interruption:
 Every update on the way becomes an ``a2a`` custom event of the calling run (the remote's own
 reactloop events when it is a reactloop server, nested under ``event``); with OpenTelemetry in
 use, each request carries the current trace (``traceparent``), so a reactloop remote's spans
-join the caller's trace. The A2A context of
-the calls made within one run is kept in the run's state, so successive calls from one run
-continue one conversation with the remote.
+join the caller's trace. The calls made within one run share one A2A context (derived from the
+run id), so they continue one conversation with the remote; the task a question waits in is
+kept in the run's state (on Temporal, where a tool's state changes stay in its activity, the
+answer goes to a new task in the same context, which a reactloop remote continues alike).
 """
 
 from __future__ import annotations
@@ -206,7 +207,11 @@ class A2AAgent:
 
     async def _tool_call(self, tool_name: str, task: str, ctx: ToolContext) -> Any:
         memory = ctx.state.setdefault(_STATE_KEY, {}).setdefault(tool_name, {})
-        context_id = memory.get("context_id") or uuid.uuid4().hex
+        # one context per (run, tool): derived from the run id, so a tool running elsewhere
+        # (a Temporal activity, which gets the state but returns none) keeps it too
+        context_id = memory.get("context_id") or (
+            uuid.uuid5(uuid.NAMESPACE_URL, f"reactloop:{ctx.run_id}/{tool_name}").hex
+            if ctx.run_id else uuid.uuid4().hex)
         memory["context_id"] = context_id
 
         def update(data: dict[str, Any]) -> None:
