@@ -347,3 +347,29 @@ def test_a_context_continues_on_another_server_sharing_a_postgres_store(
             server.stop()
     assert answers == ["echo: one (turn 1)", "echo: two (turn 2)", "echo: three (turn 3)",
                        "echo: four (turn 4)"]
+
+
+# -- on when installed; --no-a2a turns it off; a2a=True without the SDK is a clear error ---------
+
+def test_a2a_can_be_turned_off_and_requires_its_extra(tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    from starlette.testclient import TestClient
+
+    import a2a_agents
+    from reactloop.errors import UserError
+    from reactloop.serve import create_app
+
+    card = "/.well-known/agent-card.json"
+    for a2a, status in ((None, 200), (True, 200), (False, 404)):
+        app = create_app(a2a_agents.agent, store=tmp_path / "s.sqlite3", a2a=a2a)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            assert client.get(card).status_code == status
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "a2a" else real(name, *a))
+    with pytest.raises(UserError, match=r"pip install 'reactloop\[a2a\]'"):
+        create_app(a2a_agents.agent, store=tmp_path / "s.sqlite3", a2a=True)
+    app = create_app(a2a_agents.agent, store=tmp_path / "s.sqlite3")  # None: off, quietly
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        assert client.get(card).status_code == 404
