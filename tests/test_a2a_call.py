@@ -92,6 +92,20 @@ def test_the_card_gives_name_and_description(sdk_server: str) -> None:
         "Echoes in capitals (a2a-sdk only)."
 
 
+def test_connect_describes_the_tool_from_the_card(sdk_server: str) -> None:
+    import asyncio
+
+    from reactloop.errors import ToolRetry
+
+    tool = asyncio.run(A2AAgent.connect(sdk_server)).as_tool()
+    assert tool.name == "ask_sdk-echo"
+    assert "Echoes in capitals (a2a-sdk only)." in tool.description
+    assert list(tool.parameters["properties"]) == ["task"]
+    assert tool.parameters["required"] == ["task"]
+    with pytest.raises(ToolRetry, match="has no readable card"):
+        asyncio.run(A2AAgent.connect(f"http://127.0.0.1:{free_port()}"))
+
+
 def test_send_completes_with_the_artifact_text(sdk_server: str) -> None:
     import asyncio
 

@@ -102,6 +102,19 @@ class A2AAgent:
     def __repr__(self) -> str:
         return f"A2AAgent({self.url!r}, name={self.name!r})"
 
+    @classmethod
+    async def connect(cls, url: str, token: str | None = None, **options: Any) -> A2AAgent:
+        """An :class:`A2AAgent` whose name and description come from the remote's card
+        (fetched now: a remote that is down fails here, with a :class:`~reactloop.ToolRetry`
+        naming it), so :meth:`as_tool` describes the remote as it describes itself."""
+        agent = cls(url, token, **options)
+        try:
+            await agent._resolve()
+        except Exception as exc:
+            raise ToolRetry(f"the A2A agent at {agent.url} has no readable card: "
+                            f"{_describe(exc)}") from None
+        return agent
+
     # -- the card ------------------------------------------------------------------------------
     async def fetch_card(self) -> dict[str, Any]:
         """The remote's agent card (as JSON); also takes its name and description when none
