@@ -109,7 +109,7 @@ class A2AAgent:
         naming it), so :meth:`as_tool` describes the remote as it describes itself."""
         agent = cls(url, token, **options)
         try:
-            await agent._resolve()
+            await agent.fetch_card()
         except Exception as exc:
             raise ToolRetry(f"the A2A agent at {agent.url} has no readable card: "
                             f"{_describe(exc)}") from None
