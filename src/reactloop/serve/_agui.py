@@ -21,6 +21,8 @@ reactloop event                        AG-UI events
 ``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``, or
                                        ``interrupt`` when calls wait for approval) or
                                        ``RUN_ERROR``
+any event of a sub-run (an agent       ``CUSTOM`` named ``reactloop.sub_run``, the event's JSON
+called as a tool: ``parent_run_id``)   (with ``agent``, ``run_id``, ``parent_run_id``) as value
 =====================================  ==========================================================
 
 Approvals: a run that ends ``WAITING_FOR_APPROVAL`` finishes with an ``interrupt`` outcome, one
@@ -184,10 +186,14 @@ class AGUITranslator:
         self._parent = _new_id()  # the assistant message of the current iteration
         self._open_text: str | None = None
         self._step: str | None = None
-        self._last_text = ""
+        self._last_text: list[str] = []
+        """The pieces of the text said last (joined once, at the end of the run: appending to
+        one string per delta would be quadratic in the answer's length)."""
 
     def translate(self, event: Event) -> list[BaseEvent]:
         """The AG-UI events for one reactloop event (often none or several)."""
+        if event.parent_run_id is not None:  # a sub-agent's run: nested, as it is
+            return [CustomEvent(name="reactloop.sub_run", value=event.to_dict())]
         handler: Callable[[Any], list[BaseEvent]] | None = getattr(self, f"on_{event.type}",
                                                                     None)
         if handler is not None:
@@ -217,9 +223,9 @@ class AGUITranslator:
         out: list[BaseEvent] = []
         if self._open_text is None:
             self._open_text = self._parent
-            self._last_text = ""
+            self._last_text = []
             out.append(TextMessageStartEvent(message_id=self._parent, role="assistant"))
-        self._last_text += event.text
+        self._last_text.append(event.text)
         out.append(TextMessageContentEvent(message_id=self._parent, delta=event.text))
         return out
 
@@ -260,7 +266,7 @@ class AGUITranslator:
         output = data["output"] if isinstance(data["output"], str) else json.dumps(
             data["output"], ensure_ascii=False)
         waiting = bool(result.pending_approvals)  # the interrupts say what the run waits for
-        if output.strip() and output.strip() != self._last_text.strip() and not waiting:
+        if output.strip() and output.strip() != "".join(self._last_text).strip() and not waiting:
             out += self._say(output, _new_id())  # e.g. a question asked with a tool
         if data["state"] == "error":
             return [*out, RunErrorEvent(message=data["error"] or output, code="error")]
@@ -285,7 +291,7 @@ class AGUITranslator:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _say(self, text: str, message_id: str) -> list[BaseEvent]:
-        self._last_text = text
+        self._last_text = [text]
         return [TextMessageStartEvent(message_id=message_id, role="assistant"),
                 TextMessageContentEvent(message_id=message_id, delta=text),
                 TextMessageEndEvent(message_id=message_id)]
