@@ -128,12 +128,20 @@ def test_as_tool_a_question_is_answered_by_calling_again(sdk_server: str) -> Non
     assert first.content.startswith("The remote agent 'sdk-echo' asks: Which colour?")
     assert "calling remote again" in first.content
     assert second.content == "colour: green"  # the same task continued
-    updates = [e.data for e in events if e.type == "custom" and e.name == "a2a"]
-    assert {u["agent"] for u in updates} == {"sdk-echo"}
+    # the remote's task is a sub-run of this run: its updates nest under the call
+    nested = [e for e in events if e.parent_run_id is not None]
+    assert {(e.agent, e.parent_run_id) for e in nested} == {("sdk-echo", result.run_id)}
+    assert [e.type for e in nested if e.type in ("run_start", "run_end")] == [
+        "run_start", "run_end", "run_start", "run_end"]
+    updates = [e.data for e in nested if e.type == "custom"]
     states = [u.get("state") for u in updates]
     assert "TASK_STATE_INPUT_REQUIRED" in states and states[-1] == "TASK_STATE_COMPLETED"
     task_ids = {u["task_id"] for u in updates if u["task_id"]}
-    assert len(task_ids) == 1
+    assert len(task_ids) == 1  # the answer continued the same task
+    runs = [r.run for step in result.steps for r in step.results]  # ToolResult.run
+    assert runs[0] is None  # a question goes back to the model, not to a held call
+    assert runs[1] is not None and runs[1].output == "colour: green"
+    assert runs[1].agent == "sdk-echo" and runs[1].parent_run_id == result.run_id
 
 
 def test_a_failed_remote_task_is_a_tool_error_the_run_survives(sdk_server: str) -> None:
@@ -236,16 +244,19 @@ def test_agent_a_calls_agent_b_over_a2a_and_answers_its_question(tmp_path: Path)
     kind, end = events[-1]
     assert kind == "run_end"
     assert end["result"]["output"] == "B said: Hello, Ada (after 2 messages)"
-    calls = [d["call"]["arguments"]["task"] for k, d in events if k == "tool_call"]
+    own = [d for _, d in events if "parent_run_id" not in d]
+    calls = [d["call"]["arguments"]["task"] for d in own if d["type"] == "tool_call"]
     assert calls == ["ask", "my name is Ada"]
-    # B's steps appear nested in A's stream: B's own events, tagged with B's name
-    nested = [d["data"] for k, d in events if k == "custom" and d["name"] == "a2a"]
-    assert {n["agent"] for n in nested} == {"b"}
-    b_events = [n["event"] for n in nested if "event" in n]
-    assert [e["call"]["name"] for e in b_events if e["type"] == "tool_call"] == [
+    # B's steps appear nested in A's stream: B's own events, tagged with B's name and A's run
+    nested = [d for _, d in events if "parent_run_id" in d]
+    assert {(d["agent"], d["parent_run_id"]) for d in nested} == {("b", end["run_id"])}
+    assert [d["call"]["name"] for d in nested if d["type"] == "tool_call"] == [
         "ask_question", "task_completion"]
-    assert {e["run_id"] for e in b_events} and all(e["run_id"] != end["run_id"]
-                                                   for e in b_events)
+    assert [d["result"]["state"] for d in nested if d["type"] == "run_end"] == [
+        "waiting_for_user", "completed"]
+    assert all(d["run_id"] != end["run_id"] for d in nested)
+    # B's usage counts into A's metrics: A's 2 tool calls and B's 2
+    assert end["result"]["metrics"]["tool_calls"] == 4
     # one conversation on B: one session holding both messages
     assert len(b_sessions) == 1
 

@@ -23,6 +23,7 @@ answer goes to a new task in the same context, which a reactloop remote continue
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import re
@@ -32,7 +33,10 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reactloop import _nesting
+from reactloop.a2a._nested import Nest
 from reactloop.errors import ToolRetry, UserError
+from reactloop.tools._registry import WithRun
 
 if TYPE_CHECKING:
     from reactloop.tools import Tool, ToolContext
@@ -198,7 +202,8 @@ class A2AAgent:
 
         Within one run, successive calls continue one A2A conversation (context), and a call
         after the remote asked a question answers it (same task)."""
-        from reactloop.tools import Tool, ToolContext
+        from reactloop._multi import AgentTool
+        from reactloop.tools import ToolContext
 
         tool_name = name or _NAME_BAD.sub("_", f"ask_{self.name}")[:64]
         tool_call = self._tool_call
@@ -212,7 +217,8 @@ class A2AAgent:
             return await tool_call(tool_name, task, ctx)
 
         call_remote.__annotations__["ctx"] = ToolContext
-        return Tool(call_remote, name=tool_name, origin=f"A2A agent {self.url}",
+        # an AgentTool: the loop streams the sub-run's events live, as for agent.as_tool()
+        return AgentTool(call_remote, name=tool_name, origin=f"A2A agent {self.url}",
                     description=description or (
                         f"Ask the remote agent {self.name!r}: {self.description} "
                         "Give the whole task in `task`; if it asks a question, call this tool "
@@ -227,10 +233,18 @@ class A2AAgent:
             if ctx.run_id else uuid.uuid4().hex)
         memory["context_id"] = context_id
 
+        with contextlib.suppress(Exception):  # its name first; a failure is send()'s to say
+            await self._resolve()
+        frame = _nesting.current.get()  # the calling run: the remote's run nests in it
+        nest = None if frame is None else Nest(frame, self.name, task, self.url)
+
         def update(data: dict[str, Any]) -> None:
             summary = _summary(data)
             memory["running_task"] = summary["task_id"] or memory.get("running_task")
-            ctx.emit("a2a", {"agent": self.name, "url": self.url, **summary})
+            if nest is not None:
+                nest.update(summary)
+            else:  # no run around this call (e.g. a Temporal activity): custom events
+                ctx.emit("a2a", {"agent": self.name, "url": self.url, **summary})
 
         try:
             reply = await self.send(task, context_id=context_id,
@@ -242,7 +256,16 @@ class A2AAgent:
             raise
         memory["waiting_task"] = reply.task_id if reply.waiting else None
         memory["running_task"] = None
-        return self._tool_result(tool_name, reply)
+        if nest is None:
+            return self._tool_result(tool_name, reply)
+        run = nest.finish(reply.state, reply.output, _text(reply.output))
+        try:
+            value = self._tool_result(tool_name, reply)
+        except ToolRetry as exc:
+            return WithRun(None, run, exc.message)
+        # a question goes back to the model (it answers by calling again), so that run is
+        # not given to the loop, which would hold the call for the user instead
+        return WithRun(value, None if reply.waiting else run)
 
     def _tool_result(self, tool_name: str, reply: A2AReply) -> Any:
         if reply.state == "TASK_STATE_COMPLETED":
@@ -377,7 +400,9 @@ def _summary(data: dict[str, Any]) -> dict[str, Any]:
         out["state"] = status["state"]
     remote = (body.get("metadata") or {}).get("reactloop", {})
     if "event" in remote:
-        out["event"] = remote["event"]
+        out["event"] = json_value(remote["event"])
+    elif "state" in remote:  # a reactloop remote's ending: its state and usage
+        out["end"] = json_value(remote)
     if kind == "artifactUpdate":
         out["artifact"] = body.get("artifact", {})
     return out
