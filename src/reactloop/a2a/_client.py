@@ -11,8 +11,10 @@ an interruption:
   call's ``timeout``) or sends what the protocol does not allow: a tool error
   (:class:`~reactloop.ToolRetry`) saying so, which the model can recover from.
 
-Every update on the way becomes an ``a2a`` custom event of the calling run (the remote's own
-reactloop events when it is a reactloop server, nested under ``event``); with OpenTelemetry in
+The remote's run nests in the calling run as an agent called as a tool does
+(:mod:`reactloop.a2a._nested`: its events tagged with ``agent`` and ``parent_run_id``, a
+``run_end`` with its answer, its usage counted into the caller's metrics); where no run
+surrounds the call, its updates are ``a2a`` custom events instead. With OpenTelemetry in
 use, each request carries the current trace (``traceparent``), so a reactloop remote's spans
 join the caller's trace. The calls made within one run share one A2A context (derived from the
 run id), so they continue one conversation with the remote; the task a question waits in is
