@@ -34,7 +34,7 @@ from reactloop.testing import FunctionModel
 
 @tool
 def echo(text: str) -> str:
-    """Return the text unchanged.
+    """Return the text unchanged (not sk-serve-test-0123456789abcdef).
 
     Args:
         text: anything.

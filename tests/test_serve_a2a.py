@@ -112,6 +112,8 @@ def test_the_agent_card_describes_the_agent(a2a_server: ServeProcess) -> None:
     skills = {s["id"]: s for s in card["skills"]}
     assert set(skills) == {"tool:echo", "tool:transfer"}  # loop-control tools are internal
     assert skills["tool:transfer"]["description"] == "Send money (a person approves each call)."
+    # the card is public: a secret in a description is redacted like any response
+    assert skills["tool:echo"]["description"] == "Return the text unchanged (not [REDACTED])."
     assert "securitySchemes" not in card  # loopback without a token
 
 

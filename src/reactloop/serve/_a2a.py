@@ -83,7 +83,7 @@ from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict, ParseDict
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from reactloop.a2a._client import json_value
@@ -160,7 +160,9 @@ def a2a_routes(agent: Agent, runs: Runs, skills: list[Skill], scrub: Scrubber, *
 
     async def card(request: Request) -> Response:
         data = agent_card_to_dict(agent_card(agent, skills, str(request.base_url), token))
-        return JSONResponse(data, headers={"cache-control": "no-cache"})
+        # public: secrets in instructions or tool descriptions never leave (redaction)
+        return Response(scrub.json(data), media_type="application/json",
+                        headers={"cache-control": "no-cache"})
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
