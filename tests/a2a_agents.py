@@ -6,6 +6,7 @@ the turn's user message (it ends every run with a loop-control tool):
 - ``ask``: asks the user for a name (``ask_question``: the run waits for the user); the next
   message ``my name is NAME`` answers ``Hello, NAME (after N messages)``;
 - ``transfer N to NAME``: calls ``transfer``, which needs approval, then reports its result;
+- ``crash``: calls ``crash``, which raises (a tool error with a traceback), then answers;
 - ``slow``: waits until cancelled (a run to cancel);
 - ``fail``: the model raises (the run ends ``error``);
 - anything else: calls ``echo``, then answers ``echo: TEXT (turn N)`` (N: user messages in the
@@ -40,6 +41,12 @@ def echo(text: str) -> str:
         text: anything.
     """
     return text
+
+
+@tool
+def crash() -> str:
+    """Fail with an exception (its traceback names this file)."""
+    raise RuntimeError("the crash tool failed on purpose")
 
 
 @tool(requires_approval=True)
@@ -83,6 +90,8 @@ async def respond(request: ModelRequest) -> Any:
                          f"{tools[-1].content}")
         _, amount, _, to = text.split()[:4]
         return ToolCall("transfer", {"amount": int(amount), "to": to})
+    if words[:1] == ["crash"]:
+        return ToolCall("crash", {}) if not tools else _done("The crash tool failed.")
     if words[:1] == ["slow"]:
         await asyncio.Event().wait()  # until the run is cancelled
     if words[:1] == ["fail"]:
@@ -98,7 +107,7 @@ def _model(fn: Any, name: str) -> FunctionModel:
     return model
 
 
-agent = Agent(model=_model(respond, "scripted-a2a"), tools=[echo, transfer], loop_control=True,
+agent = Agent(model=_model(respond, "scripted-a2a"), tools=[echo, crash, transfer], loop_control=True,
               name="a2a-test", instructions="Echoes, asks and transfers (a test agent).",
               max_iterations=6)
 

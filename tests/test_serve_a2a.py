@@ -110,7 +110,7 @@ def test_the_agent_card_describes_the_agent(a2a_server: ServeProcess) -> None:
         "protocolVersion": "1.0"}]
     assert card["capabilities"]["streaming"] is True
     skills = {s["id"]: s for s in card["skills"]}
-    assert set(skills) == {"tool:echo", "tool:transfer"}  # loop-control tools are internal
+    assert set(skills) == {"tool:echo", "tool:crash", "tool:transfer"}  # not loop control
     assert skills["tool:transfer"]["description"] == "Send money (a person approves each call)."
     # the card is public: a secret in a description is redacted like any response
     assert skills["tool:echo"]["description"] == "Return the text unchanged (not [REDACTED])."
@@ -199,6 +199,19 @@ def test_approval_decisions_as_a_data_part(a2a_server: ServeProcess) -> None:
     answer = text_of(final(done))  # a Struct keeps no key order: the arguments' order varies
     assert answer.startswith("Transfer done: (The user edited the arguments to {")
     assert '"amount": 3' in answer and answer.endswith("sent 3 to eve")
+
+
+def _tool_error(responses: list[dict[str, Any]]) -> dict[str, Any]:
+    [error] = [u["statusUpdate"]["metadata"]["reactloop"]["event"] for u in responses
+               if "statusUpdate" in u and u["statusUpdate"].get("metadata", {}).get(
+                   "reactloop", {}).get("event", {}).get("type") == "tool_error"]
+    return error
+
+
+def test_tool_tracebacks_go_to_loopback_clients(a2a_server: ServeProcess) -> None:
+    error = _tool_error(send(a2a_server.url, message("crash", f"c-{uuid.uuid4().hex}")))
+    assert error["result"]["error"] == "RuntimeError: the crash tool failed on purpose"
+    assert "a2a_agents.py" in error["result"]["traceback"]
 
 
 def test_a_failed_run_is_a_failed_task(a2a_server: ServeProcess) -> None:
@@ -293,6 +306,17 @@ def test_with_a_token_the_card_declares_it_and_the_endpoint_needs_it(tmp_path: P
             finally:
                 await client.close()
         assert text_of(final(asyncio.run(go()))) == "echo: with token (turn 1)"
+
+        async def crash() -> list[dict[str, Any]]:
+            client = await _client(server.url, token=SERVE_TOKEN)
+            try:
+                return [MessageToDict(r) async for r in client.send_message(
+                    SendMessageRequest(message=message("crash", "tok-crash")))]
+            finally:
+                await client.close()
+        error = _tool_error(asyncio.run(crash()))  # behind a token: the sentence, no traceback
+        assert error["result"]["error"] == "RuntimeError: the crash tool failed on purpose"
+        assert error["result"]["traceback"] is None
     finally:
         server.stop()
 

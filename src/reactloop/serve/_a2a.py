@@ -90,6 +90,7 @@ from reactloop.a2a._client import json_value
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, UserError
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
+from reactloop.serve._security import event_data
 from reactloop.sessions._store import check_session_id
 
 if TYPE_CHECKING:
@@ -262,11 +263,8 @@ class ReactloopExecutor(AgentExecutor):
         return result
 
     def _event(self, event: Event) -> dict[str, Any]:
-        data = event.to_dict()
-        result = data.get("result")
-        if not self.details and isinstance(result, dict) and result.get("traceback"):
-            data["result"] = {**result, "traceback": None}
-        return self._clean(data)  # type: ignore[no-any-return]
+        # the serve rule for tracebacks (also inside sub-runs), then redaction
+        return self._clean(event_data(event, details=self.details))  # type: ignore[no-any-return]
 
     def _clean(self, data: Any) -> Any:
         """``data`` as plain JSON values, without secrets."""
