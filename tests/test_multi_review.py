@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
+import pytest
 
-from reactloop import Agent, ModelResponse, RunState, Tool, ToolCall, tool
+from reactloop import Agent, ModelResponse, RunState, Tool, ToolCall, UserError, tool
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Usage
 from reactloop.testing import ScriptedModel
@@ -75,3 +76,38 @@ def test_a_handoff_batched_with_an_agent_call_opens_the_targets_sources_when_str
     assert result.state is RunState.COMPLETED, result.text
     assert (result.agent, result.output) == ("billing", "A1 costs 5 EUR.")
     assert source.closed
+
+
+def test_each_agent_of_a_handoff_gets_its_own_usage() -> None:
+    billing = Agent(ScriptedModel([said("5 EUR.", 7)]), name="billing")
+    triage = Agent(ScriptedModel([called(ToolCall("transfer_to_billing", {}), tokens=100)]),
+                   name="triage", handoffs=[billing])
+    result = triage.run_sync("my bill?")
+    shares = result.metrics_by_agent
+    assert sorted(shares) == ["billing", "triage"]
+    assert (shares["triage"].input_tokens, shares["triage"].output_tokens) == (100, 100)
+    assert (shares["billing"].input_tokens, shares["billing"].output_tokens) == (7, 7)
+    assert shares["triage"].tool_calls == 1 and shares["billing"].tool_calls == 0
+    assert shares["triage"].iterations == 1
+    assert (result.metrics.input_tokens, result.metrics.output_tokens) == (107, 107)
+
+
+def test_a_handoff_back_adds_to_the_agents_share() -> None:
+    billing = Agent(ScriptedModel([called(ToolCall("transfer_to_triage", {}), tokens=7)]),
+                    name="billing")
+    triage = Agent(ScriptedModel([called(ToolCall("transfer_to_billing", {}), tokens=100),
+                                  said("done", 3)]),
+                   name="triage", handoffs=[billing])
+    billing = Agent(billing.model, name="billing", handoffs=[triage])
+    triage = Agent(triage.model, name="triage", handoffs=[billing])
+    result = triage.run_sync("my bill?")
+    assert result.agent == "triage", result.text
+    shares = result.metrics_by_agent
+    assert shares["triage"].input_tokens == 103 and shares["billing"].input_tokens == 7
+
+
+def test_a_sub_agent_named_like_its_caller_is_refused() -> None:
+    sub = Agent(ScriptedModel([]))
+    with pytest.raises(UserError, match=r"both named 'agent'.*Agent\(name=\.\.\.\)"):
+        Agent(ScriptedModel([]), tools=[sub.as_tool(name="helper")])
+    Agent(ScriptedModel([]), name="boss", tools=[sub.as_tool()])  # distinct names are fine

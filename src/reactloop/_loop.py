@@ -26,7 +26,13 @@ from typing import Any
 
 from reactloop import _nesting
 from reactloop import _notes as notes
-from reactloop._multi import filtered_history, handed_to, hold_calls, waiting_subruns
+from reactloop._multi import (
+    filtered_history,
+    hand_over_usage,
+    handed_to,
+    hold_calls,
+    waiting_subruns,
+)
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import HandoffTarget, RunSpec
@@ -87,6 +93,7 @@ class _Loop:
         "error",
         "frame",
         "gated",
+        "handed",
         "rt",
         "selectable",
         "spec",
@@ -122,6 +129,8 @@ class _Loop:
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
         self.streamed: ModelResponse | None = None
+        self.handed = (0, self.started)
+        """The iteration and time of the last handoff (the speaking agent's share since)."""
         """The latest streamed model response (``_stream_model`` sets it)."""
         outer = _nesting.current.get()  # the run whose tool started this one, if any
         self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
@@ -426,6 +435,9 @@ class _Loop:
         if target is None:
             return
         ctx, before = self.ctx, self.spec
+        now = self.rt.monotonic()
+        hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
+        self.handed = (k, now)
         self.spec = handed_to(before, target, k)
         if target.history is not None:  # it filters what came before; the transfer stays
             ctx.messages = filtered_history(ctx.messages, target.history)

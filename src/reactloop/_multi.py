@@ -56,8 +56,9 @@ from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
 
 __all__ = [
     "DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
-    "agent_tool", "answer_question", "filtered_history", "handed_to", "handoff_tools",
-    "hold_calls", "reachable", "speaking", "waiting_subruns",
+    "agent_tool", "answer_question", "check_sub_agents", "filtered_history",
+    "hand_over_usage", "handed_to", "handoff_tools", "hold_calls", "reachable", "speaking",
+    "waiting_subruns",
 ]
 
 TRANSFER_PREFIX = "transfer_to_"
@@ -107,6 +108,17 @@ def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
                     origin=f"agent {agent_name!r}", requires_approval=requires_approval)
     out.agent = agent
     return out
+
+
+def check_sub_agents(caller: str, tools: Iterable[Tool]) -> None:
+    """Refuse an agent called as a tool that has its caller's name: their usage shares
+    (``Metrics.agents``, by name) would merge into one."""
+    for t in tools:
+        sub = getattr(t, "agent", None) if isinstance(t, AgentTool) else None
+        if sub is not None and getattr(sub, "name", None) == caller:
+            raise UserError(f"tool {t.name!r} runs an agent named like its caller (both named "
+                            f"{caller!r}): give one of them its own Agent(name=...), so each "
+                            "has its own share of the usage")
 
 
 def _describe(agent_name: str, instructions: str) -> str:
@@ -192,6 +204,19 @@ def absorb(parent: Metrics, child: RunResult[Any], before: Metrics | None = None
     for name, share in shares.items():
         agents[name] = merge_metrics(agents[name], share) if name in agents else share
     parent.agents = agents
+
+
+def hand_over_usage(metrics: Metrics, agent: str, iterations: int, elapsed: float) -> None:
+    """At a handoff: the outgoing ``agent``'s own usage since the last handoff (``metrics``
+    less every share already in ``metrics.agents``) becomes its share there, with its
+    ``iterations`` and ``elapsed`` time, so ``RunResult.metrics_by_agent`` gives the agent
+    that answers only what it did."""
+    own = replace(metrics, agents={}, iterations=iterations, execution_time=elapsed)
+    for share in metrics.agents.values():
+        own = combine_metrics(own, share, -1, shared_only=True)
+    agents = dict(metrics.agents)  # a new mapping: a copied Metrics never shares it
+    agents[agent] = merge_metrics(agents[agent], own) if agent in agents else own
+    metrics.agents = agents
 
 
 def _minus(a: Metrics, b: Metrics) -> Metrics:
