@@ -111,3 +111,16 @@ def test_a_sub_agent_named_like_its_caller_is_refused() -> None:
     with pytest.raises(UserError, match=r"both named 'agent'.*Agent\(name=\.\.\.\)"):
         Agent(ScriptedModel([]), tools=[sub.as_tool(name="helper")])
     Agent(ScriptedModel([]), name="boss", tools=[sub.as_tool()])  # distinct names are fine
+
+
+def test_an_agent_name_that_is_no_tool_name_is_refused_naming_the_fix() -> None:
+    spaced = Agent(ScriptedModel([]), name="Flight Booking")
+    with pytest.raises(UserError, match=r"'Flight Booking'.*rename the agent") as handoff:
+        Agent(ScriptedModel([]), handoffs=[spaced])
+    assert "@tool" not in str(handoff.value)
+    with pytest.raises(UserError, match=r"'Flight Booking'.*as_tool\(name=\.\.\.\)") as sub:
+        spaced.as_tool()
+    assert "@tool" not in str(sub.value)
+    assert spaced.as_tool(name="flight_booking").name == "flight_booking"
+    with pytest.raises(UserError, match=r"as_tool\(name='a b'\).*as_tool\(name='a_b'\)"):
+        spaced.as_tool(name="a b")
