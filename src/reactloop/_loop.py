@@ -26,14 +26,20 @@ from typing import Any
 
 from reactloop import _nesting
 from reactloop import _notes as notes
-from reactloop._multi import filtered_history, handed_to, hold_calls, waiting_subruns
+from reactloop._multi import (
+    filtered_history,
+    hand_over_usage,
+    handed_to,
+    hold_calls,
+    waiting_subruns,
+)
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
-from reactloop._spec import RunSpec
+from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
-from reactloop.controls._cost import call_cost, price_key
+from reactloop.controls._cost import account
 from reactloop.controls._run import run_controls
 from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
 from reactloop.events import (
@@ -92,6 +98,7 @@ class _Loop:
         "error",
         "frame",
         "gated",
+        "handed",
         "rt",
         "selectable",
         "spec",
@@ -106,13 +113,10 @@ class _Loop:
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         # usage limits, guardrails, fallbacks, concurrency: a runtime wrapper, when any is set
         self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
-        if self.controls is not None:
-            rt = self.controls
+        rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
-        self.answered: str | None = None
-        """The model that answered the latest call (``Step.model``)."""
-        self.cost: float | None = None
-        """What the latest call cost (None: unknown)."""
+        self.answered: str | None = None  # the model that answered the latest call
+        self.cost: float | None = None  # what the latest call cost (None: unknown)
         self.started = rt.monotonic()
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
@@ -135,6 +139,8 @@ class _Loop:
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
         self.streamed: ModelResponse | None = None
+        self.handed = (0, self.started)
+        """The iteration and time of the last handoff (the speaking agent's share since)."""
         """The latest streamed model response (``_stream_model`` sets it)."""
         outer = _nesting.current.get()  # the run whose tool started this one, if any
         self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
@@ -179,9 +185,12 @@ class _Loop:
                                                                       started))
                         async for ev in _nesting.live(batch, self.frame):
                             yield ev
-                        ending = batch.result()
+                        ending, target = batch.result()
                     elif calls:
-                        ending = await self._run_tools(k, response, calls, started)
+                        ending, target = await self._run_tools(k, response, calls, started)
+                    else:
+                        target = None
+                    await self._hand_off(k, target)  # in this task: the stack closes here
                     for ev in ctx.flush():
                         yield ev
                     if ending is not None:
@@ -356,18 +365,26 @@ class _Loop:
                         yield ev
                     if isinstance(item, TextDelta):
                         if released := outgoing.feed(item.text):
-                            yield TextDeltaEvent(ctx.run_id, k, released)
-                        if partial is not None and (got := partial.feed(item.text)):
-                            yield PartialOutputEvent(ctx.run_id, k, got[0])
+                            for ev in self._released(k, released, partial):
+                                yield ev
                     else:
                         response = item
             if released := outgoing.flush(None if response is None else response.text):
-                yield TextDeltaEvent(ctx.run_id, k, released)
+                for ev in self._released(k, released, partial):
+                    yield ev
             assert response is not None
             if not self._retry_truncated(attempt, response):
                 self.streamed = response
                 return
             request = self._more_room(request)
+
+    def _released(self, k: int, text: str, partial: PartialOutput | None) -> list[Event]:
+        """Text the outgoing gate released: a delta, and the typed answer parsed so far (from
+        the released text too, so a held-back secret reaches no event)."""
+        out: list[Event] = [TextDeltaEvent(self.ctx.run_id, k, text)]
+        if partial is not None and (got := partial.feed(text)):
+            out.append(PartialOutputEvent(self.ctx.run_id, k, got[0]))
+        return out
 
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the usage; True when a cut-off reply should be asked again with more room."""
@@ -396,16 +413,20 @@ class _Loop:
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
-                         started: float) -> _Ending | None:
+                         started: float) -> tuple[_Ending | None, HandoffTarget | None]:
+        """Run a batch: how the run ends with it, if it does, and the agent it hands off to
+        (the caller hands off, in the loop's own task: the run's sources are opened and
+        closed there, and a source may hold a task group, as MCP clients do)."""
         results = await self._execute(calls)
         if self.frame.held:  # an agent called as a tool waits for a person
             calls, results = self._hold(k, calls, results)
         self._after_tools(k, response.text, calls, results, started)
-        if self.spec.handoffs:
-            await self._hand_off(k, results)
+        handoffs = self.spec.handoffs
+        target = next((handoffs[r.name] for r in results
+                       if r.error is None and r.name in handoffs), None)
         if self.gated:
-            return self._waiting(k)
-        return self._batch_ending(results)
+            return self._waiting(k), target
+        return self._batch_ending(results), target
 
     def _waiting(self, k: int) -> _Ending:
         """The response's gated calls (or held agent calls) wait: the run ends here, asking
@@ -434,15 +455,15 @@ class _Loop:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
         return self._control_ending(results) or self._output_tool_ending(results)
 
-    async def _hand_off(self, k: int, results: Sequence[ToolResult]) -> None:
+    async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
         """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
         iteration (its instructions, tools, sources, extensions and iteration budget)."""
-        handoffs = self.spec.handoffs
-        target = next((handoffs[r.name] for r in results
-                       if r.error is None and r.name in handoffs), None)
         if target is None:
             return
         ctx, before = self.ctx, self.spec
+        now = self.rt.monotonic()
+        hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
+        self.handed = (k, now)
         self.spec = handed_to(before, target, k)
         if target.history is not None:  # it filters what came before; the transfer stays
             ctx.messages = filtered_history(ctx.messages, target.history)
@@ -635,8 +656,7 @@ class _Loop:
             elif c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
                 raw = raw or str(next(iter(c.arguments.values()), ""))
         self.ctx.append(Message.assistant(raw, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(),
-                                   self.answered))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         ending = self._typed(raw, RunState.MAX_ITERATIONS)
         self.again = ending is None
         return ending
@@ -650,8 +670,7 @@ class _Loop:
                 value = next(iter(c.arguments.values()), "")
                 text = text or notes.strip_notes(str(value))
         self.ctx.append(Message.assistant(text, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(),
-                                   self.answered))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         return RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS)
 
     def _no_tool_call(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
@@ -698,21 +717,9 @@ class _Loop:
 
     def _account(self, response: ModelResponse) -> None:
         """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
-        m, usage, model = self.ctx.metrics, response.usage, self.spec.model
-        self.answered = name = response.model_name or model.name
-        m.requests += 1
-        key = price_key(model.provider, name)
-        # a test double or local model that names no model is not priced (cost unknown)
-        priced = response.model_name is not None or key[0] is not None
-        self.cost = call_cost(key, usage) if priced else None
-        if usage is not None:
-            self._count_usage(usage.input_tokens, usage.output_tokens)
-            m.cache_read_tokens += usage.cache_read_tokens
-            m.cache_write_tokens += usage.cache_write_tokens
-        if m.cost_usd is not None:
-            m.cost_usd = None if self.cost is None else m.cost_usd + self.cost
+        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
         if self.controls is not None:
-            self.controls.charge(response, self.cost, name)
+            self.controls.charge(response, self.cost, self.answered)
 
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,

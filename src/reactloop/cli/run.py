@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reactloop.cli._a2a_run import a2a_options, run_on_a2a_if_asked
 from reactloop.cli._options import agent_options, run_options
 from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
 
@@ -32,6 +33,7 @@ __all__ = ["run_command"]
               type=click.Path(exists=True, dir_okay=False),
               help="A JSON Schema the answer must match; the validated JSON is printed.")
 @temporal_options
+@a2a_options
 @click.pass_context
 def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     """Run TASK to completion and print the answer.
@@ -45,6 +47,7 @@ def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     approval, 8 a usage limit was reached (--max-cost, --max-total-tokens, ...), 9 a
     guardrail blocked the run, 130 cancelled.
     """
+    run_on_a2a_if_asked(ctx, task, opts)  # --a2a: a remote agent runs it (exits)
     run_on_temporal_if_asked(ctx, task, opts)  # --temporal: the run is a workflow (exits)
     code = _run_locally(ctx, task, opts)
     if code == 130:  # a cancelled local generation may still hold a worker thread: go now

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from reactloop.messages import Usage
+from reactloop.messages import ModelResponse, Usage
+from reactloop.models._base import Model
+from reactloop.result import Metrics
 
-__all__ = ["call_cost", "input_price", "price_key"]
+__all__ = ["account", "call_cost", "input_price", "price_key"]
 
 _PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gcp.gemini": "google",
               "gcp.vertex_ai": "google", "google": "google", "mistral_ai": "mistral",
@@ -66,3 +68,23 @@ def input_price(key: tuple[str | None, str]) -> float | None:
         per_million = call_cost(key, Usage(1_000_000, 0))
         _INPUT[key] = None if per_million is None else per_million / 1_000_000
     return _INPUT[key]
+
+
+def account(m: Metrics, model: Model, response: ModelResponse) -> tuple[str, float | None]:
+    """Count one model call on a run's metrics — the call, its tokens, cache reads and
+    writes, its cost — and return the model that answered and the call's cost (None:
+    unknown, and then the run's cost is unknown too)."""
+    usage, name = response.usage, response.model_name or model.name
+    m.requests += 1
+    key = price_key(model.provider, name)
+    # a test double or local model that names no model is not priced (cost unknown)
+    priced = response.model_name is not None or key[0] is not None
+    cost = call_cost(key, usage) if priced else None
+    if usage is not None:
+        m.input_tokens += usage.input_tokens
+        m.output_tokens += usage.output_tokens
+        m.cache_read_tokens += usage.cache_read_tokens
+        m.cache_write_tokens += usage.cache_write_tokens
+    if m.cost_usd is not None:
+        m.cost_usd = None if cost is None else m.cost_usd + cost
+    return name, cost
