@@ -61,6 +61,7 @@ from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._select import ALWAYS_OFFERED
+from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -388,12 +389,17 @@ class _Loop:
         batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
+        token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
+            spec.model, ctx.run_id, ctx.emit_custom, self._count_usage, self._add_tools,
+            None if self.deadline is None else self.deadline - self.rt.monotonic()))
         try:
             async with self._deadline_scope():
                 done = await self.rt.run_tools(batch) if fresh else []
         except (TimeoutError, asyncio.CancelledError) as exc:
             self._keep_finished(calls, batch, exc)
             raise
+        finally:
+            caller_run.reset(token)
         by_id = {r.call_id: r for r in done}
         results = []
         for c, key in zip(calls, keys, strict=True):

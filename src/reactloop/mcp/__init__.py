@@ -20,9 +20,11 @@ and ``stderr_tail``.
 """
 
 from reactloop.mcp._config import load_mcp_config
+from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer
 from reactloop.mcp._server import MCPServer, MCPServerError, MCPTool, MCPTools
 
-__all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"]
+__all__ = ["Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError", "MCPTool",
+           "MCPTools", "load_mcp_config", "serve_stdio"]
 
 
 async def serve_stdio(tools: object = (), *, agent: object = None, name: str = "reactloop") -> None:

@@ -28,7 +28,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from reactloop.errors import ToolRetry
+from reactloop.mcp._client_side import ClientSide
 from reactloop.mcp._errors import MCPServerError, ServerConfig
+from reactloop.tools._source import caller_run
 
 if TYPE_CHECKING:
     from mcp.client import Transport
@@ -164,8 +166,9 @@ class _WriteWatch:
 class Connection:
     """One started server process (stdio) or HTTP session, owned by its own task."""
 
-    def __init__(self, server: ServerConfig) -> None:
+    def __init__(self, server: ServerConfig, side: ClientSide) -> None:
         self.server = server
+        self.side = side
         self.client: Client | None = None
         self.tools: list[types.Tool] = []
         self.failure: BaseException | None = None
@@ -225,11 +228,13 @@ class Connection:
     async def _own(self, ready: asyncio.Future[None]) -> None:
         _CONNECTION.set(self)  # this task's own context: the SDK's tasks inherit it
         try:
-            async with Client(self._transport(), client_info=_client_info()) as client:
+            async with Client(self._transport(), client_info=_client_info(),
+                              **self.side.client_options()) as client:
                 self.tools = await _list_tools(client)
                 self.client = client
                 ready.set_result(None)
-                await self._stop.wait()
+                async with _listening(client, self.side):
+                    await self._stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()
@@ -297,7 +302,8 @@ class Connection:
 
     # -- calls -------------------------------------------------------------------------------
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Call a tool; raises ``_Lost`` when the connection ends and TimeoutError on timeout."""
+        """Call a tool; raises ``_Lost`` when the connection ends and TimeoutError on timeout
+        (time the user spends answering the server's questions does not count)."""
         timeout = self.server.timeout
         client, owner = self.client, self._owner
         if client is None or owner is None or not self.connected:
@@ -306,13 +312,17 @@ class Connection:
 
         async def send() -> types.CallToolResult:
             _ATTEMPT.set(attempt)  # this task's own context copy: only this call is marked
-            return await client.call_tool(name, dict(arguments))
+            return await client.call_tool(name, dict(arguments),
+                                          progress_callback=self.side.progress(name))
 
         task = asyncio.create_task(send())
         try:
-            done, _ = await asyncio.wait(
-                {task, owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            while True:
+                done, _ = await asyncio.wait(
+                    {task, owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if done or not self.side.asking:
+                    break
         finally:
             if not task.done():
                 task.cancel()  # the SDK tells the server the request was cancelled
@@ -348,6 +358,8 @@ class Link:
     def __init__(self, server: ServerConfig, emit: Emit) -> None:
         self.server = server
         self.emit = emit
+        self.side = ClientSide(server, emit)
+        """Sampling, elicitation, roots, logs, progress and list changes of this server."""
         self.conn: Connection | None = None
         self.down: str | None = None
         self.restarts = 0
@@ -369,6 +381,23 @@ class Link:
             await conn.close()
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+        caller = caller_run.get()
+        self.side.enter(caller)  # sampling and progress reach the run that called
+        try:
+            return await self._call(tool, arguments)
+        finally:
+            self.side.leave(caller)
+
+    async def list_tools(self) -> list[types.Tool]:
+        """List the server's tools again (after it said they changed)."""
+        conn, _ = await self._live(None)
+        client = conn.client
+        if client is None:
+            raise ToolRetry(f"MCP server {self.server.name!r} is not connected")
+        self.side.tools_changed = False
+        return await _list_tools(client, refresh=True)
+
+    async def _call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         name, timeout = self.server.name, self.server.timeout
         conn, restarted = await self._live(None)
         while True:
@@ -436,7 +465,7 @@ class Link:
         return conn
 
     async def _connect(self) -> Connection:
-        conn = Connection(self.server)
+        conn = Connection(self.server, self.side)
         try:
             await conn.start()
         except BaseException as exc:
@@ -511,11 +540,39 @@ async def _http_transport(url: str, headers: Mapping[str, str] | None) -> AsyncI
         yield streams
 
 
-async def _list_tools(client: Client) -> list[types.Tool]:
+@asynccontextmanager
+async def _listening(client: Client, side: ClientSide) -> AsyncIterator[None]:
+    """On 2026-07-28 connections list changes arrive on a ``subscriptions/listen`` stream
+    (older servers send ``notifications/tools/list_changed``, heard by ``side``)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    caps = client.server_capabilities.tools
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (caps and caps.list_changed):
+        yield
+        return
+
+    async def listen() -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _ in events:
+                    side.tools_changed = True
+        except Exception as exc:  # no list changes then; the tools keep working
+            logging.getLogger("reactloop.mcp").debug("MCP server %r: listen ended: %r",
+                                                     side.server.name, exc)
+
+    task = asyncio.create_task(listen())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def _list_tools(client: Client, refresh: bool = False) -> list[types.Tool]:
     tools: list[types.Tool] = []
     cursor: str | None = None
     for _ in range(1000):  # a server whose cursor never ends cannot hang us
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
         tools.extend(page.tools)
         cursor = page.next_cursor
         if not cursor:

@@ -10,15 +10,19 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from typing_extensions import Unpack
+
 from reactloop.errors import UserError
 from reactloop.mcp._errors import MCPServerError, require_sdk
 from reactloop.mcp._names import derive_http_name, derive_stdio_name, safe_name, tool_names
+from reactloop.mcp._options import ClientOptions, check_options
 from reactloop.tools._tool import Tool
 
 if TYPE_CHECKING:
     import mcp_types
 
     from reactloop.mcp._connection import Link
+    from reactloop.mcp._elicitation import Elicitor
     from reactloop.tools._source import Emit
 
 __all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools"]
@@ -121,6 +125,7 @@ class MCPServer:
         prefix: str | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
     ) -> None:
         """Prefer :meth:`stdio` and :meth:`http`; this stores what they checked."""
         require_sdk()
@@ -150,6 +155,15 @@ class MCPServer:
         them); None: all."""
         self.exclude = tuple(exclude)
         """Never these tools (names or patterns)."""
+        checked = check_options(self.name, options)
+        self.sampling: Literal["allow", "ask", "deny"] | None = checked["sampling"]
+        """Whether the server's sampling requests are answered (None: by transport)."""
+        self.sampling_model: Any = checked["sampling_model"]
+        """The model that answers them (None: the calling run's model)."""
+        self.elicitation: Elicitor | None = checked["elicitation"]
+        """Asks the user when the server asks (None: not announced)."""
+        self.roots: tuple[str, ...] = checked["roots"]
+        """Directories offered as the client's roots."""
 
     @classmethod
     def stdio(
@@ -166,22 +180,21 @@ class MCPServer:
         startup_timeout: float | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
     ) -> MCPServer:
         """A server started as a subprocess that speaks MCP over its stdin/stdout.
 
         Args:
             command: the program, e.g. ``"mcp-server-time"``, ``"uvx"`` or ``"npx"``.
             args: its arguments.
-            env: extra environment variables. Like other MCP clients, the server otherwise
-                inherits only a minimal environment (``HOME``, ``PATH``, ``USER``…), so pass
-                API keys and the like here.
-            cwd: its working directory. The server's stderr is captured; its last lines are
-                shown when it fails to start and sent with ``mcp_warning`` events.
+            env: extra environment variables (API keys…); like other MCP clients, the server
+                otherwise inherits only ``HOME``, ``PATH``, ``USER`` and a few more.
+            cwd: its working directory. Its stderr's last lines are shown when it fails to
+                start and sent with ``mcp_warning`` events.
             name: the server's name, the default prefix of its tool names. By default it is
                 derived from the program: ``mcp-server-time`` and ``python -m mcp_server_time``
                 give ``time``, ``npx -y @modelcontextprotocol/server-filesystem`` gives
-                ``filesystem`` (``mcp-server-``/``server-`` prefixes and ``-mcp`` suffixes are
-                dropped).
+                ``filesystem`` (``mcp-server-``/``server-``/``-mcp`` are dropped).
             required: if False, a server that fails to start is skipped with an
                 ``mcp_warning`` event instead of failing the run.
             timeout: seconds one tool call may take.
@@ -190,6 +203,7 @@ class MCPServer:
             include: offer only these tools: names or fnmatch patterns (``"git_*"``), matched
                 against the server's name for the tool and the name the model sees.
             exclude: never offer these tools (names or patterns, as for ``include``).
+            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``.
         """
         if not isinstance(command, str) or not command.strip():
             raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
@@ -210,6 +224,7 @@ class MCPServer:
             prefix=prefix,
             include=include,
             exclude=exclude,
+            **options,
         )
 
     @classmethod
@@ -225,6 +240,7 @@ class MCPServer:
         startup_timeout: float | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
     ) -> MCPServer:
         """A server reached over MCP's streamable HTTP transport at ``url``.
 
@@ -246,6 +262,7 @@ class MCPServer:
             prefix=prefix,
             include=include,
             exclude=exclude,
+            **options,
         )
 
     def describe(self) -> str:
@@ -306,6 +323,21 @@ class MCPServer:
                                                 f"{', '.join(names)}"})
         return [self._tool(link, t, n) for t, n in pairs]
 
+    async def _refresh(self, link: Link) -> None:
+        """The server said its tools changed: list them again and offer the new ones to the
+        calling run (appended, so the request prefix changes once; tools that went away stay
+        listed and their calls get the server's error)."""
+        from reactloop.tools._source import caller_run
+
+        listing = await link.list_tools()
+        caller = caller_run.get()
+        if caller is None:
+            return
+        tools = self._tools(link, listing, caller.emit)
+        caller.add_tools(tools)
+        caller.emit("mcp_tools_changed", {"server": self.name,
+                                          "tools": [t.name for t in tools]})
+
     def _wanted(self, remote: str, public: str) -> bool:
         if self.include is not None and not any(_matches(p, remote, public)
                                                 for p in self.include):
@@ -318,7 +350,10 @@ class MCPServer:
         remote = spec.name
 
         async def call(**arguments: Any) -> Any:
-            return tool_output(await link.call(remote, arguments))
+            result = await link.call(remote, arguments)
+            if link.side.tools_changed:  # offered from the next iteration on
+                await self._refresh(link)
+            return tool_output(result)
 
         call.__qualname__ = call.__name__ = public_name
         description = spec.description or spec.title or f"{remote} (from MCP server {self.name!r})"
