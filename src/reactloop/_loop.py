@@ -28,6 +28,7 @@ from reactloop._approvals import batch_results, decision_result, gated_calls
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
+from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, pending_approvals
 from reactloop.errors import UserError
 from reactloop.events import (
@@ -295,17 +296,21 @@ class _Loop:
         for attempt in (1, 2):
             response = None
             partial = None if out is None else PartialOutput(out)
+            outgoing = TextGate()  # streamed text leaves only through it (redaction hold-back)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
                                                        on_retry=self._on_retry):
                     for ev in ctx.flush():  # retry events
                         yield ev
                     if isinstance(item, TextDelta):
-                        yield TextDeltaEvent(ctx.run_id, k, item.text)
+                        if released := outgoing.feed(item.text):
+                            yield TextDeltaEvent(ctx.run_id, k, released)
                         if partial is not None and (got := partial.feed(item.text)):
                             yield PartialOutputEvent(ctx.run_id, k, got[0])
                     else:
                         response = item
+            if released := outgoing.flush():
+                yield TextDeltaEvent(ctx.run_id, k, released)
             assert response is not None
             if not self._retry_truncated(attempt, response):
                 yield response

@@ -6,11 +6,22 @@ adapters' translated errors, retry events, run results, the CLI's output and eve
 of the ``reactloop`` loggers. What is redacted:
 
 * every registered secret (:func:`add_secret`): the adapters register the key they use, and
-  the values of the providers' key variables (:data:`KEY_ENV_VARS`) are always included;
+  the value of every environment variable *named like a secret* (:func:`is_secret_name`:
+  ``DB_PASSWORD``, ``GITHUB_PAT``, ``SERVICE_TOKEN``, ``OPENAI_API_KEY``…) is always included,
+  read afresh when the environment changes;
 * credential headers (``Authorization: ...``, ``x-api-key: ...``, ``x-goog-api-key: ...``,
   also in their JSON or Python-dict spelling), ``Bearer <token>``, and ``key=`` query
   parameters;
 * strings shaped like provider keys (``sk-...``, ``sk-ant-...``, Google's ``AIza...``).
+
+The same secret-name rules decide which variables the workspace's ``run_command`` never passes
+to a command (:func:`strip_secrets`), which values ``reactloop serve`` and the CLI's logs
+redact: one set of rules for the whole project. The allow-list, :data:`SAFE_ENV_NAMES`, names
+the well-known harmless variables the rules would otherwise catch (``PWD``,
+``DBUS_SESSION_BUS_ADDRESS``…).
+
+Also here: :func:`redact_url` (a connection URL with its password masked, for messages) and
+the streamed hold-back, :mod:`reactloop._textgate`, built on :func:`hold_back`.
 
 This module is the bottom layer: it imports nothing from reactloop.
 """
@@ -18,23 +29,35 @@ This module is the bottom layer: it imports nothing from reactloop.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import logging
 import os
 import re
 import threading
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "KEY_ENV_VARS",
+    "MAX_PATTERN_HOLD",
     "MIN_SECRET_LENGTH",
     "PLACEHOLDER",
+    "SAFE_ENV_NAMES",
+    "SECRET_ENV_PATTERNS",
+    "SECRET_NAME_FRAGMENTS",
+    "SECRET_NAME_PARTS",
     "RedactingFilter",
     "add_secret",
+    "environ_secret_values",
     "get_logger",
+    "hold_back",
     "install_log_filter",
+    "is_secret_name",
     "redact",
     "redact_exception",
+    "redact_url",
+    "strip_secrets",
 ]
 
 PLACEHOLDER = "[REDACTED]"
@@ -49,11 +72,101 @@ KEY_ENV_VARS: tuple[str, ...] = (
     "GOOGLE_API_KEY",
     "AZURE_OPENAI_API_KEY",
 )
-"""Environment variables whose values are redacted wherever they appear, registered or not
-(read at each :func:`redact`, so a key set after import is covered too)."""
+"""The providers' key variables (all named like secrets, so redacted wherever their values
+appear, registered or not; a key set after import is covered too)."""
+
+# -- secret-name rules: one set for the command environment, the server and the logs ----------
+
+SECRET_NAME_PARTS: frozenset[str] = frozenset({
+    "KEY", "KEYS", "TOKEN", "TOKENS", "PAT", "PEM", "P12", "PFX", "JKS", "AUTH", "PASS", "PWD",
+    "PIN", "PRIVATE", "SESSION", "SESSIONID", "DSN", "JWT", "BEARER", "HMAC",
+})
+"""Words that mark a variable as a secret when they are a whole *part* of its name (parts are
+what lies between characters other than letters and digits, trailing digits ignored; any case)
+or end one (``ACCESSKEY``, ``AUTHTOKEN``, for ``KEY(S)`` and ``TOKEN(S)``): ``GITHUB_PAT``,
+``HF_HUB_KEY_X``, ``SMTP_PASS``, ``AOC_SESSION``, ``npm_authToken``. As parts, short words stay
+precise: ``PATH``, ``AUTHOR``, ``KEYBOARD``, ``GOPRIVATE`` and ``TOKENIZERS_PARALLELISM`` are
+not secrets."""
+
+SECRET_NAME_FRAGMENTS: tuple[str, ...] = (
+    "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "PRIVATEKEY",
+    "COOKIE", "WEBHOOK", "AUTHORIZATION", "CONNECTIONSTRING", "DATABASEURL",
+)
+"""Words that mark a variable as a secret anywhere in its name (ignoring case and ``_``):
+``SLACK_WEBHOOK_URL``, ``STRIPE_SECRETKEY``, ``GOOGLE_APPLICATION_CREDENTIALS``."""
+
+SECRET_ENV_PATTERNS: tuple[str, ...] = ("AWS_*", "AZURE_*", "*_URI", "*_DB_URL")
+"""Shell patterns (any case) of further names never passed on: cloud credentials come in
+many names, and connection URLs embed passwords."""
+
+SAFE_ENV_NAMES: tuple[str, ...] = (
+    "PWD", "OLDPWD", "DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER",
+    "XDG_SESSION_*",
+)
+"""The allow-list: names that look like secrets by the rules above but are well-known harmless
+variables (shell patterns, any case). They reach commands and are not redacted."""
+
+_NAME_PARTS = re.compile(r"[^A-Z0-9]+")
+_SECRET_SUFFIXES = ("KEY", "KEYS", "TOKEN", "TOKENS")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable called ``name`` probably holds a secret.
+
+    True when a part of the name is one of :data:`SECRET_NAME_PARTS` (or ends in ``KEY`` or
+    ``TOKEN``), the name contains one of :data:`SECRET_NAME_FRAGMENTS`, or it matches
+    :data:`SECRET_ENV_PATTERNS`; :data:`SAFE_ENV_NAMES` are never secrets. The rules err on the
+    side of caution: a command that needs a stripped variable gets it through
+    ``Workspace(env_allow=[...])`` (``--env-allow NAME`` on the command line)."""
+    upper = name.upper()
+    if any(fnmatch.fnmatchcase(upper, p) for p in SAFE_ENV_NAMES):
+        return False
+    squashed = upper.replace("_", "").replace("-", "").replace(".", "")
+    if any(f in squashed for f in SECRET_NAME_FRAGMENTS):
+        return True
+    for part in _NAME_PARTS.split(upper):
+        bare = part.rstrip("0123456789")  # KEY2 counts as KEY
+        if {part, bare} & SECRET_NAME_PARTS or bare.endswith(_SECRET_SUFFIXES):
+            return True
+    return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_ENV_PATTERNS)
+
+
+def strip_secrets(environ: Mapping[str, str], allow: Iterable[str] = ()) -> dict[str, str]:
+    """``environ`` without the variables named like secrets (see :func:`is_secret_name`).
+
+    Names matching a name or shell pattern in ``allow`` (any case) are kept anyway."""
+    allowed = [a.upper() for a in allow]
+    return {name: value for name, value in environ.items()
+            if not is_secret_name(name)
+            or any(fnmatch.fnmatchcase(name.upper(), a) for a in allowed)}
+
+
+def environ_secret_values(environ: Mapping[str, str]) -> frozenset[str]:
+    """The values (stripped, :data:`MIN_SECRET_LENGTH`+ characters) of the variables in
+    ``environ`` named like secrets."""
+    found = (v.strip() for k, v in environ.items() if is_secret_name(k))
+    return frozenset(v for v in found if len(v) >= MIN_SECRET_LENGTH)
+
+
+def redact_url(url: str) -> str:
+    """``url`` (a connection URL, a DSN) with its password, in the user part or a
+    ``password=`` parameter, as ``***``: how a store or server is named in messages."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<a malformed URL>"
+    netloc = parts.netloc
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    query = "&".join("password=***" if p.lower().startswith("password=") else p
+                     for p in parts.query.split("&")) if parts.query else ""
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
 
 _secrets: set[str] = set()
 _lock = threading.Lock()
+_environ_seen: tuple[object, frozenset[str]] = (None, frozenset())
 _compiled: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
 
 # a header name, its separator (": ", '": "', "': '", "=", also JSON-escaped: '\\": \\"'), then
@@ -87,15 +200,29 @@ def add_secret(value: str | None) -> None:
         _secrets.add(value)
 
 
+def _environ_secrets() -> frozenset[str]:
+    """:func:`environ_secret_values` of ``os.environ``, computed again only when it changed."""
+    global _environ_seen
+    # os.environ decodes each value on access; its raw dict compares in one C call, so the
+    # common case (nothing changed) costs next to nothing
+    raw = getattr(os.environ, "_data", None)
+    current: object = raw if isinstance(raw, dict) else dict(os.environ)
+    seen, values = _environ_seen
+    if current != seen:
+        values = environ_secret_values(os.environ)
+        _environ_seen = (dict(current) if isinstance(current, dict) else current, values)
+    return values
+
+
 def _current_secrets() -> frozenset[str]:
-    env = (os.environ.get(name) for name in KEY_ENV_VARS)
-    found = {v.strip() for v in env if v and len(v.strip()) >= MIN_SECRET_LENGTH}
+    found = set(_environ_secrets())
     with _lock:
         found.update(_secrets)
     return frozenset(found)
 
 
-def _secrets_pattern() -> re.Pattern[str] | None:
+def _secrets_state() -> tuple[frozenset[str], re.Pattern[str] | None]:
+    """The secrets to redact now, and the pattern that finds them."""
     global _compiled
     secrets = _current_secrets()
     known, pattern = _compiled
@@ -104,7 +231,11 @@ def _secrets_pattern() -> re.Pattern[str] | None:
         ordered = sorted(secrets, key=len, reverse=True)
         pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         _compiled = (secrets, pattern)
-    return pattern
+    return secrets, pattern
+
+
+def _secrets_pattern() -> re.Pattern[str] | None:
+    return _secrets_state()[1]
 
 
 def redact(text: str) -> str:
@@ -119,6 +250,100 @@ def redact(text: str) -> str:
     text = _HEADER_VALUE.sub(_header_repl, text)
     text = _KEY_QUERY.sub(lambda m: m.group(1) + PLACEHOLDER, text)
     return _KEY_SHAPES.sub(PLACEHOLDER, text)
+
+
+# -- the streamed hold-back --------------------------------------------------------------------
+
+MAX_PATTERN_HOLD = 256
+"""The most characters held back for a credential pattern still arriving (a header value,
+``Bearer <token>``, ``sk-...``): a longer one is released as it comes, redacted as far as it
+is known. Registered secrets are held back as long as they are (the longest one bounds it)."""
+
+
+def _prefix(word: str) -> str:
+    """A regex matching every non-empty prefix of ``word`` (words here are a few letters)."""
+    out = ""
+    for ch in reversed(word[1:]):
+        out = f"(?:{re.escape(ch)}{out})?"
+    return re.escape(word[0]) + out
+
+
+_HEADER_NAMES = ("proxy-authorization", "authorization", "x-api-key", "x-goog-api-key",
+                 "api-key", "api_key")
+# the end of a text where one of the patterns above may be starting or still growing: a
+# header name so far, or a complete one with its separator and value so far; ``bearer`` and
+# its token; ``?key=`` and its value; ``sk-``/``AIza`` and their characters
+_OPEN = re.compile(
+    r"(?i:\b(?:" + "|".join(_prefix(n) for n in _HEADER_NAMES) + r"))\Z"
+    r"""|(?i:\b(?:(?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key|api_key))"""
+    r"""\\?["']?\s*(?:[:=]\s*\\?["']?[^"'\\\r\n,}]*)?\Z"""
+    r"|(?i:\b(?:" + _prefix("bearer") + r"|bearer\s+[A-Za-z0-9._~+/=-]*))\Z"
+    r"""|[?&](?:(?i:""" + _prefix("key=") + r""")|(?i:key=)[^&\s"']*)?\Z"""
+    r"|\b(?:s(?:k(?:-[A-Za-z0-9_-]*)?)?|A(?:I(?:z(?:a[0-9A-Za-z_-]*)?)?)?)\Z"
+)
+_PATTERNS = (_BEARER, _HEADER_VALUE, _KEY_QUERY, _KEY_SHAPES)
+
+
+def hold_back(text: str) -> int:
+    """How much of streamed ``text`` may go out now: ``redact(text[:i])`` is final whatever
+    follows, and ``text[i:]`` must wait for more (the start of a secret or a credential that
+    may still be arriving). Used by :class:`reactloop._textgate.TextGate`.
+
+    Held back: the longest end of ``text`` that is the start of a registered secret, and a
+    credential pattern still open at the end (at most :data:`MAX_PATTERN_HOLD` characters);
+    the cut never falls inside a complete match."""
+    n = len(text)
+    cut = n
+    found = _OPEN.search(text, max(0, n - MAX_PATTERN_HOLD))
+    if found is not None:
+        cut = found.start()
+    secrets, pattern = _secrets_state()
+    if secrets:
+        cut = min(cut, _secret_start(text, secrets))
+    matchers = [(m, MAX_PATTERN_HOLD) for m in _PATTERNS]
+    if pattern is not None:  # a secret is bounded by its own length
+        matchers.append((pattern, n))
+    moved = True
+    while moved:  # a complete match around the cut moves it to the match's start
+        moved = False
+        for matcher, bound in matchers:
+            for m in matcher.finditer(text):
+                # one still growing at the end is held only up to the bound
+                if m.start() < cut < m.end() and (m.end() < n or n - m.start() <= bound):
+                    cut, moved = m.start(), True
+    return cut
+
+
+_Finder = tuple[frozenset[str], int, "re.Pattern[str]", dict[str, tuple[str, ...]]]
+_finder: _Finder | None = None
+
+
+def _secret_finder(secrets: frozenset[str]) -> _Finder:
+    """For these secrets: the longest length, a pattern finding every place where one may
+    start (its first four characters, or fewer at the very end), and the secrets by their
+    first four characters (secrets have :data:`MIN_SECRET_LENGTH`+ characters)."""
+    global _finder
+    if _finder is None or _finder[0] != secrets:
+        heads: dict[str, list[str]] = {}
+        for secret in secrets:
+            heads.setdefault(secret[:4], []).append(secret)
+        partial = {secret[:k] for secret in secrets for k in (1, 2, 3)}
+        pattern = re.compile("(?=" + "|".join(map(re.escape, heads)) + ")|(?=(?:"
+                             + "|".join(map(re.escape, partial)) + r")\Z)")
+        _finder = (secrets, max(map(len, secrets)), pattern,
+                   {head: tuple(found) for head, found in heads.items()})
+    return _finder
+
+
+def _secret_start(text: str, secrets: frozenset[str]) -> int:
+    """Where the longest end of ``text`` that begins a secret starts (``len(text)``: none)."""
+    n = len(text)
+    _, longest, pattern, heads = _secret_finder(secrets)
+    for m in pattern.finditer(text, max(0, n - longest + 1)):
+        tail = text[m.start():]
+        if len(tail) < 4 or any(s.startswith(tail) for s in heads.get(tail[:4], ())):
+            return m.start()
+    return n
 
 
 def _header_repl(m: re.Match[str]) -> str:

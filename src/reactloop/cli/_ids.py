@@ -16,9 +16,9 @@ def store_label(store: Any) -> str:
     if hasattr(store, "path"):
         return str(store.path)
     if hasattr(store, "url"):
-        from reactloop.sessions._postgres import redact
+        from reactloop._redact import redact_url
 
-        return redact(store.url)
+        return redact_url(store.url)
     return repr(store)
 
 

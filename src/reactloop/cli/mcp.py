@@ -127,7 +127,11 @@ def _first_paragraph(text: str, limit: int = 300) -> str:
     help="An Agent to expose as one tool, run_agent(task).",
 )
 @click.option("--name", default="reactloop", show_default=True, help="The server's name.")
-def serve_command(tool_specs: tuple[str, ...], agent_spec: str | None, name: str) -> None:
+@click.option("--approve-all", is_flag=True,
+              help="Run calls that need approval (requires_approval, Agent(approve=...)) "
+              "without asking; by default they are refused with an error.")
+def serve_command(tool_specs: tuple[str, ...], agent_spec: str | None, name: str,
+                  approve_all: bool) -> None:
     """Serve reactloop tools (and optionally an agent) as an MCP server over stdio.
 
     For example, in an MCP client's config:
@@ -145,8 +149,8 @@ def serve_command(tool_specs: tuple[str, ...], agent_spec: str | None, name: str
 
         tools = [t for spec in tool_specs for t in collect_tools(load_object(spec, "--tools"))]
         if agent_spec:
-            tools.append(agent_tool(load_object(agent_spec, "--agent")))
-        asyncio.run(serve_stdio(tools, name=name))
+            tools.append(agent_tool(load_object(agent_spec, "--agent"), approve_all=approve_all))
+        asyncio.run(serve_stdio(tools, name=name, approve_all=approve_all))
     except ReactloopError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:

@@ -3,6 +3,13 @@
 Built on the SDK's low-level server so the schemas clients see are exactly the ones reactloop
 derives for a model, and calls run through :class:`~reactloop.tools.ToolRegistry` (argument
 validation, timeouts, errors as results), exactly as in an agent run.
+
+Approvals: a tool that needs a person's approval (``@tool(requires_approval=True)``, an approval
+rule that asks for this call, or a served agent whose run stops for an approval, e.g. under
+``Agent(approve=...)``) is never run unapproved. This server cannot ask a person, so such a call
+answers ``isError`` with a sentence naming how to allow it: ``reactloop mcp serve
+--approve-all`` (``approve_all=True`` here), off by default, approves every such call. In
+``tools/list`` these tools carry ``destructiveHint: true``, so clients can warn before calling.
 """
 
 from __future__ import annotations
@@ -15,14 +22,38 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from reactloop._approvals import gated_calls
 from reactloop.errors import UserError
 from reactloop.messages import ToolCall
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._tool import Tool
 
-__all__ = ["build_server", "collect_tools", "serve_stdio"]
+__all__ = ["APPROVE_ALL_HINT", "build_server", "collect_tools", "serve_stdio"]
 
 AGENT_TOOL = "run_agent"
+APPROVE_ALL_HINT = ("start the server with `reactloop mcp serve --approve-all` (in Python: "
+                    "serve_stdio(..., approve_all=True)) to let MCP clients run calls that need "
+                    "approval without asking")
+"""How to allow approval-gated calls, as the refusals say it."""
+_RUN_ID = "mcp-serve"
+
+
+def _refusal(what: str) -> str:
+    return (f"{what} needs a person's approval, and this MCP server cannot ask for it, so it "
+            f"was not run; {APPROVE_ALL_HINT}.")
+
+
+def may_need_approval(tool: Tool) -> bool:
+    """Whether calls of ``tool`` may wait for approval (its ``destructiveHint``)."""
+    if tool.requires_approval is not False:
+        return True
+    agent = getattr(tool, "served_agent", None)
+    spec = getattr(agent, "spec", None)
+    if spec is None:
+        return False
+    return spec.approve is not False or any(
+        t.requires_approval is not False for n in spec.tools.names
+        if (t := spec.tools.get(n)) is not None)
 
 
 def collect_tools(obj: Any) -> list[Tool]:
@@ -41,23 +72,30 @@ def collect_tools(obj: Any) -> list[Tool]:
     raise UserError(f"{obj!r} is not a tool: expected a Tool, a function or a list of them")
 
 
-def agent_tool(agent: Any) -> Tool:
-    """The agent as one tool, ``run_agent(task)``, answering with the run's output."""
+def agent_tool(agent: Any, *, approve_all: bool = False) -> Tool:
+    """The agent as one tool, ``run_agent(task)``, answering with the run's output.
+
+    A run that stops for approvals fails the call (nothing waiting has run) unless
+    ``approve_all``: then every waiting call is approved and the run goes on."""
     if not callable(getattr(agent, "run", None)):
         raise UserError(f"{agent!r} is not an agent: it has no run(task) method")
     instructions = str(getattr(agent, "instructions", "") or "").strip()
     about = f" Its instructions: {instructions.splitlines()[0][:300]}" if instructions else ""
 
     async def run_agent(task: str) -> str:
-        result = agent.run(task)
-        if inspect.isawaitable(result):
-            result = await result
+        result = await _settled(agent.run(task))
+        while getattr(result, "pending_approvals", None):
+            waiting = ", ".join(p.tool_name for p in result.pending_approvals)
+            if not approve_all:
+                raise RuntimeError(_refusal(f"the agent's call of {waiting}"))
+            result = await _settled(agent.resume(
+                result, decisions=[p.approve() for p in result.pending_approvals]))
         error = getattr(result, "error", None)
         if error is not None:
             raise RuntimeError(f"the agent failed: {error}")
         return str(getattr(result, "output", result))
 
-    return Tool(
+    served = Tool(
         run_agent,
         name=AGENT_TOOL,
         description="Give a task to an AI agent that uses its own tools to do it, and get "
@@ -69,10 +107,19 @@ def agent_tool(agent: Any) -> Tool:
         },
         origin="reactloop mcp serve --agent",
     )
+    served.served_agent = agent  # type: ignore[attr-defined]  # read by may_need_approval
+    return served
 
 
-def build_server(tools: Iterable[Tool], *, name: str = "reactloop") -> Server[Any]:
-    """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``."""
+async def _settled(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
+                 approve_all: bool = False) -> Server[Any]:
+    """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``.
+
+    Calls that need approval are refused (``isError``) unless ``approve_all``."""
     from reactloop import __version__
 
     registry = ToolRegistry(tools)
@@ -86,7 +133,11 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop") -> Server[An
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
-        result = await registry.execute_one(call, run_id="mcp-serve")
+        if not approve_all and gated_calls([call], registry, False, frozenset(), _RUN_ID, None,
+                                           {}):
+            return types.CallToolResult(content=[types.TextContent(
+                type="text", text=_refusal(f"the call of {params.name}"))], is_error=True)
+        result = await registry.execute_one(call, run_id=_RUN_ID)
         text = result.content if result.ok else (result.error or "the tool failed")
         value = result.to_dict()["result"]  # JSON-safe; objects also go out as structured content
         return types.CallToolResult(
@@ -111,18 +162,23 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop") -> Server[An
 def _spec(registry: ToolRegistry, name: str) -> types.Tool:
     t = registry.get(name)
     assert t is not None
-    return types.Tool(name=t.name, description=t.description, input_schema=t.parameters)
+    hints = types.ToolAnnotations(destructive_hint=True) if may_need_approval(t) else None
+    return types.Tool(name=t.name, description=t.description, input_schema=t.parameters,
+                      annotations=hints)
 
 
-async def serve_stdio(tools: Any = (), *, agent: Any = None, name: str = "reactloop") -> None:
-    """Serve ``tools`` (and ``agent`` as ``run_agent``) over stdin/stdout until EOF."""
+async def serve_stdio(tools: Any = (), *, agent: Any = None, name: str = "reactloop",
+                      approve_all: bool = False) -> None:
+    """Serve ``tools`` (and ``agent`` as ``run_agent``) over stdin/stdout until EOF.
+
+    ``approve_all``: run calls that need approval without asking (off: they are refused)."""
     from mcp.server.stdio import stdio_server
 
     all_tools = collect_tools(tools)
     if agent is not None:
-        all_tools.append(agent_tool(agent))
+        all_tools.append(agent_tool(agent, approve_all=approve_all))
     if not all_tools:
         raise UserError("nothing to serve: pass tools (a Tool, a function or a list) or an agent")
-    server = build_server(all_tools, name=name)
+    server = build_server(all_tools, name=name, approve_all=approve_all)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -18,7 +18,6 @@ which scrubs everything the app sends.
 
 from __future__ import annotations
 
-import fnmatch
 import hmac
 import json
 import os
@@ -239,13 +238,11 @@ async def _reply(send: Send, status: int, message: str, *, cors_origin: str | No
 
 def secret_values(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -> list[str]:
     """The values that must never appear in a response: environment variables named like
-    secrets (the workspace's patterns: ``*API_KEY*``, ``*TOKEN*``, …) and ``extra``."""
-    from reactloop._redact import MIN_SECRET_LENGTH
-    from reactloop.tools.workspace import SECRET_ENV_PATTERNS
+    secrets (reactloop's one set of secret-name rules, :func:`reactloop._redact.is_secret_name`:
+    ``DB_PASSWORD``, ``GITHUB_PAT``, ``SERVICE_TOKEN``, ``*_API_KEY``…) and ``extra``."""
+    from reactloop._redact import environ_secret_values
 
-    found = {v for k, v in environ.items()
-             if len(v.strip()) >= MIN_SECRET_LENGTH
-             and any(fnmatch.fnmatchcase(k.upper(), p) for p in SECRET_ENV_PATTERNS)}
+    found = set(environ_secret_values(environ))
     found.update(v for v in extra if v)
     return sorted(found, key=len, reverse=True)  # longest first: no partial leftovers
 

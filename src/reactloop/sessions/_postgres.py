@@ -36,8 +36,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
+from reactloop._redact import redact_url as redact
 from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.messages import Message
 from reactloop.sessions import _codec
@@ -100,21 +101,6 @@ def _key(text: str) -> int:
 
 
 _MIGRATION_KEY = _key("reactloop migrations")
-
-
-def redact(url: str) -> str:
-    """``url`` with its password (in the user part or a ``password=`` parameter) as ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<a malformed URL>"
-    netloc = parts.netloc
-    user, at, host = netloc.rpartition("@")
-    if at and ":" in user:
-        netloc = f"{user.split(':', 1)[0]}:***@{host}"
-    query = "&".join("password=***" if p.lower().startswith("password=") else p
-                     for p in parts.query.split("&")) if parts.query else ""
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _secrets(url: str) -> list[str]:

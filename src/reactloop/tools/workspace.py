@@ -19,7 +19,9 @@ Rules the tools enforce:
   ``PASSWORD``, ``CREDENTIAL``, ``COOKIE``, ``WEBHOOK``… (:func:`is_secret_name`), so
   ``GITHUB_PAT``, ``SLACK_WEBHOOK_URL`` and ``PRIVATE_KEY_PEM`` never reach a command while
   ``PATH``, ``HOME`` and ``LANG`` do; ``env_allow`` keeps named ones. The exit code is part
-  of the result.
+  of the result. The secret-name rules (and their allow-list, :data:`SAFE_ENV_NAMES`) live in
+  ``reactloop._redact``, shared with the redaction of the server and the logs; this module
+  re-exports them.
 
 ``run_command`` is not a sandbox: the program runs with the user's rights and may read or
 write anything they can. Confinement covers the file tools and the working directory only.
@@ -37,10 +39,8 @@ Nothing heavy is imported until a tool runs.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import math
 import os
-import re
 import shlex
 import shutil
 import stat
@@ -49,6 +49,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from reactloop._redact import (
+    SAFE_ENV_NAMES,
+    SECRET_ENV_PATTERNS,
+    SECRET_NAME_FRAGMENTS,
+    SECRET_NAME_PARTS,
+    is_secret_name,
+    strip_secrets,
+)
 from reactloop.errors import ToolRetry, UserError
 from reactloop.tools._process import CappedBuffer, ProcessResult, kill_group, pump, run_process
 from reactloop.tools._tool import Tool
@@ -64,36 +72,6 @@ __all__ = [
     "strip_secrets",
 ]
 
-SECRET_NAME_PARTS: frozenset[str] = frozenset({
-    "KEY", "KEYS", "TOKEN", "TOKENS", "PAT", "PEM", "P12", "PFX", "JKS", "AUTH", "PASS", "PWD",
-    "PIN", "PRIVATE", "SESSION", "SESSIONID", "DSN", "JWT", "BEARER", "HMAC",
-})
-"""Words that mark a variable as a secret when they are a whole *part* of its name (parts are
-what lies between characters other than letters and digits, trailing digits ignored; any case)
-or end one (``ACCESSKEY``, ``AUTHTOKEN``, for ``KEY(S)`` and ``TOKEN(S)``): ``GITHUB_PAT``,
-``HF_HUB_KEY_X``, ``SMTP_PASS``, ``AOC_SESSION``, ``npm_authToken``. As parts, short words stay
-precise: ``PATH``, ``AUTHOR``, ``KEYBOARD``, ``GOPRIVATE`` and ``TOKENIZERS_PARALLELISM`` are
-not secrets."""
-
-SECRET_NAME_FRAGMENTS: tuple[str, ...] = (
-    "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "PRIVATEKEY",
-    "COOKIE", "WEBHOOK", "AUTHORIZATION", "CONNECTIONSTRING", "DATABASEURL",
-)
-"""Words that mark a variable as a secret anywhere in its name (ignoring case and ``_``):
-``SLACK_WEBHOOK_URL``, ``STRIPE_SECRETKEY``, ``GOOGLE_APPLICATION_CREDENTIALS``."""
-
-SECRET_ENV_PATTERNS: tuple[str, ...] = ("AWS_*", "AZURE_*", "*_URI", "*_DB_URL")
-"""Shell patterns (any case) of further names never passed on: cloud credentials come in
-many names, and connection URLs embed passwords."""
-
-SAFE_ENV_NAMES: tuple[str, ...] = (
-    "PWD", "OLDPWD", "DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER",
-    "XDG_SESSION_*",
-)
-"""Names that look like secrets by the rules above but are well-known harmless variables."""
-
-_NAME_PARTS = re.compile(r"[^A-Z0-9]+")
-_SECRET_SUFFIXES = ("KEY", "KEYS", "TOKEN", "TOKENS")
 _SHELL_SYNTAX = frozenset({";", "|", "||", "&", "&&", ">", ">>", "<", "2>", "2>&1", "&>"})
 _MAX_LINE_CHARS = 2_000
 _SKIP_CHARS = 1 << 16  # characters read at a time while skipping the rest of a long line
@@ -101,37 +79,6 @@ _GREP_LINE_CHARS = 300
 _MAX_GREP_RESULTS = 1_000
 _BINARY_SNIFF = 8_192
 _RG_LINE_LIMIT = 1 << 20  # bytes of one output line of ripgrep (lines are cut at 300 chars)
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable called ``name`` probably holds a secret.
-
-    True when a part of the name is one of :data:`SECRET_NAME_PARTS` (or ends in ``KEY`` or
-    ``TOKEN``), the name contains one of :data:`SECRET_NAME_FRAGMENTS`, or it matches
-    :data:`SECRET_ENV_PATTERNS`; :data:`SAFE_ENV_NAMES` are never secrets. The rules err on the
-    side of stripping: a command that needs a stripped variable gets it through
-    ``Workspace(env_allow=[...])`` (``--env-allow NAME`` on the command line)."""
-    upper = name.upper()
-    if any(fnmatch.fnmatchcase(upper, p) for p in SAFE_ENV_NAMES):
-        return False
-    squashed = upper.replace("_", "").replace("-", "").replace(".", "")
-    if any(f in squashed for f in SECRET_NAME_FRAGMENTS):
-        return True
-    for part in _NAME_PARTS.split(upper):
-        bare = part.rstrip("0123456789")  # KEY2 counts as KEY
-        if {part, bare} & SECRET_NAME_PARTS or bare.endswith(_SECRET_SUFFIXES):
-            return True
-    return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_ENV_PATTERNS)
-
-
-def strip_secrets(environ: Mapping[str, str], allow: Iterable[str] = ()) -> dict[str, str]:
-    """``environ`` without the variables named like secrets (see :func:`is_secret_name`).
-
-    Names matching a name or shell pattern in ``allow`` (any case) are kept anyway."""
-    allowed = [a.upper() for a in allow]
-    return {name: value for name, value in environ.items()
-            if not is_secret_name(name)
-            or any(fnmatch.fnmatchcase(name.upper(), a) for a in allowed)}
 
 
 def find_ripgrep() -> str | None:
