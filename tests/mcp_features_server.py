@@ -81,7 +81,7 @@ async def unlock(ctx: Context) -> str:
         return "42"
 
     server.add_tool(secret, name="secret")
-    await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()  # subscriptions/listen (2026-07-28)
     return "unlocked"
 
 

@@ -51,6 +51,8 @@ class ClientSide:
         self.last_caller: CallerRun | None = None
         self.tools_changed = False
         """The server said its tools changed and they were not listed again since."""
+        self.known: set[str] = set()
+        """Names of the tools offered so far."""
         self.asking = 0
         """Questions to the user open now (a call's timeout waits while there are)."""
         self.policy = server.sampling or default_policy(server.transport)
@@ -63,7 +65,10 @@ class ClientSide:
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``mcp.Client``: a capability is announced only when
         reactloop can honour it."""
-        out: dict[str, Any] = {"logging_callback": self.on_log,
+        # 2026-07-28 servers send logs only to a client that opts in, per request
+        level = "debug" if logging.getLogger(f"reactloop.mcp.{self.server.name}").isEnabledFor(
+            logging.DEBUG) else "info"
+        out: dict[str, Any] = {"logging_callback": self.on_log, "log_level": level,
                                "message_handler": self.on_message}
         if self.policy == "allow" or (self.policy == "ask"
                                       and self.server.elicitation is not None):

@@ -231,9 +231,9 @@ class Connection:
             async with Client(self._transport(), client_info=_client_info(),
                               **self.side.client_options()) as client:
                 self.tools = await _list_tools(client)
-                self.client = client
-                ready.set_result(None)
-                async with _listening(client, self.side):
+                async with _listening(client, self.side):  # no change is missed after this
+                    self.client = client
+                    ready.set_result(None)
                     await self._stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
@@ -551,17 +551,23 @@ async def _listening(client: Client, side: ClientSide) -> AsyncIterator[None]:
         yield
         return
 
+    acked = asyncio.Event()
+
     async def listen() -> None:
         try:
             async with client.listen(tools_list_changed=True) as events:
+                acked.set()
                 async for _ in events:
                     side.tools_changed = True
         except Exception as exc:  # no list changes then; the tools keep working
             logging.getLogger("reactloop.mcp").debug("MCP server %r: listen ended: %r",
                                                      side.server.name, exc)
+        finally:
+            acked.set()
 
     task = asyncio.create_task(listen())
     try:
+        await acked.wait()
         yield
     finally:
         task.cancel()

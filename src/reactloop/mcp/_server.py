@@ -305,7 +305,10 @@ class MCPServer:
             if listing is None:
                 yield MCPTools([], self, None)
             else:
-                yield MCPTools(self._tools(link, listing, emit), self, link)
+                tools = self._tools(link, listing, emit)
+                link.side.known.update(t.name for t in tools)
+                link.side.tools_changed = False  # listed just now
+                yield MCPTools(tools, self, link)
         finally:
             await link.close()
 
@@ -333,10 +336,13 @@ class MCPServer:
         caller = caller_run.get()
         if caller is None:
             return
-        tools = self._tools(link, listing, caller.emit)
-        caller.add_tools(tools)
-        caller.emit("mcp_tools_changed", {"server": self.name,
-                                          "tools": [t.name for t in tools]})
+        known = link.side.known
+        tools = [t for t in self._tools(link, listing, caller.emit) if t.name not in known]
+        known.update(t.name for t in tools)
+        if tools:
+            caller.add_tools(tools)
+            caller.emit("mcp_tools_changed", {"server": self.name,
+                                              "added": [t.name for t in tools]})
 
     def _wanted(self, remote: str, public: str) -> bool:
         if self.include is not None and not any(_matches(p, remote, public)
