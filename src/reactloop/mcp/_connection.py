@@ -390,12 +390,23 @@ class Link:
 
     async def list_tools(self) -> list[types.Tool]:
         """List the server's tools again (after it said they changed)."""
+        client = await self.client()
+        self.side.tools_changed = False
+        return await _list_tools(client, refresh=True)
+
+    async def client(self) -> Client:
+        """The SDK's client of the live connection (restarted first if it was lost)."""
         conn, _ = await self._live(None)
         client = conn.client
         if client is None:
             raise ToolRetry(f"MCP server {self.server.name!r} is not connected")
-        self.side.tools_changed = False
-        return await _list_tools(client, refresh=True)
+        return client
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        """What the server announced (None while not connected)."""
+        client = self.conn.client if self.conn is not None else None
+        return client.server_capabilities if client is not None else None
 
     async def _call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         name, timeout = self.server.name, self.server.timeout

@@ -31,6 +31,9 @@ class ClientOptions(TypedDict, total=False):
     roots: Sequence[str | os.PathLike[str]]
     """Directories offered as the client's roots (``roots/list``); the CLI offers the
     workspace."""
+    resources: bool
+    """Offer the model ``<prefix>list_resources`` and ``<prefix>read_resource`` when the
+    server has resources (default True)."""
 
 
 def check_options(name: str, options: ClientOptions) -> dict[str, Any]:
@@ -50,5 +53,10 @@ def check_options(name: str, options: ClientOptions) -> dict[str, Any]:
     if isinstance(roots, (str, os.PathLike)) or not isinstance(roots, Sequence):
         raise UserError(f"MCP server {name!r}: roots must be a list of directories, "
                         f"got {roots!r}")
+    resources = options.get("resources", True)
+    if not isinstance(resources, bool):
+        raise UserError(f"MCP server {name!r}: resources must be true or false, "
+                        f"got {resources!r}")
     return {"sampling": sampling, "sampling_model": options.get("sampling_model"),
-            "elicitation": elicitation, "roots": tuple(os.fspath(r) for r in roots)}
+            "elicitation": elicitation, "roots": tuple(os.fspath(r) for r in roots),
+            "resources": resources}

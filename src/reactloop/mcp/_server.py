@@ -23,11 +23,17 @@ if TYPE_CHECKING:
 
     from reactloop.mcp._connection import Link
     from reactloop.mcp._elicitation import Elicitor
+    from reactloop.mcp._resources import PromptInfo, ResourceInfo
+    from reactloop.messages import Message
     from reactloop.tools._source import Emit
 
 __all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools"]
 
 log = logging.getLogger("reactloop.mcp")
+
+
+def _ignore(name: str, data: Any = None) -> None:
+    """The default ``emit``: events go nowhere."""
 
 
 
@@ -81,6 +87,37 @@ class MCPTools(list[Tool]):
     def restarts(self) -> int:
         """How often the server was restarted after it stopped."""
         return 0 if self._link is None else self._link.restarts
+
+    def _live(self) -> Link:
+        if self._link is None:
+            raise MCPServerError(f"MCP server {self.server.name!r} is not running (it was "
+                                 "skipped)", server=self.server.name)
+        return self._link
+
+    async def list_resources(self) -> list[ResourceInfo]:
+        """The server's resources and resource templates."""
+        from reactloop.mcp._resources import list_resources
+
+        return await list_resources(self._live())
+
+    async def read_resource(self, uri: str) -> str:
+        """A resource's content as text (raises ``ToolRetry`` with the server's message)."""
+        from reactloop.mcp._resources import read_resource
+
+        return await read_resource(self._live(), uri)
+
+    async def list_prompts(self) -> list[PromptInfo]:
+        """The server's prompts (name, description, arguments)."""
+        from reactloop.mcp._resources import list_prompts
+
+        return await list_prompts(self._live())
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None
+                         ) -> list[Message]:
+        """A prompt's messages, e.g. to send: ``await session.send(msgs[-1].content)``."""
+        from reactloop.mcp._resources import get_prompt
+
+        return await get_prompt(self._live(), name, arguments)
 
 
 class MCPServer:
@@ -164,6 +201,8 @@ class MCPServer:
         """Asks the user when the server asks (None: not announced)."""
         self.roots: tuple[str, ...] = checked["roots"]
         """Directories offered as the client's roots."""
+        self.resources: bool = checked["resources"]
+        """Offer ``<prefix>list_resources``/``read_resource`` tools (if the server has any)."""
 
     @classmethod
     def stdio(
@@ -275,7 +314,7 @@ class MCPServer:
         return f"MCPServer.{self.transport}({self.describe()!r}, name={self.name!r})"
 
     @asynccontextmanager
-    async def open(self, emit: Emit) -> AsyncIterator[MCPTools]:
+    async def open(self, emit: Emit = _ignore) -> AsyncIterator[MCPTools]:
         """Start the server and yield its tools; stop it on exit.
 
         Raises:
@@ -305,7 +344,7 @@ class MCPServer:
             if listing is None:
                 yield MCPTools([], self, None)
             else:
-                tools = self._tools(link, listing, emit)
+                tools = self._tools(link, listing, emit) + self._resource_tools(link, listing)
                 link.side.known.update(t.name for t in tools)
                 link.side.tools_changed = False  # listed just now
                 yield MCPTools(tools, self, link)
@@ -325,6 +364,16 @@ class MCPServer:
                                                 f"the tools of MCP server {self.name!r}: "
                                                 f"{', '.join(names)}"})
         return [self._tool(link, t, n) for t, n in pairs]
+
+    def _resource_tools(self, link: Link, listing: Sequence[mcp_types.Tool]) -> list[Tool]:
+        caps = link.capabilities
+        if not self.resources or caps is None or caps.resources is None:
+            return []
+        from reactloop.mcp._resources import resource_tools
+
+        taken = set(tool_names(self.prefix, [t.name for t in listing]))
+        return [t for t in resource_tools(link, self.prefix, taken)
+                if self._wanted(t.name[len(self.prefix):], t.name)]
 
     async def _refresh(self, link: Link) -> None:
         """The server said its tools changed: list them again and offer the new ones to the
