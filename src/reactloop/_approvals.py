@@ -29,19 +29,18 @@ def _asks(rule: ApprovalRule, call: ToolCall, context: ToolContext) -> bool:
 
 
 def gated_calls(calls: Sequence[ToolCall], registry: ToolRegistry, policy: ApprovalRule,
-                exempt: frozenset[str], run_id: str, deps: Any,
-                state: dict[str, Any]) -> dict[str, str]:
+                run_id: str, deps: Any, state: dict[str, Any]) -> dict[str, str]:
     """The calls that wait for approval, as ``call id -> arguments hash``.
 
     A call waits when its tool's ``requires_approval`` or the agent's ``policy`` says so.
     Calls that cannot run anyway wait for nobody: unknown tools, invalid arguments (the model
-    gets the error at once), and the loop's own tools (``exempt``)."""
+    gets the error at once), and internal tools (``Tool.internal``: the run's own state)."""
     out: dict[str, str] = {}
     for call in calls:
         tool = registry.get(call.name) if isinstance(call.name, str) else None
         if tool is None or (tool.requires_approval is False and policy is False):
             continue  # the common case: one lookup per call
-        if call.name in exempt or not isinstance(call.arguments, Mapping):
+        if tool.internal or not isinstance(call.arguments, Mapping):
             continue
         try:
             tool.validate(call.arguments)

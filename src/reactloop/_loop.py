@@ -22,6 +22,7 @@ import functools
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
+from typing import Any
 
 from reactloop import _notes as notes
 from reactloop._approvals import batch_results, decision_result, gated_calls
@@ -60,8 +61,7 @@ from reactloop.models._base import Model
 from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
-from reactloop.tools._control import CONTROL_TOOL_NAMES
-from reactloop.tools._select import ALWAYS_OFFERED
+from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
 from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
@@ -69,10 +69,6 @@ __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
-_UNGATED = frozenset((*CONTROL_TOOL_NAMES, FINAL_ANSWER, "update_plan", "load_skill",
-                      "load_skill_reference"))
-"""Tools that only touch the run's own state never wait for approval (``approve=True``
-means the tools that act on the world)."""
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
@@ -98,7 +94,8 @@ class _Loop:
         self.again = False
         """The forced last iteration runs again: its typed answer went back to the model."""
         self.selectable: frozenset[str] = frozenset()
-        """Tools ``tool_selection`` may leave out: those present when the run started."""
+        """Tools ``tool_selection`` may leave out: those present when the run started,
+        except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
 
@@ -168,8 +165,7 @@ class _Loop:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
-        waiting = gated_calls(calls, ctx.tools, spec.approve, _UNGATED, ctx.run_id, spec.deps,
-                              ctx.state)
+        waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
         for c in calls:
@@ -205,7 +201,7 @@ class _Loop:
             tools = await stack.enter_async_context(
                 self.rt.open_source(source, ctx.emit_custom))
             ctx.tools.extend(tools)
-        self.selectable = frozenset(ctx.tools.names) - ALWAYS_OFFERED
+        self.selectable = frozenset(s.name for s in ctx.tools.specs() if not s.internal)
 
     def _ending(self) -> list[Event]:
         for ext in self.spec.extensions:
@@ -244,7 +240,7 @@ class _Loop:
     def _final_tools(self) -> list[str]:
         if self.spec.output is not None and self.spec.output.mode == "tool":
             return [FINAL_ANSWER]
-        return ["task_completion"] if self.spec.loop_control else []
+        return [TASK_COMPLETION] if self.spec.loop_control else []
 
     def _offered(self, messages: Sequence[Message]) -> tuple[ToolSpec, ...]:
         """The run's tools, or those ``tool_selection`` picks for the current request (the
@@ -346,20 +342,30 @@ class _Loop:
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
                          started: float) -> _Ending | None:
-        ctx = self.ctx
         results = await self._execute(calls)
+        self._after_tools(k, response.text, calls, results, started)
+        if self.gated:
+            return self._waiting(k)
+        return self._batch_ending(results)
+
+    def _after_tools(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
+                     results: Sequence[ToolResult], started: float) -> None:
+        """A batch has its results: the extensions see them, the history and the step record
+        them, and their events are queued."""
+        ctx = self.ctx
         for ext in self.spec.extensions:
             ext.after_tools(ctx, results)
         # the history holds the results before anyone sees them: a consumer that stops
         # at a tool_result event leaves a complete history behind
-        step = self._record(k, response.text, calls, results, started)
+        step = self._record(k, text, calls, results, started)
         pending, run_id = ctx.pending, ctx.run_id
         for r in results:
             pending.append((ToolErrorEvent if r.error else ToolResultEvent)(run_id, k, r))
         if self.step_events:
             pending.append(StepEvent(run_id, step))
-        if self.gated:
-            return self._waiting(k)
+
+    def _batch_ending(self, results: Sequence[ToolResult]) -> _Ending | None:
+        """The run ends with this batch: a loop-control tool or the typed answer's tool."""
         return self._control_ending(results) or self._output_tool_ending(results)
 
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
@@ -435,7 +441,7 @@ class _Loop:
             return None
         for r in results:
             if r.error is None and r.name in CONTROL_TOOL_NAMES:
-                state = (RunState.WAITING_FOR_USER if r.name == "ask_question"
+                state = (RunState.WAITING_FOR_USER if r.name == ASK_QUESTION
                          else RunState.COMPLETED)
                 text = notes.strip_notes(str(r.result)) or self._fallback(state)
                 if state is RunState.COMPLETED and self.spec.output is not None:
@@ -471,18 +477,11 @@ class _Loop:
         ran = {r.call_id: r for r in (await self._execute(run) if run else [])}
         calls = tuple(c for c, _ in decided)
         results = [decision_result(c, d, ran.get(c.id or "")) for c, d in decided]
-        for ext in self.spec.extensions:
-            ext.after_tools(ctx, results)
-        step = self._record(k, None, calls, results, started)
-        for r in results:
-            ctx.pending.append((ToolErrorEvent if r.error else ToolResultEvent)(ctx.run_id, k, r))
-        if self.step_events:
-            ctx.pending.append(StepEvent(ctx.run_id, step))
+        self._after_tools(k, None, calls, results, started)
         if waiting := pending_approvals(ctx.messages):
             return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
                 [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
-        batch = batch_results(ctx.messages, {c.id or "" for c in calls})
-        return self._control_ending(batch) or self._output_tool_ending(batch)
+        return self._batch_ending(batch_results(ctx.messages, {c.id or "" for c in calls}))
 
     # -- typed answers -----------------------------------------------------------------------
     def _typed(self, raw: str, state: RunState) -> _Ending | None:
@@ -570,7 +569,7 @@ class _Loop:
     # -- small helpers -----------------------------------------------------------------------
     def _repeatable(self, call: ToolCall) -> bool:
         t = self.ctx.tools.get(call.name) if isinstance(call.name, str) else None
-        return t is None or t.repeatable or call.name in CONTROL_TOOL_NAMES
+        return t is None or t.repeatable or t.internal
 
     def _deadline_scope(self) -> AbstractAsyncContextManager[object]:
         # no deadline: skip asyncio.timeout's bookkeeping (it runs twice per iteration)
@@ -595,15 +594,23 @@ class _Loop:
             output = self._fallback(state)
         ctx.metrics.execution_time = self.rt.monotonic() - self.started
         ctx.metrics.success = state is RunState.COMPLETED
-        plan = next((ext.result(ctx) for ext in self.spec.extensions if ext.key == "plan"),
-                    None)
         value: object = output
         if self.spec.output is not None:  # a typed run: a T, or None without a valid one
             value = self.value[0] if self.value is not None else None
         waiting = (tuple(pending_approvals(ctx.messages))
                    if state is RunState.WAITING_FOR_APPROVAL else ())
         return RunResult(value, state, list(ctx.steps), ctx.metrics, list(ctx.messages),
-                         error, plan, ctx.run_id, ctx, output, waiting)
+                         error, run_id=ctx.run_id, context=ctx, text=output,
+                         pending_approvals=waiting, **self._extension_fields())
+
+    def _extension_fields(self) -> dict[str, Any]:
+        """The result's fields that extensions fill (``Extension.result_field``: the plan)."""
+        out: dict[str, Any] = {}
+        for ext in self.spec.extensions:
+            name = ext.result_field
+            if name is not None and name not in out:
+                out[name] = ext.result(self.ctx)
+        return out
 
 
 def _failure(exc: BaseException

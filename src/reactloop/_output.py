@@ -155,7 +155,7 @@ class OutputSpec:
             return "Final answer received."
 
         return Tool(final_answer, name=FINAL_ANSWER, parameters=self.schema, repeatable=True,
-                    inline=True, origin="reactloop (output_type)",
+                    inline=True, internal=True, origin="reactloop (output_type)",
                     description="Give your final answer: the arguments are the answer. Call "
                                 "it once you have everything you need.")
 

@@ -6,12 +6,12 @@ The loop reads only this (never the ``Agent``), so dependencies point one way:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reactloop._output import OutputSpec
-from reactloop.extensions import Extension
+from reactloop.errors import UserError
+from reactloop.extensions._base import RESULT_FIELDS, Extension
 from reactloop.messages import ModelSettings
 from reactloop.models._base import Model
 from reactloop.prompt import PromptBuilder
@@ -19,12 +19,12 @@ from reactloop.run_context import RunContext
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._select import ToolSelector
 from reactloop.tools._source import ToolSource
-from reactloop.tools._tool import ApprovalRule, Tool
+from reactloop.tools._tool import ApprovalRule
 
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
 
-__all__ = ["RunSpec", "StaticExtension"]
+__all__ = ["RunSpec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,13 @@ class RunSpec:
     tool_selection: ToolSelector | None = None
     """Picks the tools offered for a request (``Agent(tool_selection=...)``); None: all."""
 
+    def __post_init__(self) -> None:
+        for ext in self.extensions:
+            if ext.result_field is not None and ext.result_field not in RESULT_FIELDS:
+                raise UserError(f"extension {ext.key!r}: result_field must be one of "
+                                f"{', '.join(sorted(RESULT_FIELDS))} (a RunResult field "
+                                f"extensions fill) or None, got {ext.result_field!r}")
+
     def notes(self, ctx: RunContext) -> list[str]:
         """The volatile sections (plan, retrieved context) for the next request."""
         computed: dict[str, str | None] = {}
@@ -63,17 +70,3 @@ class RunSpec:
             computed.update(ext.notes(ctx))
         return self.prompt.volatile(computed) if computed else []
 
-
-class StaticExtension(Extension):
-    """Tools and stable system sections and nothing per run (the workspace)."""
-
-    def __init__(self, key: str, tools: Sequence[Tool], sections: Mapping[str, str]) -> None:
-        self.key = key
-        self._tools = tuple(tools)
-        self._sections = dict(sections)
-
-    def tools(self) -> Sequence[Tool]:
-        return self._tools
-
-    def system_sections(self) -> Mapping[str, str]:
-        return self._sections

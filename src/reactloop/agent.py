@@ -7,6 +7,7 @@ The agent is data (its :class:`~reactloop._spec.RunSpec`); a run is separate sta
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import os
@@ -20,8 +21,7 @@ from reactloop import _instrument
 from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
 from reactloop._output import build_output
-from reactloop._retrieval import ContextProvider, RetrievedContext
-from reactloop._spec import RunSpec, StaticExtension
+from reactloop._spec import RunSpec
 from reactloop.approvals import (
     Decision,
     apply_decisions,
@@ -32,6 +32,7 @@ from reactloop.approvals import (
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
+from reactloop.extensions._retrieval import ContextProvider, RetrievedContext
 from reactloop.messages import Message
 from reactloop.models._base import Model, ModelSettings
 from reactloop.models._resolve import resolve_model
@@ -114,13 +115,14 @@ class Agent(Generic[OutputT]):
             with the errors; past it the run ends ``ERROR`` with ``OutputValidationError``.
         approve: an approval policy over all tools: ``True`` (every call waits for a
             person's decision) or ``(arguments, context) -> bool`` per call; adds to each
-            tool's own ``requires_approval``. Tools that only touch the run's own state
-            (loop control, ``final_answer``, ``update_plan``, loading skills) never wait.
+            tool's own ``requires_approval``. Internal tools (``Tool.internal``: loop control,
+            ``final_answer``, ``update_plan``, loading skills) never wait.
         tool_selection: offer the model only the tools that fit the current request, for
             agents with many tools (large MCP servers): ``k`` ranks the tools by BM25 over
             their names, descriptions and parameters and offers the best ``k``; a function
-            ``(tools, request_text) -> tools`` (or names) ranks them your way. Loop-control
-            and skill tools, and tools a skill adds during the run, are always offered.
+            ``(tools, request_text) -> tools`` (or names) ranks them your way. Internal tools
+            (loop control, ``final_answer``, ``update_plan``, loading skills) and tools a
+            skill adds during the run are always offered.
     """
 
     def __init__(
@@ -241,16 +243,14 @@ class Agent(Generic[OutputT]):
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
         return asyncio.run(self.run(prompt, history=history))
 
-    async def stream(self, prompt: str, *, history: Sequence[Message] = (),
-                     on_message: Callable[[Message], None] | None = None,
-                     conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
+    def stream(self, prompt: str, *, history: Sequence[Message] = (),
+               on_message: Callable[[Message], None] | None = None,
+               conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
         writes. The last event is ``run_end`` holding the :class:`RunResult`. ``history``,
         ``on_message`` and ``conversation_id`` as for :meth:`run`."""
-        ctx = self._context(prompt, history, on_message, None, conversation_id)
-        async with aclosing(self._events(ctx, stream=True)) as events:
-            async for event in events:
-                yield event
+        return self._events(functools.partial(self._context, prompt, history, on_message, None,
+                                              conversation_id), stream=True)
 
     def conversation(self, history: Sequence[Message] = ()) -> Conversation:
         """An in-memory multi-turn conversation (see :meth:`session` for a persistent one)."""
@@ -298,17 +298,14 @@ class Agent(Generic[OutputT]):
         """Blocking :meth:`resume`."""
         return asyncio.run(self.resume(saved, prompt, decisions=decisions))
 
-    async def resume_stream(self, saved: Saved, prompt: str | None = None, *,
-                            decisions: Iterable[Decision | Mapping[str, Any]] = (),
-                            on_message: Callable[[Message], None] | None = None,
-                            conversation_id: str | None = None
-                            ) -> AsyncGenerator[Event, None]:
+    def resume_stream(self, saved: Saved, prompt: str | None = None, *,
+                      decisions: Iterable[Decision | Mapping[str, Any]] = (),
+                      on_message: Callable[[Message], None] | None = None,
+                      conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
         """:meth:`resume`, yielding the events (``approval_decided`` first); the last one is
         ``run_end``. The seam servers and workflows continue runs through."""
-        ctx = self._resumed(saved, prompt, decisions, on_message, conversation_id)
-        async with aclosing(self._events(ctx, stream=True)) as events:
-            async for event in events:
-                yield event
+        return self._events(functools.partial(self._resumed, saved, prompt, decisions,
+                                              on_message, conversation_id), stream=True)
 
     def _resumed(self, saved: Saved, prompt: str | None,
                  decisions: Iterable[Decision | Mapping[str, Any]],
@@ -354,19 +351,21 @@ class Agent(Generic[OutputT]):
         return ctx
 
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
-        """Run the loop to its end without streaming: one generator, no wrappers."""
-        callbacks = self.spec.callbacks
+        """Run the loop to its end without streaming; the result is the ``run_end``'s."""
         result: RunResult[Any] | None = None
-        async with aclosing(self._run_events(ctx, stream=False)) as events:
+        async with aclosing(self._events(lambda: ctx, stream=False)) as events:
             async for event in events:
-                if callbacks:
-                    await dispatch(callbacks, event)
                 if type(event) is RunEndEvent:
                     result = event.result
         assert result is not None
         return result
 
-    async def _events(self, ctx: RunContext, *, stream: bool) -> AsyncGenerator[Event, None]:
+    async def _events(self, start: Callable[[], RunContext], *, stream: bool
+                      ) -> AsyncGenerator[Event, None]:
+        """The events of the run ``start()`` sets up, callbacks dispatched (``step`` events
+        only feed them). ``start`` runs on the first ``anext``: a bad argument to a stream
+        raises there, as an ``async def`` generator's would."""
+        ctx = start()
         callbacks = self.spec.callbacks
         # aclosing: closing this stream closes the loop now (it records the ending), not
         # whenever the garbage collector gets to it
@@ -429,17 +428,6 @@ def _saved_context(saved: Saved, deps: Any) -> RunContext:
     return RunContext(waiting_run_id(history), latest, history, deps=deps)
 
 
-async def _last(events: AsyncGenerator[Event, None]) -> RunResult[Any]:
-    """The result of a run's event stream (its ``run_end``)."""
-    result: RunResult[Any] | None = None
-    async with aclosing(events) as running:
-        async for event in running:
-            if isinstance(event, RunEndEvent):
-                result = event.result
-    assert result is not None
-    return result
-
-
 def _builtin_extensions(skills: Iterable[str | os.PathLike[str]], workspace: Any,
                         planning: bool, providers: Sequence[ContextProvider]
                         ) -> list[Extension]:
@@ -450,14 +438,13 @@ def _builtin_extensions(skills: Iterable[str | os.PathLike[str]], workspace: Any
 
         out.append(SkillSet.discover(dirs))
     if workspace is not None:
-        from reactloop.tools.workspace import Workspace
+        from reactloop.extensions._workspace import workspace_extension
 
-        ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-        out.append(StaticExtension("workspace", ws.tools(), {"workspace": ws.describe()}))
+        out.append(workspace_extension(workspace))
     if providers:
         out.append(RetrievedContext(providers))
     if planning:
-        from reactloop.planning import Planning
+        from reactloop.extensions._planning import Planning
 
         out.append(Planning())
     return out

@@ -187,6 +187,9 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, Any]
     """JSON schema of the arguments object."""
+    internal: bool = False
+    """The tool touches only the run's own state (``Tool.internal``): adapters that offer a
+    subset of the tools (the embedded model's tool limit) always keep it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,8 +133,7 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
-        if not approve_all and gated_calls([call], registry, False, frozenset(), _RUN_ID, None,
-                                           {}):
+        if not approve_all and gated_calls([call], registry, False, _RUN_ID, None, {}):
             return types.CallToolResult(content=[types.TextContent(
                 type="text", text=_refusal(f"the call of {params.name}"))], is_error=True)
         result = await registry.execute_one(call, run_id=_RUN_ID)

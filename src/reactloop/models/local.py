@@ -50,7 +50,7 @@ from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-ex
     response_schema,
     typed_answer_schema,
 )
-from reactloop.tools._select import ALWAYS_OFFERED, name_matches, select_tools
+from reactloop.tools._select import name_matches, select_tools
 
 __all__ = ["DEFAULT_GGUF", "Caps", "Guidance", "LocalModel", "default_model_path"]
 
@@ -304,7 +304,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     listed = tuple(every)
     if g.tool_limit and turn.question:
         listed = tuple(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
-                                    keep=[t.name for t in every if t.name in ALWAYS_OFFERED]))
+                                    keep=[t.name for t in every if t.internal]))
     choice = request.settings.tool_choice
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []

@@ -80,10 +80,10 @@ class SkillSet(Extension):
         self._lock = threading.Lock()  # guards the import cache only
         self._skill_tools: dict[str, list[Tool]] = {}
         self._tools = [
-            Tool(self._load_skill_tool(), name=LOAD_SKILL, repeatable=True,
+            Tool(self._load_skill_tool(), name=LOAD_SKILL, repeatable=True, internal=True,
                  origin="reactloop.skills"),
             Tool(self._reference_tool(), name=LOAD_SKILL_REFERENCE, repeatable=True,
-                 origin="reactloop.skills"),
+                 internal=True, origin="reactloop.skills"),
         ]
 
     @classmethod
@@ -128,6 +128,17 @@ class SkillSet(Extension):
 
     def system_sections(self) -> Mapping[str, str]:
         return {"skills": self.catalog_text()}
+
+    def later_tools(self) -> list[Tool]:
+        """Every skill's tools (what ``load_skill`` may add); a skill whose ``tools.py`` fails
+        to import is left out here: loading it fails in the run, with the reason."""
+        out: list[Tool] = []
+        for skill in self:
+            try:
+                out += self.skill_tools(skill.name)
+            except UserError:
+                continue
+        return out
 
     # -- the extension hooks -----------------------------------------------------------------
     async def start(self, ctx: RunContext) -> None:

@@ -177,11 +177,13 @@ class _Activities:
                            "repeatable": t.repeatable} for t in tools]}
 
     async def retrieve(self, prompt: str) -> dict[str, Any]:
+        """The start of every extension that does I/O there (``start_does_io``: retrieved
+        context), for a turn's prompt: the state each leaves, and its warnings."""
         ctx = RunContext("", str(prompt), [])
         for ext in self.spec.extensions:
-            if ext.key == "retrieved":
+            if ext.start_does_io:
                 await ext.start(ctx)
-        return {"texts": list(ctx.state.get("retrieved") or ()),
+        return {"state": {k: jsonable(v) for k, v in ctx.state.items()},
                 "warnings": [e.message for e in ctx.pending if isinstance(e, WarningEvent)]}
 
 

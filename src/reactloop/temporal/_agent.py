@@ -186,23 +186,16 @@ class TemporalAgent:
         return f"TemporalAgent({self.agent!r}, name={self.names.workflow!r})"
 
 
-def _skill_sets(agent: Agent) -> list[Any]:
-    from reactloop.skills import SkillSet
-
-    return [ext for ext in agent.spec.extensions if isinstance(ext, SkillSet)]
+def _later_tools(agent: Agent) -> list[Tool]:
+    """The tools the agent's extensions may add during a run (the skills' tools)."""
+    return [t for ext in agent.spec.extensions for t in ext.later_tools()]
 
 
 def _static_tools(agent: Agent) -> list[str]:
-    """The tools known before any run: the agent's and every skill's (not the loop-control
-    tools, which the workflow answers itself)."""
+    """The tools known before any run: the agent's and those its extensions may add (not the
+    loop-control tools, which the workflow answers itself)."""
     names = [n for n in agent.spec.tools.names if n not in CONTROL_TOOL_NAMES]
-    for skills in _skill_sets(agent):
-        for skill in skills:
-            try:
-                names += [t.name for t in skills.skill_tools(skill.name)]
-            except UserError:  # a broken tools.py: its load fails in the run, as in-process
-                continue
-    return names
+    return names + [t.name for t in _later_tools(agent)]
 
 
 def _warm(agent: Agent) -> None:
@@ -210,11 +203,6 @@ def _warm(agent: Agent) -> None:
     the skills' tools): on the worker, once, outside the sandbox."""
     spec = agent.spec
     spec.tools.specs()
-    for skills in _skill_sets(agent):
-        for skill in skills:
-            try:
-                for t in skills.skill_tools(skill.name):
-                    t.spec()
-            except UserError:
-                continue
+    for t in _later_tools(agent):
+        t.spec()
     spec.context.counter.message(Message.user("warm-up"))

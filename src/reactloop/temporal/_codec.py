@@ -54,11 +54,15 @@ def json_size(value: Any) -> int:
 
 # -- model requests and responses --------------------------------------------------------------
 def _spec(s: ToolSpec) -> dict[str, Any]:
-    return {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}
+    d: dict[str, Any] = {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}
+    if s.internal:
+        d["internal"] = True
+    return d
 
 
 def _spec_from(d: Mapping[str, Any]) -> ToolSpec:
-    return ToolSpec(str(d["name"]), str(d.get("description") or ""), d.get("parameters") or {})
+    return ToolSpec(str(d["name"]), str(d.get("description") or ""), d.get("parameters") or {},
+                    bool(d.get("internal")))
 
 
 def request_to_dict(r: ModelRequest) -> dict[str, Any]:

@@ -40,6 +40,7 @@ class Names:
 
     - workflow: ``<agent>``
     - ``<agent>.model``: one model call; ``<agent>.retrieve``: a turn's retrieved context
+      (the start of the extensions that do I/O: ``Extension.start_does_io``)
     - ``<agent>.tool.<tool>``: one call of a tool known when the worker starts (the agent's
       tools and the skills' tools); ``<agent>.tool``: any other tool
     - ``<agent>.mcp.<server>.list`` and ``<agent>.mcp.<server>.call``: an MCP server's tools

@@ -156,13 +156,13 @@ class _Conversation:
         return ctx
 
     async def _retrieve(self, ctx: RunContext) -> None:
-        """Retrieved context (``context_providers``) comes from an activity: providers do
-        I/O, which a workflow must not."""
-        if not any(ext.key == "retrieved" for ext in self.agent.agent.spec.extensions):
+        """Extensions whose start does I/O (``start_does_io``: retrieved context) start in an
+        activity, which a workflow must leave I/O to; the loop then finds their state."""
+        if not any(ext.start_does_io for ext in self.agent.agent.spec.extensions):
             return
         out = await workflow.execute_activity(self.agent.names.retrieve, ctx.prompt,
                                               result_type=dict, **self.agent.list_options())
-        ctx.state["retrieved"] = list(out.get("texts") or ())
+        ctx.state.update(out.get("state") or {})
         for message in out.get("warnings") or ():
             ctx.emit(WarningEvent(ctx.run_id, "context_provider", str(message)))
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from reactloop.tools._tool import Tool
 
-__all__ = ["CONTROL_TOOL_NAMES", "control_tools"]
+__all__ = ["ASK_QUESTION", "CONTROL_TOOL_NAMES", "TASK_COMPLETION", "control_tools"]
 
-CONTROL_TOOL_NAMES = frozenset({"task_completion", "ask_question", "converse"})
+TASK_COMPLETION = "task_completion"
+ASK_QUESTION = "ask_question"
+CONTROL_TOOL_NAMES = frozenset({TASK_COMPLETION, ASK_QUESTION, "converse"})
 
 
 async def task_completion(result: str) -> str:
@@ -42,6 +44,6 @@ async def converse(message: str) -> str:
 
 def control_tools() -> list[Tool]:
     return [
-        Tool(f, origin="reactloop loop-control tools")
+        Tool(f, origin="reactloop loop-control tools", internal=True)
         for f in (task_completion, ask_question, converse)
     ]

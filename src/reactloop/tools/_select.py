@@ -19,15 +19,11 @@ from typing import Any, TypeAlias
 from reactloop.errors import UserError
 from reactloop.messages import ToolSpec
 
-__all__ = ["ALWAYS_OFFERED", "ToolSelector", "name_matches", "rank_tools", "select_tools",
+__all__ = ["ToolSelector", "name_matches", "rank_tools", "select_tools",
            "terms", "tool_selector"]
 
 ToolSelector: TypeAlias = Callable[[Sequence[ToolSpec], str], Sequence[ToolSpec | str]]
 """``fn(tools, request_text)`` → the tools (or their names) to offer for that request."""
-
-ALWAYS_OFFERED = frozenset({"task_completion", "ask_question", "converse", "load_skill",
-                            "load_skill_reference"})
-"""Tools of the framework itself (loop control, skills) that selection never hides."""
 
 K1 = 1.2
 B = 0.75

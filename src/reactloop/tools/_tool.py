@@ -126,6 +126,7 @@ class Tool:
         inline: bool = False,
         requires_approval: ApprovalRule = False,
         retries: int = 0,
+        internal: bool = False,
     ) -> None:
         """
         Args:
@@ -145,6 +146,10 @@ class Tool:
                 callable ``(arguments, context) -> bool`` decides per call.
             retries: more attempts after a failure, for a call that is safe to repeat
                 (honoured by durable runtimes: ``reactloop.temporal``); default 0.
+            internal: the tool touches only the run's own state (loop control, the typed
+                answer, the plan, loading skills): its calls never wait for approval, are
+                never answered from an identical earlier call, and ``tool_selection`` always
+                offers it.
         """
         self.fn = fn
         self.name = _checked_name(fn, name)
@@ -156,6 +161,7 @@ class Tool:
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
         self.inline = inline
+        self.internal = internal
         self.requires_approval = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
@@ -192,7 +198,7 @@ class Tool:
 
     def spec(self) -> ToolSpec:
         if self._spec is None:
-            self._spec = ToolSpec(self.name, self.description, self.parameters)
+            self._spec = ToolSpec(self.name, self.description, self.parameters, self.internal)
         return self._spec
 
     def renamed(self, name: str) -> Tool:
@@ -209,6 +215,7 @@ class Tool:
             inline=self.inline,
             requires_approval=self.requires_approval,
             retries=self.retries,
+            internal=self.internal,
         )
         return clone
 
@@ -360,6 +367,7 @@ def tool(
     inline: bool = False,
     requires_approval: ApprovalRule = False,
     retries: int = 0,
+    internal: bool = False,
 ) -> Callable[[ToolFunc], Tool]: ...
 def tool(
     fn: ToolFunc | None = None,
@@ -372,6 +380,7 @@ def tool(
     inline: bool = False,
     requires_approval: ApprovalRule = False,
     retries: int = 0,
+    internal: bool = False,
 ) -> Tool | Callable[[ToolFunc], Tool]:
     """Turn a typed function (sync or async) into a :class:`Tool`.
 
@@ -400,11 +409,13 @@ def tool(
             :mod:`reactloop.approvals`).
         retries: the call is safe to repeat: a failed attempt may be retried this many times
             on a durable runtime (``reactloop.temporal``); default 0 (attempted once).
+        internal: the tool touches only the run's own state: never waits for approval, is
+            never answered from an identical earlier call, and is always offered.
     """
 
     def wrap(f: ToolFunc) -> Tool:
         return Tool(f, name=name, description=description, timeout=timeout,
                     repeatable=repeatable, inline=inline, requires_approval=requires_approval,
-                    retries=retries)
+                    retries=retries, internal=internal)
 
     return wrap(fn) if fn is not None else wrap

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reactloop.events import WarningEvent
-from reactloop.extensions import Extension
+from reactloop.extensions._base import Extension
 from reactloop.run_context import RunContext
 
 __all__ = ["ContextProvider", "RetrievedContext"]
@@ -23,6 +23,7 @@ ContextProvider = Callable[[str], Any]
 
 class RetrievedContext(Extension):
     key = "retrieved"
+    start_does_io = True  # the providers call out: a workflow runs start in an activity
 
     def __init__(self, providers: Sequence[ContextProvider]) -> None:
         self.providers = tuple(providers)
