@@ -4,7 +4,9 @@
 - one-way imports: no import cycle among reactloop's modules (``TYPE_CHECKING`` imports
   count too), so the loop, the agent, context, planning and sessions never import back;
 - no module reads another object's underscore-prefixed attributes (``x._private``), except
-  on ``self``/``cls`` and a few standard-library names.
+  on ``self``/``cls`` and a few standard-library names;
+- layers: models sit below tools (a tool is offered to a model, never the other way round), so
+  no ``reactloop.models`` module imports from ``reactloop.tools``.
 
 Usage: python scripts/check_structure.py [--quiet]; exit status 1 with one line per problem.
 """
@@ -134,6 +136,31 @@ def private_reads(mods: dict[str, Path]) -> list[str]:
     return problems
 
 
+# layers that must not depend on another: (lower, upper) → no module of ``lower`` imports ``upper``
+LAYERS = [("reactloop.models", "reactloop.tools")]
+# imports on their way out, named one by one (none left). Remove an entry when it is gone.
+LAYER_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def _within(mod: str, package: str) -> bool:
+    return mod == package or mod.startswith(package + ".")
+
+
+def layer_breaches(graph: dict[str, set[str]],
+                   exceptions: set[tuple[str, str]] = LAYER_EXCEPTIONS) -> list[str]:
+    """Imports from a lower layer into an upper one (``LAYERS``), one line each; an entry of
+    ``exceptions`` that no longer happens is reported too, so the list only shrinks."""
+    out = [f"{mod} no longer imports {target}: remove the entry from LAYER_EXCEPTIONS"
+           for mod, target in sorted(exceptions) if target not in graph.get(mod, set())]
+    for lower, upper in LAYERS:
+        for mod in sorted(m for m in graph if _within(m, lower)):
+            for target in sorted(t for t in graph[mod] if _within(t, upper)):
+                if (mod, target) not in exceptions:
+                    out.append(f"{mod} imports {target}: {lower} must import nothing from "
+                               f"{upper} (move what both need to a neutral module)")
+    return out
+
+
 def sizes(mods: dict[str, Path]) -> list[str]:
     problems = []
     for path in mods.values():
@@ -155,6 +182,7 @@ def problems() -> list[str]:
     mods = modules()
     out = sizes(mods) + private_reads(mods)
     out += [f"import cycle: {' <-> '.join(c)}" for c in cycles(imports(mods))]
+    out += layer_breaches(imports(mods))
     return out
 
 

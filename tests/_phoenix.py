@@ -2,7 +2,7 @@
 whose REST API gives the spans back (``GET /v1/projects/{project}/spans``).
 
 Phoenix is heavy (about 850 MB of dependencies, some of which would move the provider SDKs of
-reactloop's own environment), so it lives in a virtualenv of its own, made by ``.ci/run``:
+reactloop's own environment), so it lives in a virtualenv of its own, made by ``scripts/test_setup.py``:
 ``$REACTLOOP_PHOENIX_VENV`` (default ``~/.cache/reactloop/phoenix-venv``). Measured on the
 2-core machine: about 3 minutes to install, 20-45 s to start.
 """
@@ -26,7 +26,7 @@ VERSION = "20.26.1"
 VENV = Path(os.environ.get("REACTLOOP_PHOENIX_VENV")
             or Path.home() / ".cache" / "reactloop" / "phoenix-venv")
 INSTALL_HINT = (f"Arize Phoenix is needed as the OTLP receiver: python -m venv {VENV} && "
-                f"{VENV}/bin/pip install 'arize-phoenix=={VERSION}' (what .ci/run does)")
+                f"{VENV}/bin/pip install 'arize-phoenix=={VERSION}' (what scripts/test_setup.py does)")
 START_SECONDS = 300.0
 
 

@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 INSTALL_HINT = ("PostgreSQL server binaries (initdb, pg_ctl) are needed: "
-                "apt-get install postgresql-15 (or your system's postgresql package)")
+                "python scripts/test_setup.py, or apt-get install postgresql-15 (or your "
+                "system's postgresql package)")
 
 
 def find_binary(name: str) -> str | None:

@@ -193,7 +193,7 @@ SERVE_TOKEN = "serve-test-token-0123456789abcdef"
 
 def require(condition: object, reason: str) -> None:
     """Skip with ``reason`` (which says how to install what is missing) — or fail under CI,
-    where every prerequisite is installed by .ci/run and a skip would hide a broken setup."""
+    where every prerequisite is installed by scripts/test_setup.py and a skip would hide a broken setup."""
     if condition:
         return
     if _os.environ.get("CI"):

@@ -32,7 +32,8 @@ from reactloop.errors import ModelError
 from reactloop.messages import Message, ModelRequest
 from reactloop.testing import FunctionModel
 
-SKILLS = Path(__file__).resolve().parents[1] / "examples" / "skills"
+SKILLS = Path(os.environ.get("SERVE_TEST_SKILLS")  # the UI test copies them to a neutral folder
+              or Path(__file__).resolve().parents[1] / "examples" / "skills")
 WAIT_LIMIT = 120.0  # a held session gives up after this many seconds
 
 

@@ -21,8 +21,7 @@ from reactloop.context import (
 from reactloop.context._summary import SUMMARY_HEADER, SUMMARY_SYSTEM
 from reactloop.errors import ContextTooSmall
 from reactloop.events import CompactionEvent, Event, RequestEvent
-from reactloop.messages import Usage
-from reactloop.models._base import ModelResponse
+from reactloop.messages import ModelResponse, Usage
 from reactloop.testing import FunctionModel
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "skills"

@@ -12,8 +12,7 @@ import pytest
 
 from reactloop import Agent, Message, ModelRequest, RunState, ToolCall, UserError, tool
 from reactloop.errors import ModelError
-from reactloop.messages import ModelSettings
-from reactloop.models._base import ToolSpec
+from reactloop.messages import ModelSettings, ToolSpec
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models.local import (
     Guidance,

@@ -19,13 +19,16 @@ from _recorded_server import PAYLOADS as ALL_PAYLOADS
 from _recorded_server import RecordedServer, payload, recorded_server
 from reactloop import Agent, tool
 from reactloop.errors import ModelHTTPError, UserError
-from reactloop.messages import Message, ToolCall, messages_from_json, messages_to_json
-from reactloop.models._base import (
+from reactloop.messages import (
+    Message,
     ModelRequest,
     ModelResponse,
     ModelSettings,
     TextDelta,
+    ToolCall,
     ToolSpec,
+    messages_from_json,
+    messages_to_json,
 )
 from reactloop.models._retry import RetryPolicy
 from reactloop.models.anthropic import AnthropicModel

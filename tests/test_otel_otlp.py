@@ -71,11 +71,11 @@ def test_a_run_exported_over_otlp_http_reads_back_from_phoenix(phoenix_url: str)
     assert "gen_ai.usage.input_tokens" not in attrs
 
 
-def test_ci_installs_the_phoenix_version_the_tests_name() -> None:
+def test_setup_installs_the_phoenix_version_the_tests_name() -> None:
     from pathlib import Path
 
-    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
-    assert f'"arize-phoenix=={_phoenix.VERSION}"' in ci
+    setup = (Path(__file__).resolve().parents[1] / "scripts" / "test_setup.py").read_text()
+    assert f'PHOENIX_VERSION = "{_phoenix.VERSION}"' in setup
 
 
 def _readme_commands() -> list[tuple[dict[str, str], list[str]]]:

@@ -43,6 +43,8 @@ def test_readme_starts_with_exactly_two_commands() -> None:
     install_and_run, install_and_test = bash[0].strip(), bash[1].strip()
     assert "reactloop run" in install_and_run and "[local]" in install_and_run
     assert "pytest" in install_and_test and "[test]" in install_and_test
+    # the test set-up is a step of the command, not a side effect of pytest
+    assert install_and_test.endswith(" && python scripts/test_setup.py && python -m pytest")
     ci = (ROOT / ".ci" / "run").read_text()
     assert install_and_test in ci.splitlines(), ".ci/run must call the README's test command"
 

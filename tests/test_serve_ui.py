@@ -4,33 +4,48 @@ The airport assistant of seed 001: ask "where is gate B12?", see the tool calls 
 the answer in the chat and the marker on the map; ask for directions and see the route;
 reload and find it all again; then a run of 500+ events. A screenshot is saved as a test
 artifact (``build/test-artifacts/serve-ui.png``, or ``$REACTLOOP_TEST_ARTIFACTS``); with
-``REACTLOOP_UPDATE_SCREENSHOT=1`` it also replaces ``docs/serve.png``.
+``REACTLOOP_UPDATE_SCREENSHOT=1`` it also replaces ``docs/serve.png``. The skills are served
+from a copy in a neutral folder (``/tmp/reactloop-demo-…/skills``): the trace shows a skill's
+folder, and the picture must not show the machine it was taken on.
+
+Chromium: the system's (or ``$REACTLOOP_CHROMIUM``), else Playwright's own; the test set-up
+(``python scripts/test_setup.py``) installs one.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import require
+from _scripts import load_script
+from conftest import ServeProcess, require
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium",
-                       "/usr/bin/chromium-browser", "/snap/bin/chromium")
 BURST = 180  # tool calls in one response: 2 events each, plus ~180 text deltas (> 500 events)
 
 
 def chromium() -> str | None:
-    wanted = os.environ.get("REACTLOOP_CHROMIUM")
-    if wanted:
-        return wanted
-    for path in CHROMIUM_CANDIDATES:
-        if Path(path).is_file() and os.access(path, os.X_OK):
-            return path
-    return shutil.which("chromium")
+    setup = load_script("test_setup")  # it knows where a Chromium is (it installs one)
+    return setup.system_chromium() or setup.playwright_chromium()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The test agent (tests/serve_agents.py) with the example skills copied to a neutral
+    folder, on its own server (so the sessions list holds this module's sessions only)."""
+    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
+    demo = Path(tempfile.mkdtemp(prefix="reactloop-demo-"))
+    skills = shutil.copytree(ROOT / "examples" / "skills", demo / "skills")
+    server = ServeProcess("--agent", "serve_agents:agent",
+                          store=tmp_path_factory.mktemp("serve-ui") / "sessions.sqlite3",
+                          env={"SERVE_TEST_SKILLS": str(skills)}).start()
+    yield server
+    server.stop()
+    shutil.rmtree(demo, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +56,8 @@ def browser():
         sync_playwright = None
     require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
     path = chromium()
-    require(path, "Chromium is not installed: apt-get install chromium (or set "
-                  "REACTLOOP_CHROMIUM to a Chromium binary)")
+    require(path, "Chromium is not installed: python scripts/test_setup.py (or apt-get "
+                  "install chromium, or set REACTLOOP_CHROMIUM to a Chromium binary)")
     assert sync_playwright is not None and path is not None
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=path, headless=True,
@@ -101,6 +116,9 @@ def test_airport_question_in_the_browser(page, served) -> None:
     session_id = page.evaluate("new URLSearchParams(location.hash.slice(1)).get('s')")
     assert session_id
     expect(page.locator(f'.session[data-id="{session_id}"]')).to_have_class("session active")
+    # the picture shows a neutral folder, not where the repository is on this machine
+    expect(page.locator(".trace")).to_contain_text("/reactloop-demo-")
+    assert str(ROOT) not in page.content()
 
     artifacts = Path(os.environ.get("REACTLOOP_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)

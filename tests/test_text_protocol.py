@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Agent, tool
-from reactloop.messages import Message, ToolCall
-from reactloop.models._base import ModelRequest, ToolSpec
+from reactloop.messages import Message, ModelRequest, ToolCall, ToolSpec
 from reactloop.models.text_protocol import TextToolProtocol, parse_tool_calls
 from reactloop.testing import FunctionModel, ScriptedModel
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Agent, tool
-from reactloop.messages import Message
-from reactloop.models._base import Model, ModelRequest, ModelResponse, TextDelta, ToolSpec
+from reactloop.messages import Message, ModelRequest, ModelResponse, TextDelta, ToolSpec
+from reactloop.models._base import Model
 from reactloop.models.text_protocol import TextToolProtocol, parse_tool_calls
 from reactloop.testing import ScriptedModel
 

@@ -1,4 +1,4 @@
-"""Tool retrieval (reactloop.tools._select): BM25 over names, descriptions and parameters."""
+"""Tool retrieval (reactloop._ranking, reactloop.tools._select): BM25 over names, descriptions and parameters."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from reactloop._ranking import name_matches, rank_tools, select_tools, terms
 from reactloop.messages import ToolSpec
-from reactloop.tools._select import name_matches, rank_tools, select_tools, terms
 
 
 def spec(name: str, description: str, **params: str) -> ToolSpec:

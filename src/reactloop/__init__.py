@@ -14,6 +14,7 @@ model answers::
 """
 
 from reactloop._instrument import instrument
+from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
 from reactloop.errors import (
@@ -29,16 +30,22 @@ from reactloop.errors import (
     UserError,
 )
 from reactloop.events import Event
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSettings, ToolSpec
+from reactloop.messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from reactloop.models._base import Model
 from reactloop.models._retry import RetryPolicy
 from reactloop.prompt import PromptBuilder
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.sessions import Conversation
 from reactloop.tools._tool import Tool, ToolContext, tool
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Agent",

@@ -25,12 +25,12 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from typing import Any
 
 from reactloop import _notes as notes
-from reactloop._approvals import batch_results, decision_result, gated_calls
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, pending_approvals
+from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.errors import UserError
 from reactloop.events import (
     ApprovalDecidedEvent,

@@ -18,7 +18,6 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from reactloop import _instrument
-from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
 from reactloop._output import build_output
 from reactloop._spec import RunSpec
@@ -29,12 +28,13 @@ from reactloop.approvals import (
     pending_approvals,
     waiting_run_id,
 )
+from reactloop.approvals._gate import turn_iterations
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
 from reactloop.extensions._retrieval import ContextProvider, RetrievedContext
-from reactloop.messages import Message
-from reactloop.models._base import Model, ModelSettings
+from reactloop.messages import Message, ModelSettings
+from reactloop.models._base import Model
 from reactloop.models._resolve import resolve_model
 from reactloop.prompt import LOOP_CONTROL_RULES, PromptBuilder
 from reactloop.result import OutputT, RunResult

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import ToolCall, Usage
-from reactloop.models._base import Model, ModelRequest, ModelResponse, TextDelta
+from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
+from reactloop.models._base import Model
 
 if TYPE_CHECKING:
     from reactloop._otel._capture import CapturedSpans

@@ -15,6 +15,7 @@ from reactloop._otel import _names as n
 from reactloop._otel._content import Redact
 from reactloop._redact import redact
 from reactloop._threads import thread_stats
+from reactloop._version import __version__
 
 __all__ = ["RunTrace", "Settings", "error_type"]
 
@@ -34,8 +35,6 @@ class Settings:
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, *,
                  include_content: bool = False, redact: Redact | None = None) -> None:
-        from reactloop import __version__
-
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
         tracer_source = tracer_provider or trace.get_tracer_provider()

@@ -26,8 +26,8 @@ from reactloop.context._tokens import PER_MESSAGE, TokenCounter
 from reactloop.context._units import check_pairs, latest_prompt
 from reactloop.errors import ContextTooSmall, UserError
 from reactloop.events import CompactionEvent, Event, RequestEvent
-from reactloop.messages import Message, Usage
-from reactloop.models._base import Model, ModelRequest
+from reactloop.messages import Message, ModelRequest, Usage
+from reactloop.models._base import Model
 
 __all__ = ["Compaction", "ContextPolicy", "Prepared", "Tally", "Tier"]
 

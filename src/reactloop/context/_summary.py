@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from reactloop.context._tiers import excerpt
 from reactloop.context._tokens import TokenCounter
 from reactloop.context._units import Unit, latest_prompt, units
-from reactloop.messages import Message, Usage
-from reactloop.models._base import Model, ModelRequest, ModelResponse, ModelSettings
+from reactloop.messages import Message, ModelRequest, ModelResponse, ModelSettings, Usage
+from reactloop.models._base import Model
 
 __all__ = ["SUMMARY_HEADER", "SUMMARY_SYSTEM", "ModelCall", "Summarize"]
 

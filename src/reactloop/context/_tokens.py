@@ -25,8 +25,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from reactloop.messages import Message
-from reactloop.models._base import Model, ModelRequest, ToolSpec
+from reactloop.messages import Message, ModelRequest, ToolSpec
+from reactloop.models._base import Model
 
 __all__ = ["PER_MESSAGE", "TokenCounter", "estimate_tokens", "tiktoken_counter"]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from reactloop.errors import ModelError
 from reactloop.evals._cases import EvalConfigError
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import Model, ModelRequest, ModelResponse, TextDelta
+from reactloop.messages import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
+from reactloop.models._base import Model
 
 __all__ = ["Cassette", "CassetteMiss", "cassette_model", "request_digest"]
 

@@ -21,7 +21,7 @@ and ``stderr_tail``.
 
 from reactloop.mcp._config import load_mcp_config
 from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer
-from reactloop.mcp._server import MCPServer, MCPServerError, MCPTool, MCPTools
+from reactloop.mcp._tool_source import MCPServer, MCPServerError, MCPTool, MCPTools
 
 __all__ = ["Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError", "MCPTool",
            "MCPTools", "load_mcp_config", "serve_stdio"]

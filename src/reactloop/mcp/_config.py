@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UserError
-from reactloop.mcp._server import MCPServer
+from reactloop.mcp._tool_source import MCPServer
 
 __all__ = ["load_mcp_config"]
 

@@ -27,6 +27,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from reactloop._version import __version__
 from reactloop.errors import ToolRetry
 from reactloop.mcp._client_side import ClientSide
 from reactloop.mcp._errors import MCPServerError, ServerConfig
@@ -598,8 +599,6 @@ async def _list_tools(client: Client, refresh: bool = False) -> list[types.Tool]
 
 
 def _client_info() -> types.Implementation:
-    from reactloop import __version__
-
     return types.Implementation(name="reactloop", version=__version__)
 
 

@@ -22,7 +22,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from reactloop._approvals import gated_calls
+from reactloop.approvals._gate import gated_calls
 from reactloop.errors import UserError
 from reactloop.messages import ToolCall
 from reactloop.tools._registry import ToolRegistry, as_tool
@@ -120,7 +120,7 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
     """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``.
 
     Calls that need approval are refused (``isError``) unless ``approve_all``."""
-    from reactloop import __version__
+    from reactloop._version import __version__
 
     registry = ToolRegistry(tools)
 

@@ -1,8 +1,11 @@
-"""The model interface and the adapters. Adapters import their SDKs lazily."""
+"""The model interface and the adapters. Adapters import their SDKs lazily.
 
-from reactloop.models._base import (
+The front door of the model interface: :class:`Model` (from :mod:`reactloop.models._base`)
+and the values a model reads and writes (from :mod:`reactloop.messages`, where they live).
+"""
+
+from reactloop.messages import (
     FinishReason,
-    Model,
     ModelRequest,
     ModelResponse,
     ModelSettings,
@@ -12,6 +15,7 @@ from reactloop.models._base import (
     ToolChoice,
     ToolSpec,
 )
+from reactloop.models._base import Model
 
 __all__ = [
     "FinishReason",

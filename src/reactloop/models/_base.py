@@ -2,38 +2,18 @@
 
 A :class:`Model` turns one :class:`ModelRequest` (system prompt, history, tool specs,
 volatile notes, settings) into one :class:`ModelResponse` (text, tool calls, usage). Those
-values live in :mod:`reactloop.messages` (the bottom layer); this module re-exports them.
-Adapters translate these neutral values to one wire API each and do nothing else.
+values live in :mod:`reactloop.messages` (the bottom layer) and are imported from there;
+:mod:`reactloop.models` is the public front door for both. Adapters translate these neutral
+values to one wire API each and do nothing else.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from reactloop.messages import (
-    FinishReason,
-    ModelRequest,
-    ModelResponse,
-    ModelSettings,
-    OutputMode,
-    OutputSchema,
-    TextDelta,
-    ToolChoice,
-    ToolSpec,
-)
+from reactloop.messages import ModelRequest, ModelResponse, OutputMode, TextDelta
 
-__all__ = [
-    "FinishReason",
-    "Model",
-    "ModelRequest",
-    "ModelResponse",
-    "ModelSettings",
-    "OutputMode",
-    "OutputSchema",
-    "TextDelta",
-    "ToolChoice",
-    "ToolSpec",
-]
+__all__ = ["Model"]
 
 
 class Model:

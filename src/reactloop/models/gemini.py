@@ -26,16 +26,18 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import (
+from reactloop.messages import (
     FinishReason,
-    Model,
+    Message,
     ModelRequest,
     ModelResponse,
     OutputMode,
     TextDelta,
+    ToolCall,
     ToolSpec,
+    Usage,
 )
+from reactloop.models._base import Model
 from reactloop.models._profiles import gemini_context_window
 from reactloop.models._provider import (
     call_with_retries,

@@ -31,17 +31,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reactloop._ranking import name_matches, select_tools
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import (
+from reactloop.messages import (
     FinishReason,
-    Model,
+    Message,
     ModelRequest,
     ModelResponse,
     OutputMode,
     TextDelta,
+    ToolCall,
     ToolSpec,
+    Usage,
 )
+from reactloop.models._base import Model
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
@@ -50,7 +53,6 @@ from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-ex
     response_schema,
     typed_answer_schema,
 )
-from reactloop.tools._select import name_matches, select_tools
 
 __all__ = ["DEFAULT_GGUF", "Caps", "Guidance", "LocalModel", "default_model_path"]
 

@@ -24,16 +24,18 @@ from typing import Any
 
 from reactloop._redact import add_secret
 from reactloop.errors import UserError
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import (
+from reactloop.messages import (
     FinishReason,
-    Model,
+    Message,
     ModelRequest,
     ModelResponse,
     OutputMode,
     TextDelta,
+    ToolCall,
     ToolSpec,
+    Usage,
 )
+from reactloop.models._base import Model
 from reactloop.models._profiles import openai_context_window
 from reactloop.models._provider import (
     call_with_retries,

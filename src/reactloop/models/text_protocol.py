@@ -23,15 +23,17 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reactloop.messages import Message, ToolCall, Usage
-from reactloop.models._base import (
+from reactloop.messages import (
     FinishReason,
-    Model,
+    Message,
     ModelRequest,
     ModelResponse,
     TextDelta,
+    ToolCall,
     ToolSpec,
+    Usage,
 )
+from reactloop.models._base import Model
 
 __all__ = ["ParsedReply", "TextToolProtocol", "parse_tool_calls", "protocol_prompt",
            "render_messages"]

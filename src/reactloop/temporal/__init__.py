@@ -51,7 +51,7 @@ from reactloop.temporal._agent import (
     sandbox_runner,
 )
 from reactloop.temporal._handle import RunHandle
-from reactloop.temporal._runtime import PayloadTooLarge, WorkflowRuntime
+from reactloop.temporal._workflow_runtime import PayloadTooLarge, WorkflowRuntime
 
 __all__ = [
     "PASSTHROUGH_MODULES",

@@ -1,7 +1,7 @@
 """The workflow: reactloop's loop, run by Temporal, turn after turn.
 
 One workflow is one conversation. It runs a turn (``reactloop._loop.run_events``, the same loop
-as in-process, over a :class:`~reactloop.temporal._runtime.WorkflowRuntime`), then either
+as in-process, over a :class:`~reactloop.temporal._workflow_runtime.WorkflowRuntime`), then either
 ends (a plain run) or waits — durably, for as long as it takes — for its next input: always
 after a turn that ended in one of the :data:`WAITS` states (``WAITING_FOR_USER``,
 ``WAITING_FOR_APPROVAL``), and after every turn of a session.
@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from reactloop._approvals import turn_iterations
 from reactloop._loop import run_events
 from reactloop.approvals import apply_decisions, pending_approvals, waiting_run_id
+from reactloop.approvals._gate import turn_iterations
 from reactloop.errors import ApprovalError
 from reactloop.events import RunEndEvent, WarningEvent
 from reactloop.messages import Message
@@ -45,7 +45,7 @@ from reactloop.result import RunResult, RunState
 from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_to_dict, json_size, message_list, run_result_to_dict
 from reactloop.temporal._config import Durable
-from reactloop.temporal._runtime import WorkflowRuntime
+from reactloop.temporal._workflow_runtime import WorkflowRuntime
 
 __all__ = ["workflow_class"]
 

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ToolRetry, UserError
-from reactloop.messages import ToolCall
-from reactloop.models._base import ToolSpec
+from reactloop.messages import ToolCall, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.tools._tool import Tool, ToolArgumentsError, ToolContext
 

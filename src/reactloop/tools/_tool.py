@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from reactloop._threads import run_in_thread
 from reactloop.errors import UserError
-from reactloop.models._base import ToolSpec
+from reactloop.messages import ToolSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

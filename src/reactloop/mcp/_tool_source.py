@@ -1,4 +1,8 @@
-""":class:`MCPServer`: an MCP server (stdio or streamable HTTP) as a reactloop tool source."""
+""":class:`MCPServer`: an MCP server (stdio or streamable HTTP) as a reactloop tool source.
+
+The client side: reactloop connects to the server and offers its tools to a model.
+:mod:`reactloop.mcp._serve` is the other direction, reactloop's tools served over MCP.
+"""
 
 from __future__ import annotations
 

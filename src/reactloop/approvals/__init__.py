@@ -26,6 +26,10 @@ The seam for servers and workflows (what ``Session.resume`` does):
    an unknown, already decided or mismatched call); store that history *before* running on;
 4. ``agent.resume(history)`` / ``agent.resume_stream(history)`` runs the decided calls and
    continues the run (a saved run: ``agent.resume(saved, decisions=...)`` does 3 and 4).
+
+The package holds both sides: the values and the history bookkeeping here, and the loop's gate
+(which calls of a response wait, what a decision makes of a call) in
+:mod:`reactloop.approvals._gate`, which needs the tool registry and is imported by the loop only.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The runtime a run uses inside a workflow: activities and workflow time.
+"""The runtime a run uses inside a Temporal workflow (the workflow side: activities and
+workflow time). The activities themselves, run by the worker, are in ``_activities.py``.
 
 :class:`WorkflowRuntime` implements :class:`~reactloop.runtime.Runtime`, so the loop that runs
 in-process runs here unchanged. Time, ids and sleeps come from the workflow (deterministic on

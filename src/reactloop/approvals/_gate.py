@@ -1,6 +1,7 @@
-"""The loop's side of approvals: which calls of a response wait for a person, and the
-results that decisions produce. The values and the history bookkeeping are public, in
-:mod:`reactloop.approvals`; this module only adds what needs the tool registry.
+"""The loop's gate: which calls of a response wait for a person, and the results that
+decisions produce. The values and the history bookkeeping are public, in the package's
+``__init__`` (:mod:`reactloop.approvals`); this module adds what needs the tool registry, so
+the package ``__init__`` never imports it (the values stay importable from the bottom layer).
 """
 
 from __future__ import annotations

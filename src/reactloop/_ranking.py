@@ -1,0 +1,164 @@
+"""Ranking tools by relevance to a request: Okapi BM25 over each tool's name, description and
+parameter names and descriptions, with light stemming and a small table of everyday synonyms
+("plus" finds ``add``, "cost" finds ``price``), because tool documentation and user questions
+rarely use the same words. Pure functions over :class:`~reactloop.messages.ToolSpec` values, no
+dependencies.
+
+A neutral module: the tool selection of an agent (:mod:`reactloop.tools._select`) and the
+embedded model's guidance (:mod:`reactloop.models.local`) both rank with it, so models never
+import from tools.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from reactloop.messages import ToolSpec
+
+__all__ = ["name_matches", "rank_tools", "select_tools", "terms"]
+
+K1 = 1.2
+B = 0.75
+NAME_WEIGHT = 3
+"""Name terms count this many times: a tool's name is its most specific description."""
+
+_WORD = re.compile(r"[a-z]+|\d+")
+_STOP_WORDS = """
+a an and are as at be by can could do does did for from give given has have how i if in into
+is it its me my of on or our please show that the their them then there these this those to
+us was we were what when where which who whom why will with would you your yes no not tell
+let lets get make want need know find look up return returns number numbers value values
+one two e g eg such
+"""
+_STOP = frozenset(_STOP_WORDS.split())
+
+# everyday words a user says → words tool documentation uses (both directions are looked up)
+_RELATED: Mapping[str, tuple[str, ...]] = {
+    "plus": ("add", "sum"), "sum": ("add",), "total": ("add", "sum"),
+    "minus": ("subtract", "difference"), "difference": ("subtract",), "less": ("subtract",),
+    "times": ("multiply", "product"), "product": ("multiply",), "multiplied": ("multiply",),
+    "divided": ("divide", "quotient"), "quotient": ("divide",), "over": ("divide",),
+    "sqrt": ("square", "root"), "squared": ("power", "square"),
+    "cost": ("price",), "costs": ("price",), "price": ("cost",), "much": ("price", "cost"),
+    "backwards": ("reverse",), "backward": ("reverse",), "reversed": ("reverse",),
+    "mail": ("email",), "address": ("email",),
+    "km": ("kilometre", "kilometer"), "kilometres": ("km",), "kilometers": ("km",),
+    "kg": ("kilogram",), "kilograms": ("kg",), "lb": ("pound",), "lbs": ("pound",),
+    "pounds": ("lb",), "mi": ("mile",), "celsius": ("temperature",),
+    "fahrenheit": ("temperature",), "weekday": ("day", "week"), "date": ("day",),
+    "characters": ("letter",), "chars": ("letter",), "length": ("count",), "many": ("count",),
+    "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
+    "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",), "time": ("clock", "hour"), "now": ("current",),
+}
+
+
+_REPLACED = frozenset({"times"})
+"""Words whose stem would mislead ("times" is not about time): only their related words count."""
+_SYMBOLS: Mapping[str, tuple[str, ...]] = {
+    "+": ("add", "sum"), "*": ("multiply", "product"), "×": ("multiply", "product"),
+    "/": ("divide",), "÷": ("divide",), "^": ("power",), "√": ("square", "root"),
+}
+_ARITHMETIC = re.compile(r"\d\s*[-+*/×÷^]\s*[\d(]|√")
+
+
+def _stem(word: str) -> str:
+    # just enough to make "letters"/"letter", "spelled"/"spell", "counting"/"count" meet
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word
+
+
+def terms(text: str, *, expand: bool = False) -> list[str]:
+    """Lower-cased, stemmed content words of ``text`` (``snake_case`` and ``camelCase`` split);
+    with ``expand``, related everyday words are added."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if word in _STOP or word.isdigit():
+            continue
+        if not (expand and word in _REPLACED):
+            out.append(_stem(word))
+        if expand:
+            out.extend(_stem(w) for w in _RELATED.get(word, ()))
+    if expand and _ARITHMETIC.search(text):  # "17 + 25": operators are words too
+        out += ["arithmetic", "expression", "calculate"]
+        out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
+    return out
+
+
+def _document(spec: ToolSpec) -> list[str]:
+    words = terms(spec.name) * NAME_WEIGHT + terms(spec.description)
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    for name, schema in props.items():
+        words += terms(name)
+        if isinstance(schema, Mapping):
+            words += terms(str(schema.get("description") or ""))
+    return words
+
+
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<!\w)'[^']*'(?!\w)")
+
+
+def rank_tools(specs: Sequence[ToolSpec], query: str) -> list[tuple[float, ToolSpec]]:
+    """Every tool with its score for ``query``, best first (ties keep their order).
+
+    The score is BM25, times (1 + the share of the tool's name words the query uses): a
+    question that says "word count" is about ``word_count`` more than about
+    ``count_letters``. Quoted text is data, not intent, and is left out of the query.
+    """
+    docs = [Counter(_document(s)) for s in specs]
+    if not docs:
+        return []
+    n = len(docs)
+    avg = sum(sum(d.values()) for d in docs) / n or 1.0
+    df: Counter[str] = Counter(t for d in docs for t in d)
+    query_terms = Counter(terms(_QUOTED.sub(" ", query), expand=True)) or Counter(
+        terms(query, expand=True))
+    scored = []
+    for i, (spec, doc) in enumerate(zip(specs, docs, strict=True)):
+        length = sum(doc.values())
+        score = 0.0
+        for term, q in query_terms.items():
+            tf = doc.get(term, 0)
+            if not tf:
+                continue
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            score += q * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))
+        name = set(terms(spec.name))
+        coverage = len(name & set(query_terms)) / len(name) if name else 0.0
+        scored.append((score * (1 + coverage), -i, spec))
+    scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
+    return [(score, spec) for score, _, spec in scored]
+
+
+def select_tools(specs: Sequence[ToolSpec], query: str, k: int, *,
+                 keep: Iterable[str] = (), min_ratio: float = 0.0) -> list[ToolSpec]:
+    """The ``k`` tools most relevant to ``query``, best first, then those named in ``keep``
+    (e.g. loop-control tools, which must always stay available).
+
+    With ``min_ratio`` > 0, tools scoring below ``min_ratio`` × the best score are left out,
+    and when no tool matches any word of the query only the ``keep`` tools come back (a tiny
+    model offered unrelated tools calls them anyway). With ``min_ratio`` = 0 exactly ``k``
+    tools come back; ties (and a query that matches nothing) keep the given order.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    kept = set(keep)
+    ranked = rank_tools([s for s in specs if s.name not in kept], query)
+    best = ranked[0][0] if ranked else 0.0
+    if min_ratio > 0:
+        ranked = [(score, s) for score, s in ranked if score > 0 and score >= min_ratio * best]
+    chosen = [s for _, s in ranked[:k]]
+    return [*chosen, *(s for s in specs if s.name in kept)]
+
+
+def name_matches(spec: ToolSpec, query: str) -> bool:
+    """Whether ``query`` uses a word of the tool's name (or a related everyday word): the
+    signal that the user is asking for exactly what this tool does."""
+    return bool(set(terms(spec.name)) & set(terms(query, expand=True)))
