@@ -9,6 +9,7 @@ roots, list changes, resources, prompts), written with the official SDK's FastMC
 from __future__ import annotations
 
 import argparse
+import os
 import warnings
 from typing import Annotated
 
@@ -83,6 +84,14 @@ async def unlock(ctx: Context) -> str:
     server.add_tool(secret, name="secret")
     await ctx.notify_tools_changed()  # subscriptions/listen (2026-07-28)
     return "unlocked"
+
+
+@server.tool()
+async def whoami(ctx: Context) -> str:
+    """'authorized' when the request carries ``Authorization: Bearer $FEATURES_TOKEN``."""
+    expected = os.environ.get("FEATURES_TOKEN")
+    got = (ctx.headers or {}).get("authorization")
+    return "authorized" if expected and got == f"Bearer {expected}" else "anonymous"
 
 
 @server.resource("notes://today", name="today", description="Today's notes", mime_type="text/plain")

@@ -261,6 +261,8 @@ class Connection:
                 cwd=server.cwd,
             )
             inner = stdio_client(params, errlog=cast(Any, self._stderr))
+        elif server.transport == "sse":
+            inner = _sse_transport(server.url, server.headers)
         else:
             inner = _http_transport(server.url, server.headers)
         return cast("Transport", self._watched(inner))
@@ -345,7 +347,7 @@ class Connection:
         self._lost = True
         if not attempt.sent:
             return False
-        if self.server.transport == "http" and self._owner is not None:
+        if self.server.transport != "stdio" and self._owner is not None:
             # a refused connection fails the transport: wait for that verdict
             await asyncio.wait({self._owner}, timeout=_CLOSE_WAIT)
             return not _refused(self.failure)
@@ -501,7 +503,7 @@ class Link:
 
 def _start_error(server: ServerConfig, exc: Exception, tail: str, noise: str = ""
                  ) -> MCPServerError:
-    what = "could not be reached" if server.transport == "http" else "failed to start"
+    what = "could not be reached" if server.transport != "stdio" else "failed to start"
     reason = _reason(exc) + (f"; {noise}" if noise else "")
     message = f"MCP server {server.name!r} ({server.describe()}) {what}: {reason}"
     if tail:
@@ -584,6 +586,14 @@ async def _listening(client: Client, side: ClientSide) -> AsyncIterator[None]:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+@asynccontextmanager
+async def _sse_transport(url: str, headers: Mapping[str, str] | None) -> AsyncIterator[Any]:
+    from mcp.client.sse import sse_client
+
+    async with sse_client(url, headers=dict(headers or {}), timeout=30.0) as streams:
+        yield streams
 
 
 async def _list_tools(client: Client, refresh: bool = False) -> list[types.Tool]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import Unpack
 
+from reactloop._redact import add_secret, is_secret_name
 from reactloop.errors import UserError
 from reactloop.mcp._errors import MCPServerError, require_sdk
 from reactloop.mcp._names import derive_http_name, derive_stdio_name, safe_name, tool_names
@@ -34,6 +35,17 @@ if TYPE_CHECKING:
 __all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools"]
 
 log = logging.getLogger("reactloop.mcp")
+
+
+def _secret_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``headers``, their values under secret-looking names (``Authorization``, ``X-Api-Key``)
+    registered for redaction: a token never shows in events, logs or errors."""
+    if headers is None:
+        return None
+    for key, secret in headers.items():
+        if is_secret_name(key):
+            add_secret(secret.removeprefix("Bearer ").strip())
+    return dict(headers)
 
 
 def _ignore(name: str, data: Any = None) -> None:
@@ -147,12 +159,12 @@ class MCPServer:
     independent connection.
     """
 
-    transport: Literal["stdio", "http"]
+    transport: Literal["stdio", "http", "sse"]
 
     def __init__(
         self,
         *,
-        transport: Literal["stdio", "http"],
+        transport: Literal["stdio", "http", "sse"],
         name: str,
         command: str = "",
         args: Sequence[str] = (),
@@ -180,7 +192,7 @@ class MCPServer:
         self.env = dict(env) if env is not None else None
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.url = url
-        self.headers = dict(headers) if headers is not None else None
+        self.headers = _secret_headers(headers)
         self.required = required
         self.timeout = float(timeout)
         """Seconds one tool call may take before the model gets a timeout error."""
@@ -308,9 +320,32 @@ class MCPServer:
             **options,
         )
 
+    @classmethod
+    def sse(
+        cls,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        required: bool = True,
+        timeout: float = 60.0,
+        prefix: str | None = None,
+        *,
+        startup_timeout: float | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
+    ) -> MCPServer:
+        """A server reached over MCP's older HTTP+SSE transport (protocol 2024-11-05, still
+        common) at ``url``, usually ending in ``/sse``. Arguments as in :meth:`http`."""
+        server = cls.http(url, headers, name, required, timeout, prefix,
+                          startup_timeout=startup_timeout, include=include, exclude=exclude,
+                          **options)
+        server.transport = "sse"
+        return server
+
     def describe(self) -> str:
-        """The command line or URL, for messages."""
-        if self.transport == "http":
+        """The command line or URL, for messages (never the headers)."""
+        if self.transport != "stdio":
             return self.url
         return shlex.join([self.command, *self.args])
 
