@@ -10,6 +10,8 @@ rule that asks for this call, or a served agent whose run stops for an approval,
 answers ``isError`` with a sentence naming how to allow it: ``reactloop mcp serve
 --approve-all`` (``approve_all=True`` here), off by default, approves every such call. In
 ``tools/list`` these tools carry ``destructiveHint: true``, so clients can warn before calling.
+A client that supports elicitation is asked instead (:mod:`reactloop.mcp._serve_features`,
+which also sends progress and log entries of long tools).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from reactloop.approvals._gate import gated_calls
 from reactloop.errors import UserError
+from reactloop.mcp._serve_features import Reporter, current_reporter
 from reactloop.messages import ToolCall
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._tool import Tool
@@ -83,13 +86,19 @@ def agent_tool(agent: Any, *, approve_all: bool = False) -> Tool:
     about = f" Its instructions: {instructions.splitlines()[0][:300]}" if instructions else ""
 
     async def run_agent(task: str) -> str:
-        result = await _settled(agent.run(task))
+        reporter = current_reporter.get()
+        result = await _run(agent, task, reporter)
         while getattr(result, "pending_approvals", None):
-            waiting = ", ".join(p.tool_name for p in result.pending_approvals)
-            if not approve_all:
+            pending = result.pending_approvals
+            waiting = ", ".join(p.tool_name for p in pending)
+            if approve_all:
+                decisions = [p.approve() for p in pending]
+            elif reporter is not None and reporter.can_ask():  # the client's user decides
+                decisions = [p.approve() if await reporter.approve(p.tool_name, p.arguments)
+                             else p.deny("the user declined") for p in pending]
+            else:
                 raise RuntimeError(_refusal(f"the agent's call of {waiting}"))
-            result = await _settled(agent.resume(
-                result, decisions=[p.approve() for p in result.pending_approvals]))
+            result = await _settled(agent.resume(result, decisions=decisions))
         error = getattr(result, "error", None)
         if error is not None:
             raise RuntimeError(f"the agent failed: {error}")
@@ -115,6 +124,24 @@ async def _settled(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+async def _run(agent: Any, task: str, reporter: Reporter | None) -> Any:
+    """Run the served agent; with a client to tell, stream it: each iteration is progress,
+    each tool call a log entry."""
+    if reporter is None or not callable(getattr(agent, "stream", None)):
+        return await _settled(agent.run(task))
+    result = None
+    async for event in agent.stream(task):
+        kind = getattr(event, "type", "")
+        if kind == "iteration_start":
+            reporter.progress(event.iteration, event.max_iterations,
+                              f"iteration {event.iteration}")
+        elif kind == "tool_call":
+            reporter.log("info", f"calling {event.call.name}")
+        elif kind == "run_end":
+            result = event.result
+    return result
+
+
 def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
                  approve_all: bool = False) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``.
@@ -133,10 +160,18 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
+        reporter = Reporter(ctx)
         if not approve_all and gated_calls([call], registry, False, _RUN_ID, None, {}):
-            return types.CallToolResult(content=[types.TextContent(
-                type="text", text=_refusal(f"the call of {params.name}"))], is_error=True)
-        result = await registry.execute_one(call, run_id=_RUN_ID)
+            if not reporter.can_ask():
+                return _error(_refusal(f"the call of {params.name}"))
+            if not await reporter.approve(params.name, call.arguments):
+                return _error(f"the user declined the call of {params.name}; it was not run.")
+        token = current_reporter.set(reporter)
+        try:
+            result = await registry.execute_one(call, run_id=_RUN_ID, emit=reporter.emit)
+        finally:
+            current_reporter.reset(token)
+        await reporter.drain()
         text = result.content if result.ok else (result.error or "the tool failed")
         value = result.to_dict()["result"]  # JSON-safe; objects also go out as structured content
         return types.CallToolResult(
@@ -156,6 +191,11 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                is_error=True)
 
 
 def _spec(registry: ToolRegistry, name: str) -> types.Tool:
