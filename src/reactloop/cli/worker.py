@@ -35,7 +35,7 @@ def load_durable(spec: str) -> Any:
     """The object ``--agent`` names, as a TemporalAgent (an Agent, or a function returning
     one, is wrapped). Stored keys (``reactloop keys``) reach the agent's models as in a local
     run, and are never shown."""
-    from reactloop.cli._config import apply_keys
+    from reactloop.cli._config_files import apply_keys
     from reactloop.cli._load import load_agent, load_object
     from reactloop.cli._observe import register_secrets
     from reactloop.errors import UserError

@@ -68,9 +68,13 @@ def find_api_key(what: str, given: str | None, env_vars: Sequence[str], *,
     there is none and ``required``, :class:`MissingAPIKey` names the variables (and ``fix``,
     another way out, e.g. "for a local server pass base_url=...").
     """
-    key = given or next((v for v in (os.environ.get(n) for n in env_vars) if v), None)
+    from reactloop._keys import check_key
+
+    source = "api_key=..." if given else next((n for n in env_vars if os.environ.get(n)), "")
+    key = given or (os.environ.get(source) if source else None)
     if key:
         add_secret(key)
+        check_key(key, f"the API key of {what} ({source})")
         return key
     if not required:
         return None
