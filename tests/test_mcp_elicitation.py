@@ -67,10 +67,10 @@ def test_a_failing_handler_is_an_error_the_server_hears() -> None:
 
 def test_time_spent_answering_does_not_count_against_the_tools_timeout() -> None:
     async def slow_person(request: Elicitation) -> ElicitationAnswer:
-        await asyncio.sleep(1.5)  # a person taking longer than the server's timeout
+        await asyncio.sleep(3)  # a person taking longer than the server's timeout
         return ElicitationAnswer.accept(name="Bo", seats=1)
 
-    assert book_with(slow_person, timeout=0.5, startup_timeout=60).content == "booked 1 for Bo (window: False)"
+    assert book_with(slow_person, timeout=1.5, startup_timeout=60).content == "booked 1 for Bo (window: False)"
 
 
 def test_the_terminal_form_fills_the_reference_servers_schema() -> None:

@@ -16,13 +16,14 @@ the SDK.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from reactloop.mcp._elicitation import Elicitation, answer_of
+from reactloop.mcp._elicitation import Elicitation, answer_of, default_elicitor
 from reactloop.mcp._sampling import answer_sampling, default_policy
 
 if TYPE_CHECKING:
@@ -55,7 +56,11 @@ class ClientSide:
         """Names of the tools offered so far."""
         self.asking = 0
         """Questions to the user open now (a call's timeout waits while there are)."""
+        self.answered = float("-inf")
+        """When the last question was answered (the event loop's clock)."""
         self.policy = server.sampling or default_policy(server.transport)
+        self.elicitation = server.elicitation or default_elicitor.get()
+        """Who answers the server's questions (the server's handler, else the context's)."""
         self.model: Any = None  # the server's own sampling model, resolved on first use
         self.root_list = [{"uri": Path(r).resolve().as_uri(), "name": Path(r).name or r}
                           for r in server.roots]
@@ -70,10 +75,9 @@ class ClientSide:
             logging.DEBUG) else "info"
         out: dict[str, Any] = {"logging_callback": self.on_log, "log_level": level,
                                "message_handler": self.on_message}
-        if self.policy == "allow" or (self.policy == "ask"
-                                      and self.server.elicitation is not None):
+        if self.policy == "allow" or (self.policy == "ask" and self.elicitation is not None):
             out["sampling_callback"] = self.on_sampling
-        if self.server.elicitation is not None:
+        if self.elicitation is not None:
             out["elicitation_callback"] = self.on_elicitation
         if self.server.roots:
             out["list_roots_callback"] = self.on_roots
@@ -114,15 +118,17 @@ class ClientSide:
         try:
             return await answer_sampling(
                 params, server=server.name, policy=self.policy, model=self.model,
-                caller=self.caller(), emit=self.emit, ask=server.elicitation,
+                caller=self.caller(), emit=self.emit, ask=self.elicitation,
                 limit=server.timeout)
         finally:
             self.asking -= asking
+            if asking:
+                self.answered = asyncio.get_running_loop().time()
 
     async def on_elicitation(self, context: ClientRequestContext,
                              params: types.ElicitRequestParams
                              ) -> types.ElicitResult | types.ErrorData:
-        handler = self.server.elicitation
+        handler = self.elicitation
         if handler is None:  # pragma: no cover - the capability is not announced then
             return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
         if isinstance(params, types.ElicitRequestURLParams):
@@ -140,6 +146,7 @@ class ClientSide:
                                    message=f"the elicitation handler failed: {exc}")
         finally:
             self.asking -= 1
+            self.answered = asyncio.get_running_loop().time()
         self._emit("mcp_elicitation", {"server": self.server.name, "action": answer.action,
                                        "message": params.message})
         content = dict(answer.content or {}) if answer.action == "accept" else None

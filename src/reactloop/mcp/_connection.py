@@ -320,12 +320,7 @@ class Connection:
 
         task = asyncio.create_task(send())
         try:
-            while True:
-                done, _ = await asyncio.wait(
-                    {task, owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-                )
-                if done or not self.side.asking:
-                    break
+            done = await self._wait(task, owner, timeout)
         finally:
             if not task.done():
                 task.cancel()  # the SDK tells the server the request was cancelled
@@ -342,6 +337,26 @@ class Connection:
         elif owner not in done:
             raise TimeoutError(timeout)
         raise _Lost(sent=await self._reached_server(attempt))
+
+    async def _wait(self, task: asyncio.Task[Any], owner: asyncio.Task[None], limit: float
+                    ) -> set[asyncio.Task[Any]]:
+        """Wait for the call (or the connection's end) at most ``limit`` seconds, not
+        counting the time a person spends answering the server's questions: the clock starts
+        again after each answer."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + limit
+        while True:
+            done, _ = await asyncio.wait({task, owner}, timeout=max(0.0, until - loop.time()),
+                                         return_when=asyncio.FIRST_COMPLETED)
+            now = loop.time()
+            if done:
+                return done
+            if self.side.asking:
+                until = now + limit
+            elif self.side.answered + limit > now:
+                until = self.side.answered + limit
+            else:
+                return done
 
     async def _reached_server(self, attempt: _Attempt) -> bool:
         self._lost = True

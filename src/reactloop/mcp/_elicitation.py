@@ -19,11 +19,12 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = ["Elicitation", "ElicitationAnswer", "Elicitor", "FormField", "answer_of",
-           "form_fields"]
+           "default_elicitor", "form_fields"]
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -74,6 +75,12 @@ class ElicitationAnswer:
 
 Elicitor = Callable[[Elicitation], "Awaitable[ElicitationAnswer] | ElicitationAnswer"]
 """``handler(request) -> ElicitationAnswer``, sync or async."""
+
+
+default_elicitor: ContextVar[Elicitor | None] = ContextVar("reactloop_mcp_elicitor",
+                                                          default=None)
+"""The handler of servers that have none of their own, for servers opened in this context
+(``reactloop run`` and ``chat`` set the terminal form here, so ``--agent`` servers ask too)."""
 
 
 async def answer_of(handler: Elicitor, request: Elicitation) -> ElicitationAnswer:

@@ -383,7 +383,8 @@ class MCPServer:
             if listing is None:
                 yield MCPTools([], self, None)
             else:
-                tools = self._tools(link, listing, emit) + self._resource_tools(link, listing)
+                tools = [*self._tools(link, listing, emit),
+                         *await self._resource_tools(link, listing)]
                 link.side.known.update(t.name for t in tools)
                 link.side.tools_changed = False  # listed just now
                 yield MCPTools(tools, self, link)
@@ -404,11 +405,21 @@ class MCPServer:
                                                 f"{', '.join(names)}"})
         return [self._tool(link, t, n) for t, n in pairs]
 
-    def _resource_tools(self, link: Link, listing: Sequence[mcp_types.Tool]) -> list[Tool]:
+    async def _resource_tools(self, link: Link, listing: Sequence[mcp_types.Tool]
+                              ) -> list[Tool]:
+        """The resource tools, when the server has resources (announcing the capability
+        with nothing in it, as SDK servers do by default, adds no tools)."""
         caps = link.capabilities
         if not self.resources or caps is None or caps.resources is None:
             return []
-        from reactloop.mcp._resources import resource_tools
+        from reactloop.mcp._resources import list_resources, resource_tools
+
+        try:
+            if not await list_resources(link):
+                return []
+        except Exception as exc:  # a server that fails to list: its tools still work
+            log.info("MCP server %r: listing resources failed: %r", self.name, exc)
+            return []
 
         taken = set(tool_names(self.prefix, [t.name for t in listing]))
         return [t for t in resource_tools(link, self.prefix, taken)

@@ -54,6 +54,12 @@ class CallerRun:
         self.time_left = time_left
         """Seconds left before the run's deadline when the batch started (None: none)."""
 
+    def with_emit(self, emit: Emit) -> CallerRun:
+        """The same run with events going through ``emit`` (a runtime wrapper that watches
+        them as they happen, e.g. the CLI's progress line)."""
+        return CallerRun(self.model, self.run_id, emit, self.count_usage, self.add_tools,
+                         self.time_left)
+
 
 caller_run: ContextVar[CallerRun | None] = ContextVar("reactloop_caller_run", default=None)
 """The run whose tool batch is executing (None outside any batch)."""
