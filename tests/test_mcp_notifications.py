@@ -65,3 +65,18 @@ def test_a_changed_tool_list_is_offered_from_the_next_iteration() -> None:
     assert [m.content for m in result.messages if m.role == "tool"] == ["unlocked", "42"]
     assert custom(events, "mcp_tools_changed") == [{"server": "features",
                                                     "added": ["features_secret"]}]
+
+
+def test_roots_are_offered_and_the_cli_offers_the_workspace(tmp_path) -> None:
+    from reactloop.cli._mcp_client import configure_servers
+
+    model = ScriptedModel([ToolCall("features_roots", {}), "done"])
+    result = run(Agent(model, mcp_servers=[features(roots=[tmp_path])]).run("go"))
+    assert [m.content for m in result.messages if m.role == "tool"] == [tmp_path.as_uri()]
+
+    server = everything()
+    configure_servers([server], workspace=str(tmp_path))  # what --workspace DIR does
+    model = ScriptedModel([ToolCall("everything_get-roots-list", {}), "done"])
+    result = run(Agent(model, mcp_servers=[server]).run("go"))
+    listed = next(m.content for m in result.messages if m.role == "tool")
+    assert f"URI: {tmp_path.resolve().as_uri()}" in listed
