@@ -118,3 +118,15 @@ def test_sampling_ends_with_the_runs_deadline() -> None:
     agent = Agent(FunctionModel(model_fn), mcp_servers=[features()], max_execution_time=3)
     result = run(agent.run("go"))
     assert result.state is RunState.TIMED_OUT
+
+
+def test_sampling_goes_through_the_runs_runtime_and_is_traced() -> None:
+    from reactloop.testing import capture_spans
+
+    model = ScriptedModel([ToolCall("features_summarize", {"text": "a long text"}),
+                           "five words", "done"])
+    with capture_spans() as spans:
+        result = run(Agent(model, mcp_servers=[features()]).run("Summarize."))
+    assert result.state is RunState.COMPLETED
+    chats = [s for s in spans if s.name.startswith("chat ")]
+    assert len(chats) == 3  # the run's two model calls and the server's sampling request

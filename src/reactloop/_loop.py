@@ -402,7 +402,8 @@ class _Loop:
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
         token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
             spec.model, ctx.run_id, ctx.emit_custom, self._count_usage, self._add_tools,
-            None if self.deadline is None else self.deadline - self.rt.monotonic()))
+            None if self.deadline is None else self.deadline - self.rt.monotonic(),
+            self._summarizer_call))
         try:
             async with self._deadline_scope():
                 done = await self.rt.run_tools(batch) if fresh else []

@@ -63,7 +63,9 @@ async def answer_sampling(
         limit = min(limit, max(0.0, caller.time_left))
     try:
         async with asyncio.timeout(limit):
-            response: ModelResponse = await model.request(_request(params))
+            call = caller.call_model if caller is not None else None
+            response: ModelResponse = await (call(model, _request(params)) if call is not None
+                                             else model.request(_request(params)))
     except TimeoutError:
         message = f"the model did not answer within {limit:g} s (the run's deadline or timeout)"
         emit("mcp_sampling", {**event, "outcome": "failed", "message": message})

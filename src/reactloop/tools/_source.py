@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
@@ -36,14 +36,19 @@ class CallerRun:
     A runtime that runs tools elsewhere (a Temporal worker) has none: sources then fall back
     to what they were configured with."""
 
-    __slots__ = ("add_tools", "count_usage", "emit", "model", "run_id", "time_left")
+    __slots__ = ("add_tools", "call_model", "count_usage", "emit", "model", "run_id",
+                 "time_left")
 
     def __init__(self, model: Any, run_id: str, emit: Emit,
                  count_usage: Callable[[int, int], None],
                  add_tools: Callable[[Sequence[Tool]], None],
-                 time_left: float | None) -> None:
+                 time_left: float | None,
+                 call_model: Callable[[Any, Any], Awaitable[Any]] | None = None) -> None:
         self.model = model
         """The run's model (a ``reactloop.models.Model``)."""
+        self.call_model = call_model
+        """``await call_model(model, request)`` through the run's runtime (so the call is
+        traced and observed like the run's own); None: call the model directly."""
         self.run_id = run_id
         self.emit = emit
         """Queues a ``custom`` event in the run's stream."""
@@ -58,7 +63,7 @@ class CallerRun:
         """The same run with events going through ``emit`` (a runtime wrapper that watches
         them as they happen, e.g. the CLI's progress line)."""
         return CallerRun(self.model, self.run_id, emit, self.count_usage, self.add_tools,
-                         self.time_left)
+                         self.time_left, self.call_model)
 
 
 caller_run: ContextVar[CallerRun | None] = ContextVar("reactloop_caller_run", default=None)
