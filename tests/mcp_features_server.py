@@ -94,6 +94,13 @@ async def whoami(ctx: Context) -> str:
     return "authorized" if expected and got == f"Bearer {expected}" else "anonymous"
 
 
+@server.tool()
+async def touch(ctx: Context) -> str:
+    """Tell subscribers that notes://today changed."""
+    await ctx.notify_resource_updated("notes://today")
+    return "touched"
+
+
 @server.resource("notes://today", name="today", description="Today's notes", mime_type="text/plain")
 def today() -> str:
     return "Buy milk. Call Ada."

@@ -60,3 +60,32 @@ def test_python_reads_resources_and_gets_prompts() -> None:
             assert messages[0].content == "What's weather in Paris?"
 
     run(main())
+
+
+@pytest.mark.parametrize("which", ["everything", "features"])
+def test_resource_subscriptions_become_events(which: str) -> None:
+    import asyncio
+    import time
+
+    from _mcp_servers import Events
+
+    uri, trigger, args = {
+        "everything": ("demo://resource/static/document/architecture.md",
+                       "everything_toggle-subscriber-updates", {}),
+        "features": ("notes://today", "features_touch", {}),
+    }[which]
+    events = Events()
+
+    async def main() -> None:
+        server = everything() if which == "everything" else features()
+        async with server.open(events) as tools:
+            await tools.subscribe_resource(uri)
+            (tool,) = [t for t in tools if t.name == trigger]
+            await tool.call(args)
+            deadline = time.monotonic() + 30  # the reference server sends one every 5 s
+            while not events.named("mcp_resource_updated"):
+                assert time.monotonic() < deadline, "no mcp_resource_updated event"
+                await asyncio.sleep(0.05)  # polling for the event, not waiting a fixed time
+
+    run(main())
+    assert events.named("mcp_resource_updated")[0] == {"server": which, "uri": uri}

@@ -52,6 +52,8 @@ class ClientSide:
         self.last_caller: CallerRun | None = None
         self.tools_changed = False
         """The server said its tools changed and they were not listed again since."""
+        self.tasks: list[asyncio.Task[None]] = []
+        """Resource subscriptions listening (2026-07-28 connections)."""
         self.known: set[str] = set()
         """Names of the tools offered so far."""
         self.asking = 0
@@ -166,8 +168,40 @@ class ClientSide:
     async def on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self.tools_changed = True
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self.resource_updated(str(message.params.uri))
         elif isinstance(message, Exception):
             log.debug("MCP server %r: transport error: %r", self.server.name, message)
+
+    def resource_updated(self, uri: str) -> None:
+        self._emit("mcp_resource_updated", {"server": self.server.name, "uri": uri})
+
+    async def listen_resource(self, client: Any, uri: str) -> None:
+        """Subscribe to ``uri`` on a 2026-07-28 connection (a ``subscriptions/listen``
+        stream, ended by :meth:`stop`); returns once the server acknowledged it."""
+        acked = asyncio.Event()
+
+        async def listen() -> None:
+            try:
+                async with client.listen(resource_subscriptions=[uri]) as events:
+                    acked.set()
+                    async for event in events:
+                        self.resource_updated(str(getattr(event, "uri", uri)))
+            except Exception as exc:
+                log.debug("MCP server %r: subscription to %s ended: %r", self.server.name,
+                          uri, exc)
+            finally:
+                acked.set()
+
+        self.tasks.append(asyncio.create_task(listen()))
+        await acked.wait()
+
+    async def stop(self) -> None:
+        """End the subscriptions (before the connection closes)."""
+        tasks, self.tasks = self.tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def progress(self, tool: str) -> ProgressFnT:
         """The progress callback of one call of ``tool``."""

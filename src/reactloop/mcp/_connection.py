@@ -394,6 +394,7 @@ class Link:
 
     async def close(self) -> None:
         self._closed.set()  # a call still running must not restart the server after this
+        await self.side.stop()
         conn, self.conn = self.conn, None
         if conn is not None:
             await conn.close()

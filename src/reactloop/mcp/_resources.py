@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from reactloop.tools._tool import Tool
 
 __all__ = ["PromptInfo", "ResourceInfo", "get_prompt", "list_prompts", "list_resources",
-           "read_resource", "resource_tools"]
+           "read_resource", "resource_tools", "subscribe_resource"]
 
 _PAGES = 100  # a server whose cursor never ends cannot hang us
 
@@ -106,6 +106,34 @@ async def read_resource(link: Link, uri: str) -> str:
         else:
             parts.append(describe_block(types.EmbeddedResource(type="resource", resource=c)))
     return "\n".join(parts)
+
+
+async def subscribe_resource(link: Link, uri: str) -> None:
+    """Hear about changes of ``uri``: each is a ``mcp_resource_updated`` event (``server``,
+    ``uri``) until the server is closed.
+
+    Raises:
+        ToolRetry: the server does not offer subscriptions, or refused this one.
+    """
+    import warnings
+
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    client = await link.client()
+    caps = client.server_capabilities.resources
+    if caps is None or not caps.subscribe:
+        raise ToolRetry(f"MCP server {link.server.name!r} offers no resource subscriptions")
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:  # a subscriptions/listen stream
+        await link.side.listen_resource(client, uri)
+        return
+    try:
+        with warnings.catch_warnings():  # deprecated in 2026-07-28, the way of older servers
+            warnings.simplefilter("ignore")
+            await client.subscribe_resource(uri)
+    except MCPError as exc:
+        raise ToolRetry(f"MCP server {link.server.name!r} cannot subscribe to {uri!r}: "
+                        f"{exc.message}") from None
 
 
 async def list_prompts(link: Link) -> list[PromptInfo]:

@@ -122,6 +122,13 @@ class MCPTools(list[Tool]):
 
         return await read_resource(self._live(), uri)
 
+    async def subscribe_resource(self, uri: str) -> None:
+        """Hear about changes of a resource: ``mcp_resource_updated`` events (``server``,
+        ``uri``) in the ``emit`` given to ``open`` (or the run calling the server)."""
+        from reactloop.mcp._resources import subscribe_resource
+
+        await subscribe_resource(self._live(), uri)
+
     async def list_prompts(self) -> list[PromptInfo]:
         """The server's prompts (name, description, arguments)."""
         from reactloop.mcp._resources import list_prompts
