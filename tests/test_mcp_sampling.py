@@ -13,7 +13,7 @@ import pytest
 
 from _mcp_servers import FEATURES, everything, features, served
 from conftest import run
-from reactloop import Agent, ModelResponse, RunState, ToolCall
+from reactloop import Agent, ModelResponse, RunState, ToolCall, ToolRetry
 from reactloop.events import CustomEvent
 from reactloop.mcp import ElicitationAnswer, MCPServer
 from reactloop.messages import Usage
@@ -130,3 +130,13 @@ def test_sampling_goes_through_the_runs_runtime_and_is_traced() -> None:
     assert result.state is RunState.COMPLETED
     chats = [s for s in spans if s.name.startswith("chat ")]
     assert len(chats) == 3  # the run's two model calls and the server's sampling request
+
+
+def test_sampling_outside_a_run_without_a_model_is_refused_with_the_fix() -> None:
+    async def main() -> Any:
+        async with everything().open() as tools:
+            (tool,) = [t for t in tools if t.name == "everything_trigger-sampling-request"]
+            return await tool.call({"prompt": "hi"})
+
+    with pytest.raises(ToolRetry, match="name one with sampling_model"):
+        run(main())
