@@ -51,6 +51,8 @@ def test_the_inspector_lists_and_calls_the_served_tools(tmp_path: Path) -> None:
                       "--tool-arg", "n=3")
     assert counted == {"content": [{"type": "text", "text": "counted to 3"}], "isError": False}
 
+    assert inspect(tmp_path, "--method", "logging/setLevel", "--log-level", "error") == {}
+
     refused = inspect(tmp_path, "--method", "tools/call", "--tool-name", "wipe",
                       "--tool-arg", "folder=/data")
     assert refused["isError"] and "--approve-all" in refused["content"][0]["text"]

@@ -125,3 +125,24 @@ def test_progress_and_log_entries_of_long_tools(tmp_path: Path, mode: str) -> No
     assert progress[:4] == [(1, 3, "at 1"), (2, 3, "at 2"), (3, 3, "at 3"), (0, None, "agent")]
     assert progress[4] == (1, 10, "iteration 1")
     assert {"event": "note", "data": {"counted": 3}} in logs
+
+
+def test_logging_set_level_filters_the_log_entries(tmp_path: Path) -> None:
+    import warnings
+
+    from mcp import Client
+
+    logs: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    async def main() -> None:
+        async with Client(params(tmp_path), mode="legacy", logging_callback=on_log) as client:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await client.set_logging_level("warning")
+            await client.call_tool("count", {"n": 1})
+
+    run(main())
+    assert logs == []  # the tool's event is an info entry, below the level asked for

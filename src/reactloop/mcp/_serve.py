@@ -17,6 +17,7 @@ which also sends progress and log entries of long tools).
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -150,6 +151,7 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
     from reactloop._version import __version__
 
     registry = ToolRegistry(tools)
+    level: list[types.LoggingLevel] = ["info"]  # what the client asked for (logging/setLevel)
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -160,7 +162,7 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
-        reporter = Reporter(ctx)
+        reporter = Reporter(ctx, level[0])
         if not approve_all and gated_calls([call], registry, False, _RUN_ID, None, {}):
             if not reporter.can_ask():
                 return _error(_refusal(f"the call of {params.name}"))
@@ -184,13 +186,20 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         t = registry.get(tool_name)
         return None if t is None else t.parameters
 
-    return Server(
-        name,
-        version=__version__,
-        get_tool_input_schema=input_schema,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        level[0] = params.level
+        return types.EmptyResult()
+
+    with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; clients use it
+        warnings.simplefilter("ignore")
+        return Server(
+            name,
+            version=__version__,
+            get_tool_input_schema=input_schema,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_level,
+        )
 
 
 def _error(text: str) -> types.CallToolResult:

@@ -28,13 +28,17 @@ import mcp_types as types
 __all__ = ["Reporter", "current_reporter"]
 
 log = logging.getLogger("reactloop.mcp")
+_ORDER: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error",
+                                          "critical", "alert", "emergency")
 
 
 class Reporter:
     """Progress, log entries and questions of one ``tools/call`` request."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, level: types.LoggingLevel = "info") -> None:
         self.ctx = ctx
+        self.level = _ORDER.index(level) if level in _ORDER else 1
+        """Log entries below this (the client's ``logging/setLevel``) are not sent."""
         self._sent: list[asyncio.Future[None]] = []
 
     @property
@@ -55,6 +59,8 @@ class Reporter:
         self._send(self.ctx.session.report_progress(progress, total, message))
 
     def log(self, level: types.LoggingLevel, data: Any) -> None:
+        if _ORDER.index(level) < self.level:
+            return
         session = self.ctx.session
         data = json.loads(json.dumps(data, default=str))  # JSON-safe, whatever a tool emits
         self._send(session.send_log_message(  # the logging capability, deprecated in 2026
