@@ -106,3 +106,19 @@ def test_the_terminal_form_declines_and_cancels() -> None:
 
     assert book_with(form_elicitor(no, print)).content == "not booked: decline"
     assert book_with(form_elicitor(gone, print)).content == "not booked: cancel"
+
+
+def test_url_mode_shows_the_address_and_accepts() -> None:
+    said: list[str] = []
+
+    async def prompt(question: str) -> str:
+        said.append(question)
+        return "y"
+
+    model = ScriptedModel([ToolCall("everything_trigger-url-elicitation",
+                                    {"url": "https://example.com/sign-in"}), "done"])
+    server = everything(elicitation=form_elicitor(prompt, said.append))
+    result = run(Agent(model, mcp_servers=[server]).run("go"))
+    text = next(m for m in result.messages if m.role == "tool").content
+    assert "User completed the URL elicitation flow" in text
+    assert "  open: https://example.com/sign-in" in said
