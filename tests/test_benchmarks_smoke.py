@@ -98,3 +98,9 @@ def test_worker_otel_measures_three_modes_and_every_span_arrives() -> None:
     for mode in ("off", "memory", "otlp"):
         assert math.isfinite(out[f"{mode}_per_iteration_s"])
     assert finite_positive(out["sdk_floor_per_iteration_s"])
+
+
+def test_multi_agent_benchmark_compares_both_tools() -> None:
+    bench = load("multi_agent")
+    out = asyncio.run(bench.measure(calls=3, runs=2, warmup=1))  # each run checks its work
+    assert finite_positive(out["function_tool_us"]) and finite_positive(out["agent_tool_us"])

@@ -11,7 +11,7 @@ import pytest
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
         "Agent", "ApprovalError", "Conversation", "Decision", "OutputValidationError",
-        "PendingApproval", "Event", "Message", "Metrics", "Model", "ModelError",
+        "PendingApproval", "Event", "Handoff", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
@@ -28,7 +28,7 @@ PUBLIC: dict[str, set[str]] = {
                             "pending_approvals"},
     "reactloop.events": {
         "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
-        "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
+        "HandoffEvent", "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },

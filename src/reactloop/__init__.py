@@ -14,6 +14,7 @@ model answers::
 """
 
 from reactloop._instrument import instrument
+from reactloop._multi import Handoff
 from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
@@ -53,6 +54,7 @@ __all__ = [
     "Conversation",
     "Decision",
     "Event",
+    "Handoff",
     "Message",
     "Metrics",
     "Model",

@@ -24,18 +24,21 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from typing import Any
 
+from reactloop import _nesting
 from reactloop import _notes as notes
+from reactloop._multi import filtered_history, handed_to, hold_calls, waiting_subruns
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop._textgate import TextGate
-from reactloop.approvals import decided_calls, gate, pending_approvals
+from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.errors import UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
     Event,
+    HandoffEvent,
     IterationStartEvent,
     ModelResponseEvent,
     NoToolCallEvent,
@@ -76,8 +79,25 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "gated", "rt", "selectable",
-                 "spec", "started", "step_events", "stream", "value")
+    __slots__ = (
+        "again",
+        "asked",
+        "chosen",
+        "ctx",
+        "deadline",
+        "error",
+        "frame",
+        "gated",
+        "rt",
+        "selectable",
+        "spec",
+        "stack",
+        "started",
+        "step_events",
+        "stream",
+        "streamed",
+        "value",
+    )
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -98,6 +118,16 @@ class _Loop:
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.asked: str | None = None
+        """The question a sub-agent asked the user (the run then waits for the answer)."""
+        self.stack: AsyncExitStack | None = None
+        """Where the run's tool sources are open (set when it starts)."""
+        self.streamed: ModelResponse | None = None
+        """The latest streamed model response (``_stream_model`` sets it)."""
+        outer = _nesting.current.get()  # the run whose tool started this one, if any
+        self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
+                                    stream)
+        """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``.
@@ -112,20 +142,17 @@ class _Loop:
             async with AsyncExitStack() as stack:
                 async with self._deadline_scope():
                     await self._start(stack)
-                ending = await self._decided() if ctx.iteration else None  # resumed, decided
+                ending = await self._decided()  # a resumed run's decided calls
                 for ev in ctx.flush():
                     yield ev
                 for k in self._iterations(ending):
                     ctx.iteration = ctx.metrics.iterations = k
-                    yield IterationStartEvent(ctx.run_id, k, spec.max_iterations)
+                    yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
                     started = self.rt.now()
                     if self.stream:
-                        response = None
-                        async for item in self._stream_model(k):
-                            if isinstance(item, ModelResponse):
-                                response = item
-                            else:
-                                yield item
+                        async for ev in self._stream_model(k):
+                            yield ev
+                        response = self.streamed
                         assert response is not None
                     else:
                         response = await self._call_model(k)
@@ -135,10 +162,16 @@ class _Loop:
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
-                    if calls:
-                        ending = await self._run_tools(k, response, calls, started)
-                        for ev in ctx.flush():
+                    if calls and self.stream and _nesting.nests(ctx.tools, calls):  # live
+                        batch = asyncio.ensure_future(self._run_tools(k, response, calls,
+                                                                      started))
+                        async for ev in _nesting.live(batch, self.frame):
                             yield ev
+                        ending = batch.result()
+                    elif calls:
+                        ending = await self._run_tools(k, response, calls, started)
+                    for ev in ctx.flush():
+                        yield ev
                     if ending is not None:
                         break
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
@@ -185,8 +218,8 @@ class _Loop:
         its typed answer goes back to the model."""
         if ending is not None:
             return
-        k, n = self.ctx.iteration + 1, self.spec.max_iterations
-        while k <= n:
+        k = self.ctx.iteration + 1
+        while k <= self.spec.max_iterations:  # a handoff gives its agent a budget of its own
             yield k
             if not self.again:
                 k += 1
@@ -195,6 +228,7 @@ class _Loop:
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack) -> None:
         ctx = self.ctx
+        self.stack = stack  # a handoff opens its agent's sources on it
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
@@ -284,7 +318,8 @@ class _Loop:
             self._retry_truncated(2, response)
         return response
 
-    async def _stream_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
+    async def _stream_model(self, k: int) -> AsyncIterator[Event]:
+        """The model call's events as they stream; then the response is :attr:`streamed`."""
         ctx, out = self.ctx, self.spec.output
         request = await self._prepare(k)
         for ev in ctx.flush():
@@ -309,7 +344,7 @@ class _Loop:
                 yield TextDeltaEvent(ctx.run_id, k, released)
             assert response is not None
             if not self._retry_truncated(attempt, response):
-                yield response
+                self.streamed = response
                 return
             request = self._more_room(request)
 
@@ -343,10 +378,21 @@ class _Loop:
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
                          started: float) -> _Ending | None:
         results = await self._execute(calls)
+        if self.frame.held:  # an agent called as a tool waits for a person
+            calls, results = self._hold(k, calls, results)
         self._after_tools(k, response.text, calls, results, started)
+        if self.spec.handoffs:
+            await self._hand_off(k, results)
         if self.gated:
             return self._waiting(k)
         return self._batch_ending(results)
+
+    def _waiting(self, k: int) -> _Ending:
+        """The response's gated calls (or held agent calls) wait: the run ends here, asking
+        the user when a sub-agent asked, else for approvals."""
+        if self.asked is not None:
+            return RunState.WAITING_FOR_USER, self.asked
+        return self._approvals(k)
 
     def _after_tools(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                      results: Sequence[ToolResult], started: float) -> None:
@@ -367,6 +413,24 @@ class _Loop:
     def _batch_ending(self, results: Sequence[ToolResult]) -> _Ending | None:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
         return self._control_ending(results) or self._output_tool_ending(results)
+
+    async def _hand_off(self, k: int, results: Sequence[ToolResult]) -> None:
+        """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
+        iteration (its instructions, tools, sources, extensions and iteration budget)."""
+        handoffs = self.spec.handoffs
+        target = next((handoffs[r.name] for r in results
+                       if r.error is None and r.name in handoffs), None)
+        if target is None:
+            return
+        ctx, before = self.ctx, self.spec
+        self.spec = handed_to(before, target, k)
+        if target.history is not None:  # it filters what came before; the transfer stays
+            ctx.messages = filtered_history(ctx.messages, target.history)
+        ctx.tools, self.chosen = self.spec.tools.copy(), None
+        assert self.stack is not None
+        async with self._deadline_scope():
+            await self._start(self.stack)
+        ctx.pending.append(HandoffEvent(ctx.run_id, k, before.name, self.spec.name))
 
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                 results: Sequence[ToolResult], started: float) -> Step:
@@ -400,6 +464,7 @@ class _Loop:
         batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
+        frame = _nesting.current.set(self.frame)  # sub-runs find this run
         token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
             spec.model, ctx.run_id, ctx.emit_custom, self._count_usage, self._add_tools,
             None if self.deadline is None else self.deadline - self.rt.monotonic(),
@@ -412,6 +477,7 @@ class _Loop:
             raise
         finally:
             caller_run.reset(token)
+            _nesting.current.reset(frame)
         by_id = {r.call_id: r for r in done}
         results = []
         for c, key in zip(calls, keys, strict=True):
@@ -451,21 +517,45 @@ class _Loop:
         return None
 
     # -- approvals ---------------------------------------------------------------------------
-    def _waiting(self, k: int) -> _Ending:
+    def _approvals(self, k: int) -> _Ending:
         """The response's gated calls wait for decisions: the run ends here."""
         ctx, gated = self.ctx, self.gated
         ids = {c.id for c in gated}
-        for p in pending_approvals(ctx.messages):
+        waiting = pending_approvals(ctx.messages)
+        for p in waiting:
             if p.call_id in ids:
                 ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
-        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(gated)
+        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
+            [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
+
+    def _hold(self, k: int, calls: tuple[ToolCall, ...], results: list[ToolResult]
+              ) -> tuple[tuple[ToolCall, ...], list[ToolResult]]:
+        """Agent calls whose sub-run waits for approval wait with it, unanswered: the run
+        ends ``WAITING_FOR_APPROVAL`` once the others are recorded, and the sub-run's calls
+        are the ones to decide (``reactloop.approvals``, ``"nested"``)."""
+        self.frame.held = False
+        held = waiting_subruns(results)
+        if not held:
+            return calls, results
+        ctx = self.ctx
+        ctx.messages = hold_calls(ctx.messages, held, ctx.run_id)
+        # a held call runs again once decided or answered: never from the repeated-call cache
+        ctx.seen = {key: r for key, r in ctx.seen.items() if r.call_id not in held}
+        self.gated = (*self.gated, *(c for c in calls if c.id in held))
+        for run in held.values():
+            for p in run.pending_approvals:
+                ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
+            if run.state is RunState.WAITING_FOR_USER:  # the run asks what its sub-agent asks
+                self.asked = run.text
+        return (tuple(c for c in calls if c.id not in held),
+                [r for r in results if r.call_id not in held])
 
     async def _decided(self) -> _Ending | None:
         """A run resumed with decisions: deny or run the decided calls — each once: a call
         with a result is no longer waiting — then wait again if some still wait, else go on
         with the next iteration (or end, when the batch held a control tool)."""
         ctx = self.ctx
-        decided = decided_calls(ctx.messages)
+        decided = decided_calls(ctx.messages) if ctx.iteration else None  # a resumed run
         if not decided:
             return None
         k, started = ctx.iteration, self.rt.now()
@@ -475,10 +565,16 @@ class _Loop:
                              c.id, c.provider_details) for c, d in decided if d.approved)
         ctx.open_calls = run
         ctx.metrics.tool_calls += len(run)
+        self.frame.resumes = nested_runs(ctx.messages)  # agent calls continue their sub-runs
         ran = {r.call_id: r for r in (await self._execute(run) if run else [])}
+        self.frame.resumes = {}
         calls = tuple(c for c, _ in decided)
         results = [decision_result(c, d, ran.get(c.id or "")) for c, d in decided]
+        if self.frame.held:
+            calls, results = self._hold(k, calls, results)
         self._after_tools(k, None, calls, results, started)
+        if self.asked is not None:
+            return RunState.WAITING_FOR_USER, self.asked
         if waiting := pending_approvals(ctx.messages):
             return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
                 [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
@@ -602,7 +698,8 @@ class _Loop:
                    if state is RunState.WAITING_FOR_APPROVAL else ())
         return RunResult(value, state, list(ctx.steps), ctx.metrics, list(ctx.messages),
                          error, run_id=ctx.run_id, context=ctx, text=output,
-                         pending_approvals=waiting, **self._extension_fields())
+                         pending_approvals=waiting, agent=self.spec.name,
+                         **self._extension_fields())
 
     def _extension_fields(self) -> dict[str, Any]:
         """The result's fields that extensions fill (``Extension.result_field``: the plan)."""

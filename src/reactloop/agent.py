@@ -7,6 +7,7 @@ The agent is data (its :class:`~reactloop._spec.RunSpec`); a run is separate sta
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import math
@@ -17,8 +18,16 @@ from dataclasses import replace
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from reactloop import _instrument
+from reactloop import _instrument, _nesting
 from reactloop._loop import run_events
+from reactloop._multi import (
+    DEFAULT_MAX_DEPTH,
+    Handoff,
+    agent_tool,
+    answer_question,
+    handoff_tools,
+    speaking,
+)
 from reactloop._output import build_output
 from reactloop._spec import RunSpec
 from reactloop.approvals import (
@@ -44,7 +53,7 @@ from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._select import ToolSelector, tool_selector
 from reactloop.tools._source import ToolSource
-from reactloop.tools._tool import ApprovalRule, check_rule
+from reactloop.tools._tool import ApprovalRule, Tool, check_rule
 
 if TYPE_CHECKING:
     from reactloop.context import Compaction
@@ -123,6 +132,12 @@ class Agent(Generic[OutputT]):
             ``(tools, request_text) -> tools`` (or names) ranks them your way. Internal tools
             (loop control, ``final_answer``, ``update_plan``, loading skills) and tools a
             skill adds during the run are always offered.
+        handoffs: agents (or :class:`~reactloop.Handoff` with options) this one may hand the
+            conversation to: each adds a ``transfer_to_<agent name>`` tool; calling it lets
+            that agent carry the same run on with its own instructions, tools, model and
+            ``max_iterations`` (counted from the handoff; the run's deadline stays).
+            ``result.agent`` names the agent that answered, and the next turn of the
+            conversation (a session's ``send``, ``run(history=...)``) starts with it.
     """
 
     def __init__(
@@ -157,6 +172,7 @@ class Agent(Generic[OutputT]):
         output_retries: int = 2,
         approve: ApprovalRule = False,
         tool_selection: int | ToolSelector | None = None,
+        handoffs: Iterable[Agent[Any] | Handoff] = (),
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         check_rule("Agent(approve=...)", approve)
@@ -168,8 +184,7 @@ class Agent(Generic[OutputT]):
         self.loop_control = loop_control
         self.max_parallel_tools = max_parallel_tools
         self.model_settings = model_settings or ModelSettings()
-        self.callbacks = tuple(callbacks)
-        self.deps = deps
+        self.callbacks, self.deps = tuple(callbacks), deps
         self.prompt = prompt or PromptBuilder()
         self.context_providers = _check_providers(context_providers)
         self.name = name
@@ -181,7 +196,7 @@ class Agent(Generic[OutputT]):
         """Where model calls, tool batches and MCP calls run (default: this process)."""
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
         self.extensions: tuple[Extension, ...] = (*exts, *extensions)
-        self.output_type = output_type
+        self.output_type, self.handoffs = output_type, tuple(handoffs)
         self.spec = self._build_spec(tools, max_messages, max_tokens, compaction,
                                      (output_type, output_mode, output_retries, approve))
         """The frozen configuration every run reads."""
@@ -198,6 +213,8 @@ class Agent(Generic[OutputT]):
             sections.update(ext.system_sections())
         if self.loop_control:
             registry.extend(control_tools())
+        transfers, handoffs = handoff_tools(self.handoffs)
+        registry.extend(transfers)
         has_tools = len(registry) > 0 or bool(self.mcp_servers)
         output = build_output(answer[0], answer[1], answer[2], self.model, has_tools=has_tools)
         if output is not None and output.mode == "tool":
@@ -217,7 +234,7 @@ class Agent(Generic[OutputT]):
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
             self.max_parallel_tools, self.loop_control, self.deps, self.callbacks, output,
-            answer[3], self.tool_selection)
+            answer[3], self.tool_selection, handoffs)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),
@@ -318,13 +335,15 @@ class Agent(Generic[OutputT]):
                             "waiting for approval are answered before the next message")
         if decisions:
             messages = apply_decisions(messages, decisions)
-        if prompt is not None:
+        if prompt is not None and (answered := answer_question(messages, prompt)) is not None:
+            messages = answered  # a sub-agent asked: its run goes on with the answer
+        elif prompt is not None:
             return self._context(prompt, messages, on_message, old.state, conversation_id)
         if not decided_calls(messages):
             raise UserError("nothing to resume: pass the user's next message, or decisions "
                             "for the calls waiting for approval")
         # the same run goes on: its id, steps, metrics and the budget it had left
-        spec = self.spec
+        spec = speaking(self.spec, messages)
         ctx = RunContext(old.run_id or self.runtime.new_id(), old.prompt, messages,
                          tools=spec.tools.copy(), deps=spec.deps, state=old.state,
                          on_message=on_message, conversation_id=conversation_id)
@@ -339,11 +358,15 @@ class Agent(Generic[OutputT]):
                  conversation_id: str | None = None) -> RunContext:
         if not isinstance(prompt, str):
             raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
+        if history and answer_question(history, prompt) is not None:  # a sub-agent asked
+            return self._resumed(history, prompt, (), on_message, conversation_id)
         if history and (waiting := _waiting(history)):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
                             "decisions=...)), then send the next message")
         spec = self.spec
+        if spec.handoffs:  # after a handoff: the agent that spoke last
+            spec = speaking(spec, history)
         ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
@@ -355,7 +378,7 @@ class Agent(Generic[OutputT]):
         result: RunResult[Any] | None = None
         async with aclosing(self._events(lambda: ctx, stream=False)) as events:
             async for event in events:
-                if type(event) is RunEndEvent:
+                if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
         assert result is not None
         return result
@@ -380,9 +403,56 @@ class Agent(Generic[OutputT]):
         """The loop over ``ctx``, traced when instrumentation is on (one global read when
         it is off)."""
         telemetry = _instrument.for_agent(self.instrument)
+        spec = speaking(self.spec, ctx.messages) if self.spec.handoffs else self.spec
         if telemetry is None:
-            return run_events(self.spec, ctx, self.runtime, stream=stream)
-        return telemetry.trace_run(self.spec, ctx, self.runtime, stream=stream)
+            return run_events(spec, ctx, self.runtime, stream=stream)
+        return telemetry.trace_run(spec, ctx, self.runtime, stream=stream)
+
+    # -- agents that work together ------------------------------------------------------------
+    def as_tool(self, name: str | None = None, description: str | None = None, *,
+                max_depth: int | None = None, timeout: float | None = None,
+                requires_approval: ApprovalRule = False) -> Tool:
+        """This agent as a tool another agent can call with a ``task`` (a string).
+
+        The call runs this agent — its own instructions, tools, ``max_iterations`` and
+        ``output_type`` (a typed answer reaches the caller's model as JSON) — as a sub-run of
+        the caller's run: its events reach the caller's stream with ``agent`` and
+        ``parent_run_id``, its usage counts into the caller's metrics
+        (``result.metrics_by_agent`` breaks it down), its result is on the call's
+        ``ToolResult.run``, and the caller's deadline and cancellation stop it. A sub-run that
+        ends without an answer (iteration limit, timeout, error) is a result the caller's
+        model reads, never an exception.
+
+        Args:
+            name: the tool's name (default: the agent's ``name``).
+            description: what the caller's model is told (default: from ``instructions``).
+            max_depth: how deep agents called as tools may nest when this one is called
+                (default 4; a top run is depth 0); past it the call is an error result.
+            timeout: seconds the whole sub-run may take (the caller's ``tool_timeout``
+                otherwise).
+            requires_approval: the call waits for a person's approval first.
+        """
+        return agent_tool(self.name, self._subrun, name=name, description=description,
+                          instructions=self.instructions,
+                          max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
+                          timeout=timeout, requires_approval=requires_approval, agent=self)
+
+    def _subrun(self, task: str, stream: bool, saved: Mapping[str, Any] | None
+                ) -> AsyncGenerator[Event, None]:
+        """A run of this agent on ``task`` as a sub-run (its callbacks see it too), or the
+        continuation of its ``saved`` run once the calls it waited for are decided. A runtime
+        that runs sub-agents itself (a Temporal workflow) gives the runtime to use."""
+        answer = None if saved is None else saved.get("answer")  # to the question it asked
+        if (make := _nesting.runtime_for.get()) is not None:
+            durable = copy.copy(self)  # the same configuration on the caller's runtime
+            durable.runtime = make(self)
+            return (durable.stream(task) if saved is None
+                    else durable.resume_stream(saved, answer))
+        if saved is None:
+            return self._events(functools.partial(self._context, task, (), None, None),
+                                stream=stream)
+        return self._events(functools.partial(self._resumed, saved, answer, (), None),
+                            stream=stream)
 
     @property
     def tools(self) -> list[str]:

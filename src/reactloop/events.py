@@ -26,6 +26,7 @@ __all__ = [
     "CompactionEvent",
     "CustomEvent",
     "Event",
+    "HandoffEvent",
     "IterationStartEvent",
     "ModelResponseEvent",
     "NoToolCallEvent",
@@ -43,19 +44,33 @@ __all__ = [
 ]
 
 log = logging.getLogger("reactloop")
+_NESTING = frozenset(("agent", "parent_run_id"))
 
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One thing that happened in a run. ``run_id`` is the run's own id; an event of a
+    sub-run (an agent called as a tool) reaching its parent's stream also carries ``agent``
+    (the sub-agent's name) and ``parent_run_id`` (the run that called it), so a consumer can
+    nest it; both are ``None`` on the events of the top run."""
+
     type: ClassVar[str] = "event"
     run_id: str
+    agent: str | None = field(default=None, kw_only=True)
+    """The sub-agent whose run this is (``None`` at the top)."""
+    parent_run_id: str | None = field(default=None, kw_only=True)
+    """The run that called this sub-run (``None`` at the top)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The event as JSON-ready data: ``{"type": ..., "run_id": ..., <fields>}`` (the one
-        serialiser that the CLI's ``--json``, the server's SSE and the logs all use)."""
+        serialiser that the CLI's ``--json``, the server's SSE and the logs all use);
+        ``agent`` and ``parent_run_id`` only on sub-run events."""
         d: dict[str, Any] = {"type": self.type}
         for f in fields(self):
-            d[f.name] = _plain(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if value is None and f.name in _NESTING:
+                continue
+            d[f.name] = _plain(value)
         return d
 
 
@@ -162,6 +177,17 @@ class ApprovalDecidedEvent(Event):
     call: ToolCall
     """The call as the model made it."""
     decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffEvent(Event):
+    """The conversation was handed to another agent (``Agent(handoffs=[...])``): from the
+    next iteration on, ``to_agent``'s instructions, tools and model carry the same run."""
+
+    type: ClassVar[str] = "handoff"
+    iteration: int
+    from_agent: str
+    to_agent: str
 
 
 @dataclass(frozen=True, slots=True)

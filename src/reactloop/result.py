@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic
 
 from typing_extensions import TypeVar
@@ -51,6 +51,9 @@ class ToolResult:
     duration: float = 0.0
     cached: bool = False
     """True when an identical earlier call's result was reused."""
+    run: RunResult[Any] | None = field(default=None, repr=False, compare=False)
+    """The sub-run's result when the call ran an agent (``agent.as_tool()``): its steps,
+    metrics and messages, nested under the call (not part of saved runs)."""
 
     @property
     def ok(self) -> bool:
@@ -112,9 +115,13 @@ class Metrics:
     input_tokens: int = 0
     output_tokens: int = 0
     success: bool = False
+    agents: Mapping[str, Metrics] = field(default_factory=dict)
+    """The sub-agents' share of these totals (agents called as tools, at any depth), by
+    agent name, each summed over its calls; empty without sub-agents. The totals above
+    include it: see :attr:`RunResult.metrics_by_agent` for every agent's own share."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "iterations": self.iterations,
             "tool_calls": self.tool_calls,
             "execution_time": self.execution_time,
@@ -122,12 +129,16 @@ class Metrics:
             "output_tokens": self.output_tokens,
             "success": self.success,
         }
+        if self.agents:
+            d["agents"] = {name: m.to_dict() for name, m in self.agents.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Metrics:
         return cls(int(d.get("iterations", 0)), int(d.get("tool_calls", 0)),
                    float(d.get("execution_time", 0.0)), int(d.get("input_tokens", 0)),
-                   int(d.get("output_tokens", 0)), bool(d.get("success", False)))
+                   int(d.get("output_tokens", 0)), bool(d.get("success", False)),
+                   agents={str(k): cls.from_dict(v) for k, v in (d.get("agents") or {}).items()})
 
 
 @dataclass(slots=True)
@@ -157,10 +168,26 @@ class RunResult(Generic[OutputT]):
     for a run that ended without an answer, why (the question, the fallback explanation)."""
     pending_approvals: Sequence[PendingApproval] = ()
     """``WAITING_FOR_APPROVAL``: the calls waiting for a decision (resume with decisions)."""
+    agent: str = ""
+    """The name of the agent that answered (after a handoff: the agent handed to)."""
+    parent_run_id: str | None = None
+    """For a sub-run (an agent called as a tool): the run that called it."""
 
     def __post_init__(self) -> None:
         if not self.text and isinstance(self.output, str):
             self.text = self.output
+
+    @property
+    def metrics_by_agent(self) -> dict[str, Metrics]:
+        """Every agent's own share of :attr:`metrics`: this run's agent (what its own model
+        calls and tools did) and each sub-agent (:attr:`Metrics.agents`)."""
+        own = replace(self.metrics, agents={})
+        for sub in self.metrics.agents.values():
+            own = combine_metrics(own, sub, -1, shared_only=True)
+        out = dict(self.metrics.agents)
+        name = self.agent or "agent"
+        out[name] = merge_metrics(out[name], own) if name in out else own
+        return out
 
     @property
     def finished(self) -> bool:
@@ -180,6 +207,7 @@ class RunResult(Generic[OutputT]):
             "plan": jsonable(self.plan),
             "run_id": self.run_id,
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
+            "agent": self.agent,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -193,6 +221,35 @@ class RunResult(Generic[OutputT]):
         if self.context is None:
             raise ValueError("this result was not produced by a run; there is nothing to save")
         return json.dumps(self.context.to_dict(), ensure_ascii=False)
+
+
+_OWN_FIELDS = frozenset(("iterations", "execution_time"))
+"""Counted per run: a sub-agent's iterations and time are its own, not its parent's (every
+other number — tool calls, tokens, and whatever else is counted — adds up)."""
+
+
+def combine_metrics(a: Metrics, b: Metrics, sign: int = 1, *, shared_only: bool = False
+                    ) -> Metrics:
+    """``a`` plus (``sign=-1``: minus) ``b``, field by field; ``shared_only`` leaves the
+    per-run fields (iterations, time) as in ``a``. An unknown value (None) stays unknown;
+    ``success`` holds when both hold (for a sum); ``agents`` is ``a``'s."""
+    out = replace(a, agents=dict(a.agents))
+    for f in fields(Metrics):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "agents" or (shared_only and f.name in _OWN_FIELDS):
+            continue
+        if isinstance(x, bool):
+            setattr(out, f.name, x and y if sign > 0 else x)
+        elif isinstance(x, int | float) and isinstance(y, int | float):
+            setattr(out, f.name, x + sign * y)
+        else:  # None: unknown (a cost without a price)
+            setattr(out, f.name, None)
+    return out
+
+
+def merge_metrics(a: Metrics, b: Metrics) -> Metrics:
+    """Two shares of one agent's work added up (``success``: both succeeded)."""
+    return combine_metrics(a, b)
 
 
 def jsonable(value: Any) -> Any:

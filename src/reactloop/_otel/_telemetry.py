@@ -29,6 +29,7 @@ from reactloop._spec import RunSpec
 from reactloop.events import (
     CompactionEvent,
     Event,
+    HandoffEvent,
     IterationStartEvent,
     NoToolCallEvent,
     RunEndEvent,
@@ -87,7 +88,8 @@ class Telemetry(Settings):
                     if token is not None:
                         otel_context.detach(token)
                 handle = handlers.get(type(event))
-                if handle is not None:
+                # a sub-run's events (an agent called as a tool) are its own span's business
+                if handle is not None and event.parent_run_id is None:
                     starting = False if type(event) is IterationStartEvent else starting
                     handle(spec, run, event)
                 yield event
@@ -170,6 +172,13 @@ def _close(run: RunTrace, state: RunState, result: RunResult | None) -> None:
     span.end()
 
 
+def _handoff(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    """The run goes on with another agent: an event, and the agent that answers."""
+    run.span.add_event("reactloop.handoff", {"reactloop.handoff.from": event.from_agent,
+                                             "reactloop.handoff.to": event.to_agent})
+    run.span.set_attribute("reactloop.run.agent", event.to_agent)
+
+
 _Handler = Callable[[RunSpec, RunTrace, Any], None]
 _HANDLERS: dict[type[Event], _Handler] = {
     IterationStartEvent: _iteration,
@@ -177,4 +186,5 @@ _HANDLERS: dict[type[Event], _Handler] = {
     NoToolCallEvent: _no_tool_call,
     WarningEvent: _warning,
     RunEndEvent: _run_end,
+    HandoffEvent: _handoff,
 }

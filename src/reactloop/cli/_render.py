@@ -139,12 +139,16 @@ def _approval_decided(d: Mapping[str, Any], limit: int | None) -> str:
     return f"[yellow]  {name}: approved[/]"
 
 
+def _handoff(d: Mapping[str, Any], limit: int | None) -> str:
+    return f"[bold magenta]⇢ handed to {escape(str(d.get('to_agent')))}[/]"
+
+
 _FORMATS: dict[str, Format] = {
     "approval_requested": _approval_requested, "approval_decided": _approval_decided,
     "tool_call": _tool_call, "tool_result": _tool_result, "tool_error": _tool_result,
     "no_tool_call": _no_tool_call, "compaction": _compaction, "retry": _retry,
     "model_call": _model_call, "custom": _custom, "plan_update": _plan, "thought": _thought,
-    "warning": _warning,
+    "warning": _warning, "handoff": _handoff,
 }
 
 
@@ -153,7 +157,9 @@ def trace_line(d: Mapping[str, Any], limit: int | None = _SHORT) -> str | None:
     kind = str(d.get("type"))
     fmt = _FORMATS.get(kind)
     if fmt is not None:
-        return fmt(d, limit)
+        line = fmt(d, limit)
+        agent = d.get("agent")  # a sub-agent's run (an agent called as a tool): indented
+        return f"    [magenta]{escape(str(agent))}[/] {line.lstrip()}" if agent and line else line
     if kind in _NOT_TRACED:
         return None
     rest = {k: v for k, v in d.items() if k not in ("type", "run_id")}
@@ -298,6 +304,10 @@ class Renderer:
     # -- events ------------------------------------------------------------------------------
     def handle(self, event: Event) -> None:
         t = event.type
+        if event.parent_run_id is not None:  # a sub-agent's run: its calls, under the call
+            if t in _FORMATS:
+                self._record(event.to_dict())
+            return
         if t == "text_delta":
             if self.first_delta_at is None:
                 self.first_delta_at = time.perf_counter()

@@ -33,15 +33,21 @@ class CallRecord:
     """The text the model saw (None if the call never finished)."""
     error: str | None = None
     turn: int = 0
+    agent: str | None = None
+    """The sub-agent whose run made the call (an agent called as a tool); None: the case's
+    own run (also after a handoff: ``transfer_to_…`` is a call of that run)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "arguments": dict(self.arguments), "result": self.result,
-                "error": self.error, "turn": self.turn}
+        d = {"name": self.name, "arguments": dict(self.arguments), "result": self.result,
+             "error": self.error, "turn": self.turn}
+        if self.agent is not None:
+            d["agent"] = self.agent
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CallRecord:
         return cls(d["name"], d.get("arguments") or {}, d.get("result"), d.get("error"),
-                   int(d.get("turn", 0)))
+                   int(d.get("turn", 0)), d.get("agent"))
 
 
 @dataclass(slots=True)
@@ -93,7 +99,8 @@ class TranscriptBuilder:
     def add(self, event: Event) -> None:
         t = self.transcript
         if isinstance(event, ToolCallEvent):
-            record = CallRecord(event.call.name, dict(event.call.arguments), turn=self._turn)
+            record = CallRecord(event.call.name, dict(event.call.arguments), turn=self._turn,
+                                agent=event.agent)
             t.calls.append(record)
             self._by_id[event.call.id or f"#{len(t.calls)}"] = record
         elif isinstance(event, (ToolResultEvent, ToolErrorEvent)):
@@ -103,7 +110,7 @@ class TranscriptBuilder:
                 found.result, found.error = r.content, r.error
         elif isinstance(event, RunStartEvent):
             t.model = t.model or event.model
-        elif isinstance(event, RunEndEvent):
+        elif isinstance(event, RunEndEvent) and event.parent_run_id is None:
             result = event.result
             m = result.metrics
             t.output, t.state = result.output, result.state.value

@@ -21,6 +21,8 @@ reactloop event                        AG-UI events
 ``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``, or
                                        ``interrupt`` when calls wait for approval) or
                                        ``RUN_ERROR``
+any event of a sub-run (an agent       ``CUSTOM`` named ``reactloop.sub_run``, the event's JSON
+called as a tool: ``parent_run_id``)   (with ``agent``, ``run_id``, ``parent_run_id``) as value
 =====================================  ==========================================================
 
 Approvals: a run that ends ``WAITING_FOR_APPROVAL`` finishes with an ``interrupt`` outcome, one
@@ -190,6 +192,8 @@ class AGUITranslator:
 
     def translate(self, event: Event) -> list[BaseEvent]:
         """The AG-UI events for one reactloop event (often none or several)."""
+        if event.parent_run_id is not None:  # a sub-agent's run: nested, as it is
+            return [CustomEvent(name="reactloop.sub_run", value=event.to_dict())]
         handler: Callable[[Any], list[BaseEvent]] | None = getattr(self, f"on_{event.type}",
                                                                     None)
         if handler is not None:

@@ -17,7 +17,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import suppress
 from typing import Any, Protocol
 
-from reactloop.approvals import Decision, PendingApproval, apply_decisions, pending_approvals
+from reactloop.approvals import (
+    APPROVALS_KEY,
+    ASKS,
+    Decision,
+    PendingApproval,
+    apply_decisions,
+    pending_approvals,
+)
 from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
@@ -173,13 +180,19 @@ class Session:
         if last is not None and last.role == "tool" and last.name == "ask_question" \
                 and not last.is_error:
             return last.content
+        entries = last.metadata.get(APPROVALS_KEY) if last is not None else None
+        if isinstance(entries, Mapping):  # a sub-agent (an agent called as a tool) asked
+            for entry in entries.values():
+                if isinstance(entry, Mapping) and entry.get(ASKS) and \
+                        entry.get("decision") is None:
+                    return str(entry[ASKS])
         return None
 
     async def send(self, text: str) -> RunResult:
         """Run the agent on ``text`` after the stored history; return the result."""
         result: RunResult | None = None
         async for event in self._events(text, stream=False):
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 result = event.result
         assert result is not None
         return result
@@ -218,7 +231,7 @@ class Session:
         never runs a call twice (it is answered as interrupted)."""
         result: RunResult[Any] | None = None
         async for event in self._events(None, stream=False, decisions=decisions):
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 result = event.result
         assert result is not None
         return result
@@ -264,7 +277,7 @@ class Session:
                                              **self._tell))
             try:
                 async for event in source:
-                    if isinstance(event, RunEndEvent):
+                    if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                         if failed:  # the run went on without its store: report the store
                             raise failed[0]
                         self._settle(writer, event.result, [*history, *written])

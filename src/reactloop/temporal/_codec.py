@@ -162,7 +162,8 @@ def run_result_to_dict(result: RunResult) -> dict[str, Any]:
     if context is not None:
         context["steps"] = [_step(s) for s in result.steps]
     return {"output": result.output, "state": result.state.value, "error": _error(result.error),
-            "plan": jsonable(result.plan), "run_id": result.run_id, "context": context}
+            "plan": jsonable(result.plan), "run_id": result.run_id, "context": context,
+            "agent": result.agent}
 
 
 def run_result_from_dict(d: Mapping[str, Any]) -> RunResult:
@@ -178,7 +179,8 @@ def run_result_from_dict(d: Mapping[str, Any]) -> RunResult:
     waiting = tuple(ctx.pending_approvals) if state is RunState.WAITING_FOR_APPROVAL else ()
     return RunResult(str(d["output"]), state, list(ctx.steps), ctx.metrics,
                      list(ctx.messages), error_from_dict(d.get("error")), plan,
-                     str(d.get("run_id") or ctx.run_id), ctx, pending_approvals=waiting)
+                     str(d.get("run_id") or ctx.run_id), ctx, pending_approvals=waiting,
+                     agent=str(d.get("agent") or ""))
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -187,8 +189,11 @@ def event_to_dict(event: Event) -> dict[str, Any] | None:
     if isinstance(event, StepEvent):
         return None
     if isinstance(event, RunEndEvent):
-        return {"type": "run_end", "run_id": event.run_id,
-                "result": run_result_to_dict(event.result)}
+        d: dict[str, Any] = {"type": "run_end", "run_id": event.run_id,
+                             "result": run_result_to_dict(event.result)}
+        if event.parent_run_id is not None:  # a sub-run's end (an agent called as a tool)
+            d.update(agent=event.agent, parent_run_id=event.parent_run_id)
+        return d
     return event.to_dict()
 
 
@@ -232,7 +237,7 @@ def event_from_dict(d: Mapping[str, Any]) -> Event:
     """Inverse of :func:`event_to_dict` (keys other than the event's fields are ignored)."""
     cls = _event_types().get(str(d.get("type")))
     if cls is None:
-        return _other_type(str(d.get("type")))(str(d.get("run_id", "")), dict(d))  # type: ignore[call-arg]
+        return _other_type(str(d.get("type")))(str(d.get("run_id", "")), data=dict(d))  # type: ignore[call-arg]
     kwargs = {f.name: _field(f.name, d[f.name]) for f in dataclasses.fields(cls) if f.name in d}
     return cls(**kwargs)
 
