@@ -13,6 +13,7 @@ import os
 import warnings
 from typing import Annotated
 
+import anyio
 import mcp_types as types
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
@@ -57,6 +58,18 @@ async def book(answer: Annotated[ElicitationResult[Booking], Resolve(_ask)]) -> 
 
 def _roots() -> ListRoots:
     return ListRoots()
+
+
+@server.tool()
+async def wait_for(path: str, ctx: Context) -> str:
+    """Report progress, then wait until the file ``path`` exists (the client creates it when
+    it has seen the progress: the test that events stream while the tool runs)."""
+    await ctx.report_progress(1, 2, "waiting for the file")
+    for _ in range(3000):
+        if os.path.exists(path):
+            return "seen"
+        await anyio.sleep(0.01)  # polling for the file, bounded
+    return "never seen"
 
 
 @server.tool()

@@ -80,3 +80,21 @@ def test_roots_are_offered_and_the_cli_offers_the_workspace(tmp_path) -> None:
     result = run(Agent(model, mcp_servers=[server]).run("go"))
     listed = next(m.content for m in result.messages if m.role == "tool")
     assert f"URI: {tmp_path.resolve().as_uri()}" in listed
+
+
+def test_progress_streams_while_the_tool_still_runs(tmp_path) -> None:
+    """The server waits for a file the consumer creates only once it has seen the progress
+    event: the event must reach the stream while the tool runs, not after the batch."""
+    flag = tmp_path / "seen-progress"
+    model = ScriptedModel([ToolCall("features_wait_for", {"path": str(flag)}), "done"])
+    agent = Agent(model, mcp_servers=[features()])
+
+    async def main() -> Any:
+        async for event in agent.stream("go"):
+            if isinstance(event, CustomEvent) and event.name == "mcp_progress":
+                flag.write_text("yes")
+            if event.type == "run_end":
+                return event.result
+
+    result = run(main())
+    assert [m.content for m in result.messages if m.role == "tool"] == ["seen"]

@@ -466,7 +466,7 @@ class _Loop:
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
         frame = _nesting.current.set(self.frame)  # sub-runs find this run
         token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
-            spec.model, ctx.run_id, ctx.emit_custom, self._count_usage, self._add_tools,
+            spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
             None if self.deadline is None else self.deadline - self.rt.monotonic(),
             self._summarizer_call))
         try:

@@ -73,6 +73,10 @@ class MCPTool(Tool):
         self.destructive = destructive
         """``destructiveHint`` as the server sent it (None: not said)."""
 
+    live_events = True
+    """Its server's progress, questions and sampling are events while it runs (a streaming
+    run yields them at once, not after the tool batch)."""
+
     @property
     def writes(self) -> bool | None:
         """True when the server marks the tool as changing things (``readOnlyHint: false``
