@@ -66,7 +66,7 @@ async def wait_for(path: str, ctx: Context) -> str:
     it has seen the progress: the test that events stream while the tool runs)."""
     await ctx.report_progress(1, 2, "waiting for the file")
     for _ in range(3000):
-        if os.path.exists(path):
+        if await anyio.Path(path).exists():
             return "seen"
         await anyio.sleep(0.01)  # polling for the file, bounded
     return "never seen"
