@@ -335,18 +335,26 @@ class _Loop:
                         yield ev
                     if isinstance(item, TextDelta):
                         if released := outgoing.feed(item.text):
-                            yield TextDeltaEvent(ctx.run_id, k, released)
-                        if partial is not None and (got := partial.feed(item.text)):
-                            yield PartialOutputEvent(ctx.run_id, k, got[0])
+                            for ev in self._released(k, released, partial):
+                                yield ev
                     else:
                         response = item
             if released := outgoing.flush():
-                yield TextDeltaEvent(ctx.run_id, k, released)
+                for ev in self._released(k, released, partial):
+                    yield ev
             assert response is not None
             if not self._retry_truncated(attempt, response):
                 self.streamed = response
                 return
             request = self._more_room(request)
+
+    def _released(self, k: int, text: str, partial: PartialOutput | None) -> list[Event]:
+        """Text the outgoing gate released: a delta, and the typed answer parsed so far (from
+        the released text too, so a held-back secret reaches no event)."""
+        out: list[Event] = [TextDeltaEvent(self.ctx.run_id, k, text)]
+        if partial is not None and (got := partial.feed(text)):
+            out.append(PartialOutputEvent(self.ctx.run_id, k, got[0]))
+        return out
 
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the usage; True when a cut-off reply should be asked again with more room."""

@@ -54,7 +54,7 @@ from starlette.staticfiles import StaticFiles
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, SessionStoreError, UserError
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
-from reactloop.serve._security import Guard, Policy, Scrubber
+from reactloop.serve._security import Guard, Policy, Scrubber, event_data
 from reactloop.sessions._store import check_session_id
 
 if TYPE_CHECKING:
@@ -336,10 +336,7 @@ class _Api:
             yield _utf8(f"event: error\ndata: {data}\n\n")
 
     def _frame(self, event: Event) -> str:
-        data = event.to_dict()
-        result = data.get("result")
-        if not self.details and isinstance(result, dict) and result.get("traceback"):
-            data["result"] = {**result, "traceback": None}  # the error sentence stays
+        data = event_data(event, details=self.details)  # the error sentence stays
         return f"event: {event.type}\ndata: {self.scrub.json(data)}\n\n"
 
     async def agui(self, request: Request) -> Response:
@@ -371,7 +368,8 @@ class _Api:
             raise ApiError(400, str(exc)) from None
         run = await self._start(_checked_id(run_input.thread_id), text, decisions)
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
-        translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas)
+        translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas,
+                                    details=self.details)
         return StreamingResponse(self._agui(run, translator, encoder),
                                  media_type=encoder.get_content_type(),
                                  headers=_STREAM_HEADERS)
