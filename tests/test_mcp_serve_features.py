@@ -146,3 +146,35 @@ def test_logging_set_level_filters_the_log_entries(tmp_path: Path) -> None:
 
     run(main())
     assert logs == []  # the tool's event is an info entry, below the level asked for
+
+
+def test_reactloop_as_client_approves_over_a_2026_connection(tmp_path: Path) -> None:
+    """The 2026-07-28 way (no server-to-client requests): the approval question comes back
+    as an input-required result, reactloop's client asks its handler and calls again."""
+    from reactloop.mcp import ElicitationAnswer, MCPServer
+
+    asked: list[str] = []
+
+    def person(approve: bool) -> Any:
+        def handler(request: Any) -> ElicitationAnswer:
+            asked.append(request.message)
+            return ElicitationAnswer.accept(approve=approve)
+        return handler
+
+    server_params = params(tmp_path)
+
+    async def wipe(approve: bool) -> Any:
+        server = MCPServer.stdio(server_params.command, server_params.args, name="served",
+                                 env=server_params.env, cwd=server_params.cwd,
+                                 elicitation=person(approve))
+        async with server.open() as tools:
+            (tool,) = [t for t in tools if t.name == "served_wipe"]
+            return await tool.call({"folder": "/data"})
+
+    from reactloop import ToolRetry
+
+    with pytest.raises(ToolRetry, match="declined"):
+        run(wipe(False))
+    assert not (tmp_path / "ran-wipe").exists()
+    assert run(wipe(True)) == "wiped /data"
+    assert asked == ['The tool wipe needs your approval to run with {"folder": "/data"}.'] * 2

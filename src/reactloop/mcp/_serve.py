@@ -94,7 +94,7 @@ def agent_tool(agent: Any, *, approve_all: bool = False) -> Tool:
             waiting = ", ".join(p.tool_name for p in pending)
             if approve_all:
                 decisions = [p.approve() for p in pending]
-            elif reporter is not None and reporter.can_ask():  # the client's user decides
+            elif reporter is not None and reporter.can_ask_now():  # the client's user decides
                 decisions = [p.approve() if await reporter.approve(p.tool_name, p.arguments)
                              else p.deny("the user declined") for p in pending]
             else:
@@ -158,16 +158,16 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[_spec(registry, n) for n in registry.names])
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
         reporter = Reporter(ctx, level[0])
         if not approve_all and gated_calls([call], registry, False, _RUN_ID, None, {}):
-            if not reporter.can_ask():
-                return _error(_refusal(f"the call of {params.name}"))
-            if not await reporter.approve(params.name, call.arguments):
-                return _error(f"the user declined the call of {params.name}; it was not run.")
+            refused = await _ask_approval(reporter, params)
+            if refused is not None:
+                return refused
         token = current_reporter.set(reporter)
         try:
             result = await registry.execute_one(call, run_id=_RUN_ID, emit=reporter.emit)
@@ -200,6 +200,21 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
             on_call_tool=call_tool,
             on_set_logging_level=set_level,
         )
+
+
+async def _ask_approval(reporter: Reporter, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult | None:
+    """A gated call: None when the client's user approved it, else what to answer (the
+    refusal, the user's no, or the question itself on a 2026-07-28 connection)."""
+    arguments = dict(params.arguments or {})
+    if not reporter.can_ask():
+        return _error(_refusal(f"the call of {params.name}"))
+    approved = await reporter.approve(params.name, arguments, params.input_responses)
+    if approved is None:  # 2026-07-28: the question goes back as an input-required result
+        return reporter.approval_request(params.name, arguments)
+    if not approved:
+        return _error(f"the user declined the call of {params.name}; it was not run.")
+    return None
 
 
 def _error(text: str) -> types.CallToolResult:

@@ -6,10 +6,11 @@
 * **Logging.** Any other event a tool emits, and a served agent's tool calls, become
   ``notifications/message`` log entries (logger ``reactloop``).
 * **Approvals by elicitation.** A call that needs a person's approval is put to the client as
-  an ``elicitation/create`` form (one boolean, "approve") when the client supports elicitation
-  and the connection allows server-to-client requests (protocol versions up to 2025-11-25;
-  2026-07-28 connections get the ``isError`` refusal). Declined, cancelled or unanswerable:
-  the call is not run.
+  an ``elicitation/create`` form (one boolean, "approve") when the client supports elicitation:
+  mid-call on connections up to 2025-11-25, as an input-required result on 2026-07-28 ones
+  (the client answers and calls again). A served agent's waiting calls are asked only the
+  first way (its run is in the middle of the call). Declined, cancelled or unanswerable: the
+  call is not run.
 
 Imported only with the SDK.
 """
@@ -77,21 +78,37 @@ class Reporter:
                 log.debug("mcp serve: a notification was not sent: %r", outcome)
 
     def can_ask(self) -> bool:
-        caps = getattr(self.ctx.session, "client_params", None)
-        caps = getattr(caps, "capabilities", None) or getattr(
-            self.ctx.session, "client_capabilities", None)
-        return self._legacy and getattr(caps, "elicitation", None) is not None
+        caps = getattr(self.ctx.session, "client_capabilities", None)
+        return getattr(caps, "elicitation", None) is not None
 
-    async def approve(self, tool: str, arguments: Mapping[str, Any]) -> bool:
-        """Ask the client's user whether ``tool`` may run with ``arguments``."""
-        shown = json.dumps(dict(arguments), ensure_ascii=False, default=str)
-        schema: Any = {"type": "object", "required": ["approve"], "properties": {"approve": {
-            "type": "boolean", "title": "Approve", "default": False,
-            "description": f"Run {tool} with these arguments?"}}}
+    def can_ask_now(self) -> bool:
+        """Whether a question can be asked in the middle of a call (2025-era connections;
+        a served agent's waiting calls are asked that way)."""
+        return self._legacy and self.can_ask()
+
+    def approval_request(self, tool: str, arguments: Mapping[str, Any]
+                         ) -> types.InputRequiredResult:
+        """The question as a 2026-07-28 input-required result (the client answers it and
+        sends the call again with ``inputResponses``)."""
+        message, schema = _question(tool, arguments)
+        ask = types.ElicitRequest(params=types.ElicitRequestFormParams(
+            message=message, requested_schema=schema))
+        return types.InputRequiredResult(input_requests={_APPROVE: ask})
+
+    async def approve(self, tool: str, arguments: Mapping[str, Any],
+                      responses: Mapping[str, Any] | None = None) -> bool | None:
+        """Ask the client's user whether ``tool`` may run with ``arguments``: the answer, or
+        None on a 2026-07-28 connection that has not answered yet (then send
+        :meth:`approval_request`)."""
+        if not self._legacy:
+            answer = (responses or {}).get(_APPROVE)
+            if not isinstance(answer, types.ElicitResult):
+                return None
+            return answer.action == "accept" and bool((answer.content or {}).get("approve"))
+        message, schema = _question(tool, arguments)
         try:
             answer = await self.ctx.session.elicit_form(
-                f"The tool {tool} needs your approval to run with {shown}.", schema,
-                related_request_id=self.ctx.request_id)
+                message, schema, related_request_id=self.ctx.request_id)
         except Exception as exc:  # the client could not ask: not approved
             log.info("mcp serve: asking to approve %s failed: %r", tool, exc)
             return False
@@ -101,6 +118,17 @@ class Reporter:
 current_reporter: contextvars.ContextVar[Reporter | None] = contextvars.ContextVar(
     "reactloop_mcp_reporter", default=None)
 """The reporter of the ``tools/call`` being served (read by ``run_agent``)."""
+
+
+_APPROVE = "reactloop/approve"
+
+
+def _question(tool: str, arguments: Mapping[str, Any]) -> tuple[str, Any]:
+    shown = json.dumps(dict(arguments), ensure_ascii=False, default=str)
+    schema = {"type": "object", "required": ["approve"], "properties": {"approve": {
+        "type": "boolean", "title": "Approve", "default": False,
+        "description": f"Run {tool} with these arguments?"}}}
+    return f"The tool {tool} needs your approval to run with {shown}.", schema
 
 
 def _number(value: Any) -> float | None:
