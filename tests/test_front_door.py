@@ -18,6 +18,7 @@ PUBLIC: dict[str, set[str]] = {
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
         "UserError", "instrument", "tool",
     },
+    "reactloop.a2a": {"A2AAgent", "A2AReply"},
     "reactloop.context": {
         "Compaction", "PER_MESSAGE", "Summarize", "Tier", "TokenCounter", "Unit", "check_pairs",
         "estimate_tokens", "excerpt", "is_prompt", "latest_prompt", "prune", "repair",

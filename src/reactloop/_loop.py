@@ -26,10 +26,16 @@ from typing import Any
 
 from reactloop import _nesting
 from reactloop import _notes as notes
-from reactloop._multi import filtered_history, handed_to, hold_calls, waiting_subruns
+from reactloop._multi import (
+    filtered_history,
+    hand_over_usage,
+    handed_to,
+    hold_calls,
+    waiting_subruns,
+)
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
-from reactloop._spec import RunSpec
+from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
@@ -88,6 +94,7 @@ class _Loop:
         "error",
         "frame",
         "gated",
+        "handed",
         "rt",
         "selectable",
         "spec",
@@ -123,6 +130,8 @@ class _Loop:
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
         self.streamed: ModelResponse | None = None
+        self.handed = (0, self.started)
+        """The iteration and time of the last handoff (the speaking agent's share since)."""
         """The latest streamed model response (``_stream_model`` sets it)."""
         outer = _nesting.current.get()  # the run whose tool started this one, if any
         self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
@@ -167,9 +176,12 @@ class _Loop:
                                                                       started))
                         async for ev in _nesting.live(batch, self.frame):
                             yield ev
-                        ending = batch.result()
+                        ending, target = batch.result()
                     elif calls:
-                        ending = await self._run_tools(k, response, calls, started)
+                        ending, target = await self._run_tools(k, response, calls, started)
+                    else:
+                        target = None
+                    await self._hand_off(k, target)  # in this task: the stack closes here
                     for ev in ctx.flush():
                         yield ev
                     if ending is not None:
@@ -384,16 +396,20 @@ class _Loop:
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
-                         started: float) -> _Ending | None:
+                         started: float) -> tuple[_Ending | None, HandoffTarget | None]:
+        """Run a batch: how the run ends with it, if it does, and the agent it hands off to
+        (the caller hands off, in the loop's own task: the run's sources are opened and
+        closed there, and a source may hold a task group, as MCP clients do)."""
         results = await self._execute(calls)
         if self.frame.held:  # an agent called as a tool waits for a person
             calls, results = self._hold(k, calls, results)
         self._after_tools(k, response.text, calls, results, started)
-        if self.spec.handoffs:
-            await self._hand_off(k, results)
+        handoffs = self.spec.handoffs
+        target = next((handoffs[r.name] for r in results
+                       if r.error is None and r.name in handoffs), None)
         if self.gated:
-            return self._waiting(k)
-        return self._batch_ending(results)
+            return self._waiting(k), target
+        return self._batch_ending(results), target
 
     def _waiting(self, k: int) -> _Ending:
         """The response's gated calls (or held agent calls) wait: the run ends here, asking
@@ -422,15 +438,15 @@ class _Loop:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
         return self._control_ending(results) or self._output_tool_ending(results)
 
-    async def _hand_off(self, k: int, results: Sequence[ToolResult]) -> None:
+    async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
         """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
         iteration (its instructions, tools, sources, extensions and iteration budget)."""
-        handoffs = self.spec.handoffs
-        target = next((handoffs[r.name] for r in results
-                       if r.error is None and r.name in handoffs), None)
         if target is None:
             return
         ctx, before = self.ctx, self.spec
+        now = self.rt.monotonic()
+        hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
+        self.handed = (k, now)
         self.spec = handed_to(before, target, k)
         if target.history is not None:  # it filters what came before; the transfer stays
             ctx.messages = filtered_history(ctx.messages, target.history)

@@ -25,6 +25,7 @@ from reactloop._multi import (
     Handoff,
     agent_tool,
     answer_question,
+    check_sub_agents,
     handoff_tools,
     speaking,
 )
@@ -205,8 +206,10 @@ class Agent(Generic[OutputT]):
                     max_tokens: int | None, compaction: Compaction | bool,
                     answer: tuple[Any, str, int, ApprovalRule]) -> RunSpec:
         registry = ToolRegistry()
-        for t in tools:
-            registry.add(as_tool(t))
+        given = [as_tool(t) for t in tools]
+        check_sub_agents(self.name, given)
+        for t in given:
+            registry.add(t)
         sections: dict[str, str] = {}
         for ext in self.extensions:
             registry.extend(ext.tools())

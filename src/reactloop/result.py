@@ -116,9 +116,10 @@ class Metrics:
     output_tokens: int = 0
     success: bool = False
     agents: Mapping[str, Metrics] = field(default_factory=dict)
-    """The sub-agents' share of these totals (agents called as tools, at any depth), by
-    agent name, each summed over its calls; empty without sub-agents. The totals above
-    include it: see :attr:`RunResult.metrics_by_agent` for every agent's own share."""
+    """The sub-agents' share of these totals (agents called as tools, at any depth, and
+    agents that handed the run off), by agent name, each summed over its calls; empty
+    without either. The totals above include it: see :attr:`RunResult.metrics_by_agent` for
+    every agent's own share."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -180,7 +181,8 @@ class RunResult(Generic[OutputT]):
     @property
     def metrics_by_agent(self) -> dict[str, Metrics]:
         """Every agent's own share of :attr:`metrics`: this run's agent (what its own model
-        calls and tools did) and each sub-agent (:attr:`Metrics.agents`)."""
+        calls and tools did; after a handoff, since the handoff), each sub-agent and each
+        agent that handed off (:attr:`Metrics.agents`)."""
         own = replace(self.metrics, agents={})
         for sub in self.metrics.agents.values():
             own = combine_metrics(own, sub, -1, shared_only=True)

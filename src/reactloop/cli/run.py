@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reactloop.cli._a2a_run import a2a_options, run_on_a2a_if_asked
 from reactloop.cli._options import agent_options, run_options
 from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
 
@@ -35,6 +36,7 @@ __all__ = ["run_command"]
               type=click.Path(exists=True, dir_okay=False),
               help="A JSON Schema the answer must match; the validated JSON is printed.")
 @temporal_options
+@a2a_options
 @click.pass_context
 def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     """Run TASK to completion and print the answer.
@@ -47,6 +49,7 @@ def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     4 timed out, 5 answer cut off, 6 the last tool step failed, 7 tool calls wait for
     approval, 130 cancelled.
     """
+    run_on_a2a_if_asked(ctx, task, opts)  # --a2a: a remote agent runs it (exits)
     run_on_temporal_if_asked(ctx, task, opts)  # --temporal: the run is a workflow (exits)
     code = _run_locally(ctx, task, opts)
     if code == 130:  # a cancelled local generation may still hold a worker thread: go now
