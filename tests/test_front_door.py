@@ -34,8 +34,8 @@ PUBLIC: dict[str, set[str]] = {
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
     "reactloop.extensions": {"Extension"},
-    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
-                      "serve_stdio"},
+    "reactloop.mcp": {"Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError",
+                      "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"},
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
         "OutputMode", "OutputSchema", "Role",
