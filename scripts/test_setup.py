@@ -5,6 +5,8 @@ command runs this between pip and pytest; so does ``.ci/run``):
   from the system's package manager when missing) for ``tests/test_serve_agui.py``;
 - the official A2A JavaScript SDK (``npm ci`` in ``tests/a2a_client``) for
   ``tests/test_serve_a2a.py``;
+- MCP's reference server and the MCP Inspector CLI (``npm ci`` in ``tests/mcp_npm``) for
+  ``tests/test_mcp_*.py``;
 - Arize Phoenix, the real OTLP receiver of ``tests/test_otel_otlp.py``, in a virtualenv of its
   own (``$REACTLOOP_PHOENIX_VENV``, default ``~/.cache/reactloop/phoenix-venv``: its ~850 MB of
   dependencies would move the provider SDKs of reactloop's environment; about 3 minutes once);
@@ -34,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 AGUI_CLIENT = ROOT / "tests" / "agui_client"
 A2A_CLIENT = ROOT / "tests" / "a2a_client"
+MCP_NPM = ROOT / "tests" / "mcp_npm"
 PHOENIX_VERSION = "20.26.1"
 """The Phoenix release the OTLP tests are written against (``tests/_phoenix.py``)."""
 PHOENIX_VENV = Path(os.environ.get("REACTLOOP_PHOENIX_VENV")
@@ -103,6 +106,13 @@ def agui_client(check: bool) -> str:
 def a2a_client(check: bool) -> str:
     """``npm ci`` in tests/a2a_client: the official A2A JavaScript SDK."""
     return _npm_client(check, "the A2A JavaScript SDK", A2A_CLIENT, "@a2a-js/sdk")
+
+
+def mcp_npm(check: bool) -> str:
+    """``npm ci`` in tests/mcp_npm: MCP's reference server (server-everything) and the MCP
+    Inspector CLI (0.15.0, the last release that runs on Node 20)."""
+    return _npm_client(check, "the MCP reference server and Inspector", MCP_NPM,
+                       "@modelcontextprotocol/server-everything")
 
 
 def phoenix(check: bool) -> str:
@@ -177,7 +187,7 @@ def postgres(check: bool) -> str:
     return f"missing: PostgreSQL server binaries ({hint})"
 
 
-STEPS: tuple[Step, ...] = (agui_client, a2a_client, phoenix, chromium, postgres)
+STEPS: tuple[Step, ...] = (agui_client, a2a_client, mcp_npm, phoenix, chromium, postgres)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -38,8 +38,8 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits",
                            "agent_guardrail", "concurrent_guardrail"},
     "reactloop.extensions": {"Extension"},
-    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
-                      "serve_stdio"},
+    "reactloop.mcp": {"Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError",
+                      "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"},
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
         "OutputMode", "OutputSchema", "Role",

@@ -73,6 +73,7 @@ from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
+from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -506,6 +507,10 @@ class _Loop:
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
         frame = _nesting.current.set(self.frame)  # sub-runs find this run
+        token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
+            spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
+            None if self.deadline is None else self.deadline - self.rt.monotonic(),
+            self._summarizer_call))
         try:
             async with self._deadline_scope():
                 done = await self.rt.run_tools(batch) if fresh else []
@@ -513,6 +518,7 @@ class _Loop:
             self._keep_finished(calls, batch, exc)
             raise
         finally:
+            caller_run.reset(token)
             _nesting.current.reset(frame)
         by_id = {r.call_id: r for r in done}
         results = []

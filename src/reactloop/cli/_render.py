@@ -329,6 +329,13 @@ class Renderer:
             self.err.print(dumps(response_to_dict(response)), markup=False, highlight=False)
         self._record(d)
 
+    def tool_progress(self, data: Mapping[str, Any]) -> None:
+        """An MCP server's progress on the tool it runs, shown in the progress line."""
+        total, message = data.get("total"), data.get("message")
+        done = f"{data.get('progress', 0):g}" + (f"/{total:g}" if total else "")
+        self._set_phase(f"running {data.get('tool', 'a tool')} · {done}"
+                        + (f" · {short(message, 60)}" if message else ""))
+
     # -- events ------------------------------------------------------------------------------
     def handle(self, event: Event) -> None:
         t = event.type
