@@ -40,7 +40,7 @@ from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.controls._cost import account
-from reactloop.controls._run import run_controls
+from reactloop.controls._run import control_ending, run_controls
 from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
@@ -112,7 +112,6 @@ class _Loop:
     )
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
-        # usage limits, guardrails, fallbacks, concurrency: a runtime wrapper, when any is set
         self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
         rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -275,11 +274,7 @@ class _Loop:
         calls, ctx.open_calls = ctx.open_calls, ()
         if not calls:
             return
-        why = {RunState.TIMED_OUT: "the run reached its time limit",
-               RunState.CANCELLED: "the run was cancelled",
-               RunState.USAGE_LIMIT: "the run reached a usage limit",
-               RunState.BLOCKED: "a guardrail blocked the run"}.get(state, "the run ended")
-        results = [notes.unfinished(c, why) for c in calls]
+        results = [notes.unfinished(c, notes.why_unfinished(state)) for c in calls]
         self._record(ctx.iteration, None, calls, results, self.rt.now())
 
     # -- model -------------------------------------------------------------------------------
@@ -766,10 +761,8 @@ def _failure(exc: BaseException, steps: Sequence[Step]
         return RunState.TIMED_OUT, "", None, None
     if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
         return RunState.CANCELLED, "", None, exc
-    if isinstance(exc, UsageLimitExceeded):  # a clean ending with a usable answer
-        return RunState.USAGE_LIMIT, notes.fallback(steps, 0, reason=str(exc)), None, None
-    if isinstance(exc, GuardrailTripped):  # the reason is the answer; nothing refused kept
-        return RunState.BLOCKED, exc.reason or f"Blocked by {exc.guardrail}.", None, None
+    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
+        return (*control_ending(exc, steps), None, None)
     redact_exception(exc)  # an echoed API key must not reach the result
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 

@@ -20,21 +20,23 @@ from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reactloop import _notes as notes
 from reactloop.controls import _concurrency, _cost
 from reactloop.controls._fallback import FallbackModel, fallback_listener
 from reactloop.controls._guardrails import Guard, check_calls, check_results, check_text
 from reactloop.controls._limits import Budget, UsageLimits, outer_budget
+from reactloop.errors import GuardrailTripped, UsageLimitExceeded
 from reactloop.events import FallbackEvent, QueuedEvent
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
-from reactloop.result import ToolResult
+from reactloop.result import RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import OnRetry, Runtime, ToolBatch
 from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
-__all__ = ["Controls", "RunControls", "run_controls"]
+__all__ = ["Controls", "RunControls", "control_ending", "run_controls"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,15 @@ class Controls:
             return None
         ins, outs, tool_ins, tool_outs = guardrails
         return cls(limits, ins, outs, tool_ins, tool_outs, concurrency, fallback)
+
+
+def control_ending(exc: UsageLimitExceeded | GuardrailTripped, steps: Sequence[Step]
+                   ) -> tuple[RunState, str]:
+    """How a run a control stopped ends: ``USAGE_LIMIT`` with a usable answer (why it
+    stopped, what was done), or ``BLOCKED`` with the guardrail's reason as the answer."""
+    if isinstance(exc, UsageLimitExceeded):
+        return RunState.USAGE_LIMIT, notes.fallback(steps, 0, reason=str(exc))
+    return RunState.BLOCKED, exc.reason or f"Blocked by {exc.guardrail}."
 
 
 def run_controls(controls: Controls | None, ctx: RunContext, inner: Runtime, system: str,
