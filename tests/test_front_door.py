@@ -10,13 +10,14 @@ import pytest
 
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
-        "Agent", "ApprovalError", "Conversation", "Decision", "OutputValidationError",
+        "Agent", "ApprovalError", "Conversation", "Decision", "FallbackModel",
+        "GuardrailTripped", "OutputValidationError",
         "PendingApproval", "Event", "Handoff", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
-        "UserError", "instrument", "tool",
+        "UsageLimits", "UserError", "instrument", "tool",
     },
     "reactloop.a2a": {"A2AAgent", "A2AReply"},
     "reactloop.context": {
@@ -28,11 +29,14 @@ PUBLIC: dict[str, set[str]] = {
                             "apply_decisions", "arguments_hash", "decided_calls",
                             "pending_approvals"},
     "reactloop.events": {
-        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
-        "HandoffEvent", "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
+        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "FallbackEvent",
+        "GuardrailEvent", "HandoffEvent", "IterationStartEvent", "QueuedEvent",
+        "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
+    "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits",
+                           "agent_guardrail", "concurrent_guardrail"},
     "reactloop.extensions": {"Extension"},
     "reactloop.mcp": {"Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError",
                       "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"},

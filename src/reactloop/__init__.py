@@ -18,8 +18,10 @@ from reactloop._multi import Handoff
 from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
+from reactloop.controls import FallbackModel, UsageLimits
 from reactloop.errors import (
     ApprovalError,
+    GuardrailTripped,
     ModelError,
     ModelHTTPError,
     OutputValidationError,
@@ -54,6 +56,8 @@ __all__ = [
     "Conversation",
     "Decision",
     "Event",
+    "FallbackModel",
+    "GuardrailTripped",
     "Handoff",
     "Message",
     "Metrics",
@@ -82,6 +86,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UsageLimitExceeded",
+    "UsageLimits",
     "UserError",
     "instrument",
     "tool",

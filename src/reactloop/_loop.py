@@ -39,7 +39,9 @@ from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
-from reactloop.errors import UserError
+from reactloop.controls._cost import account
+from reactloop.controls._run import control_ending, run_controls
+from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -87,8 +89,11 @@ class _Loop:
 
     __slots__ = (
         "again",
+        "answered",
         "asked",
         "chosen",
+        "controls",
+        "cost",
         "ctx",
         "deadline",
         "error",
@@ -107,7 +112,11 @@ class _Loop:
     )
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+        self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
+        rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
+        self.answered: str | None = None  # the model that answered the latest call
+        self.cost: float | None = None  # what the latest call cost (None: unknown)
         self.started = rt.monotonic()
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
@@ -167,7 +176,7 @@ class _Loop:
                         response = await self._call_model(k)
                         for ev in ctx.flush():
                             yield ev
-                    yield ModelResponseEvent(ctx.run_id, k, response)
+                    yield ModelResponseEvent(ctx.run_id, k, response, self.cost)
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
@@ -189,7 +198,7 @@ class _Loop:
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
                 error = self.error
         except (Exception, asyncio.CancelledError) as exc:
-            state, output, error, reraise = _failure(exc)
+            state, output, error, reraise = _failure(exc, ctx.steps)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -210,6 +219,8 @@ class _Loop:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
+        if self.controls is not None:  # a usage limit may end the run before the tools run
+            self.controls.before_tools(len(calls))
         waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
@@ -241,6 +252,8 @@ class _Loop:
     async def _start(self, stack: AsyncExitStack) -> None:
         ctx = self.ctx
         self.stack = stack  # a handoff opens its agent's sources on it
+        if self.controls is not None:  # input guardrails, before anything else happens
+            await self.controls.start()
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
@@ -261,9 +274,7 @@ class _Loop:
         calls, ctx.open_calls = ctx.open_calls, ()
         if not calls:
             return
-        why = {RunState.TIMED_OUT: "the run reached its time limit",
-               RunState.CANCELLED: "the run was cancelled"}.get(state, "the run ended")
-        results = [notes.unfinished(c, why) for c in calls]
+        results = [notes.unfinished(c, notes.why_unfinished(state)) for c in calls]
         self._record(ctx.iteration, None, calls, results, self.rt.now())
 
     # -- model -------------------------------------------------------------------------------
@@ -281,7 +292,8 @@ class _Loop:
             extra.append(notes.budget(n - k))
         return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
                             declared if tools is not declared else (),
-                            None if out is None else out.request_schema)
+                            None if out is None else out.request_schema,
+                            ctx.conversation_id or ctx.run_id)
 
     def _final_tools(self) -> list[str]:
         if self.spec.output is not None and self.spec.output.mode == "tool":
@@ -338,8 +350,10 @@ class _Loop:
             yield ev
         for attempt in (1, 2):
             response = None
-            partial = None if out is None else PartialOutput(out)
-            outgoing = TextGate()  # streamed text leaves only through it (redaction hold-back)
+            # streamed text leaves only through the gate (redaction hold-back; guardrails
+            # hold it all until they pass)
+            outgoing = TextGate(self.controls is not None and self.controls.holds(request))
+            partial = None if out is None or outgoing.hold else PartialOutput(out)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
                                                        on_retry=self._on_retry):
@@ -351,7 +365,7 @@ class _Loop:
                                 yield ev
                     else:
                         response = item
-            if released := outgoing.flush():
+            if released := outgoing.flush(None if response is None else response.text):
                 for ev in self._released(k, released, partial):
                     yield ev
             assert response is not None
@@ -370,8 +384,7 @@ class _Loop:
 
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the usage; True when a cut-off reply should be asked again with more room."""
-        if response.usage is not None:
-            self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
+        self._account(response)
         return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
 
     @staticmethod
@@ -462,7 +475,7 @@ class _Loop:
         ctx.open_calls = ()
         ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
                      for r in results))
-        step = Step(k, text, calls, tuple(results), started, self.rt.now())
+        step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
 
@@ -644,7 +657,7 @@ class _Loop:
             elif c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
                 raw = raw or str(next(iter(c.arguments.values()), ""))
         self.ctx.append(Message.assistant(raw, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         ending = self._typed(raw, RunState.MAX_ITERATIONS)
         self.again = ending is None
         return ending
@@ -658,7 +671,7 @@ class _Loop:
                 value = next(iter(c.arguments.values()), "")
                 text = text or notes.strip_notes(str(value))
         self.ctx.append(Message.assistant(text, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         return RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS)
 
     def _no_tool_call(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
@@ -675,7 +688,7 @@ class _Loop:
                                     kind="reminder"))
         if reminded or self.spec.loop_control:
             ctx.pending.append(NoToolCallEvent(ctx.run_id, k, raw, reminded=reminded))
-        step = Step(k, raw, (), (), started, self.rt.now())
+        step = Step(k, raw, (), (), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         if self.step_events:
             ctx.pending.append(StepEvent(ctx.run_id, step))
@@ -702,6 +715,12 @@ class _Loop:
         m = self.ctx.metrics
         m.input_tokens += input_tokens
         m.output_tokens += output_tokens
+
+    def _account(self, response: ModelResponse) -> None:
+        """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
+        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
+        if self.controls is not None:
+            self.controls.charge(response, self.cost, self.answered)
 
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,
@@ -735,13 +754,15 @@ class _Loop:
         return out
 
 
-def _failure(exc: BaseException
+def _failure(exc: BaseException, steps: Sequence[Step]
              ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
     """State, output, error and what to re-raise for a run that ends by an exception."""
     if isinstance(exc, TimeoutError):  # the run's own deadline
         return RunState.TIMED_OUT, "", None, None
     if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
         return RunState.CANCELLED, "", None, exc
+    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
+        return (*control_ending(exc, steps), None, None)
     redact_exception(exc)  # an echoed API key must not reach the result
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 

@@ -47,7 +47,8 @@ def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     and no TASK, run decides the calls a stored session has waiting and goes on.
     Exit code: 0 completed, 1 error, 2 max iterations, 3 waiting for the user,
     4 timed out, 5 answer cut off, 6 the last tool step failed, 7 tool calls wait for
-    approval, 130 cancelled.
+    approval, 8 a usage limit was reached (--max-cost, --max-total-tokens, ...), 9 a
+    guardrail blocked the run, 130 cancelled.
     """
     run_on_a2a_if_asked(ctx, task, opts)  # --a2a: a remote agent runs it (exits)
     run_on_temporal_if_asked(ctx, task, opts)  # --temporal: the run is a workflow (exits)
