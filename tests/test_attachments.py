@@ -327,3 +327,13 @@ def test_a_tools_picture_for_a_text_only_model_becomes_a_line_and_an_event() -> 
                             "cannot take image/png)")
     omitted = [e for e in events if getattr(e, "name", None) == "attachment_omitted"]
     assert len(omitted) == 1
+
+
+def test_a_fallback_model_takes_what_all_its_models_take() -> None:
+    from reactloop import FallbackModel
+
+    seeing, blind = ScriptedModel(["a"]), ScriptedModel(["b"], accepts=())
+    assert FallbackModel(seeing, blind).accepts == frozenset()
+    assert FallbackModel(seeing, ScriptedModel(["c"])).accepts == seeing.accepts
+    with pytest.raises(UserError, match="cannot see images"):
+        Agent(model=FallbackModel(seeing, blind)).run_sync(["x", Image.from_bytes(png())])

@@ -11,14 +11,15 @@ import pytest
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
         "Agent", "ApprovalError", "Attachment", "Conversation", "Decision", "Document",
-        "Image", "OutputValidationError",
+        "FallbackModel", "GuardrailTripped", "Image", "OutputValidationError",
         "PendingApproval", "Event", "Handoff", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
-        "UserError", "instrument", "tool",
+        "UsageLimits", "UserError", "instrument", "tool",
     },
+    "reactloop.a2a": {"A2AAgent", "A2AReply"},
     "reactloop.context": {
         "Compaction", "PER_MESSAGE", "Summarize", "Tier", "TokenCounter", "Unit", "check_pairs",
         "estimate_tokens", "excerpt", "is_prompt", "latest_prompt", "prune", "repair",
@@ -28,8 +29,9 @@ PUBLIC: dict[str, set[str]] = {
                             "apply_decisions", "arguments_hash", "decided_calls",
                             "pending_approvals"},
     "reactloop.events": {
-        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
-        "HandoffEvent", "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
+        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "FallbackEvent",
+        "GuardrailEvent", "HandoffEvent", "IterationStartEvent", "QueuedEvent",
+        "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
@@ -37,9 +39,11 @@ PUBLIC: dict[str, set[str]] = {
                               "MAX_PART_BYTES", "Attachment", "AttachmentKind", "Document",
                               "Image", "Prompt", "attachment_from_path",
                               "attachment_from_ref", "split_prompt"},
+    "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits",
+                           "agent_guardrail", "concurrent_guardrail"},
     "reactloop.extensions": {"Extension"},
-    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
-                      "serve_stdio"},
+    "reactloop.mcp": {"Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError",
+                      "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"},
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
         "OutputMode", "OutputSchema", "Role",

@@ -19,8 +19,10 @@ from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
 from reactloop.attachments import Attachment, Document, Image
+from reactloop.controls import FallbackModel, UsageLimits
 from reactloop.errors import (
     ApprovalError,
+    GuardrailTripped,
     ModelError,
     ModelHTTPError,
     OutputValidationError,
@@ -57,6 +59,8 @@ __all__ = [
     "Decision",
     "Document",
     "Event",
+    "FallbackModel",
+    "GuardrailTripped",
     "Handoff",
     "Image",
     "Message",
@@ -86,6 +90,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UsageLimitExceeded",
+    "UsageLimits",
     "UserError",
     "instrument",
     "tool",

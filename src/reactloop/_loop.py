@@ -27,14 +27,22 @@ from typing import Any
 from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._attach import Fitter
-from reactloop._multi import filtered_history, handed_to, hold_calls, waiting_subruns
+from reactloop._multi import (
+    filtered_history,
+    hand_over_usage,
+    handed_to,
+    hold_calls,
+    waiting_subruns,
+)
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
-from reactloop._spec import RunSpec
+from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
-from reactloop.errors import UserError
+from reactloop.controls._cost import account
+from reactloop.controls._run import control_ending, run_controls
+from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -66,6 +74,7 @@ from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
+from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -79,29 +88,16 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = (
-        "again",
-        "asked",
-        "chosen",
-        "ctx",
-        "deadline",
-        "error",
-        "fit",
-        "frame",
-        "gated",
-        "rt",
-        "selectable",
-        "spec",
-        "stack",
-        "started",
-        "step_events",
-        "stream",
-        "streamed",
-        "value",
-    )
+    __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
+                 "error", "fit", "frame", "gated", "handed", "rt", "selectable", "spec", "stack",
+                 "started", "step_events", "stream", "streamed", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+        self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
+        rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
+        self.answered: str | None = None  # the model that answered the latest call
+        self.cost: float | None = None  # what the latest call cost (None: unknown)
         self.started = rt.monotonic()
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
@@ -119,13 +115,14 @@ class _Loop:
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
-        self.fit = Fitter(spec.model, ctx.emit_custom)
-        """Gives the model the attachments it can take (reactloop._attach)."""
+        self.fit = Fitter(spec.model, ctx.emit_custom)  # what the model takes of attachments
         self.asked: str | None = None
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
         self.streamed: ModelResponse | None = None
+        self.handed = (0, self.started)
+        """The iteration and time of the last handoff (the speaking agent's share since)."""
         """The latest streamed model response (``_stream_model`` sets it)."""
         outer = _nesting.current.get()  # the run whose tool started this one, if any
         self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
@@ -161,7 +158,7 @@ class _Loop:
                         response = await self._call_model(k)
                         for ev in ctx.flush():
                             yield ev
-                    yield ModelResponseEvent(ctx.run_id, k, response)
+                    yield ModelResponseEvent(ctx.run_id, k, response, self.cost)
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
@@ -170,9 +167,12 @@ class _Loop:
                                                                       started))
                         async for ev in _nesting.live(batch, self.frame):
                             yield ev
-                        ending = batch.result()
+                        ending, target = batch.result()
                     elif calls:
-                        ending = await self._run_tools(k, response, calls, started)
+                        ending, target = await self._run_tools(k, response, calls, started)
+                    else:
+                        target = None
+                    await self._hand_off(k, target)  # in this task: the stack closes here
                     for ev in ctx.flush():
                         yield ev
                     if ending is not None:
@@ -180,7 +180,7 @@ class _Loop:
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
                 error = self.error
         except (Exception, asyncio.CancelledError) as exc:
-            state, output, error, reraise = _failure(exc)
+            state, output, error, reraise = _failure(exc, ctx.steps)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -201,6 +201,8 @@ class _Loop:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
+        if self.controls is not None:  # a usage limit may end the run before the tools run
+            self.controls.before_tools(len(calls))
         waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
@@ -232,6 +234,8 @@ class _Loop:
     async def _start(self, stack: AsyncExitStack) -> None:
         ctx = self.ctx
         self.stack = stack  # a handoff opens its agent's sources on it
+        if self.controls is not None:  # input guardrails, before anything else happens
+            await self.controls.start()
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
@@ -252,9 +256,7 @@ class _Loop:
         calls, ctx.open_calls = ctx.open_calls, ()
         if not calls:
             return
-        why = {RunState.TIMED_OUT: "the run reached its time limit",
-               RunState.CANCELLED: "the run was cancelled"}.get(state, "the run ended")
-        results = [notes.unfinished(c, why) for c in calls]
+        results = [notes.unfinished(c, notes.why_unfinished(state)) for c in calls]
         self._record(ctx.iteration, None, calls, results, self.rt.now())
 
     # -- model -------------------------------------------------------------------------------
@@ -273,7 +275,8 @@ class _Loop:
         return ModelRequest(spec.system, self.fit.messages(messages), tools, tuple(extra),
                             spec.settings,
                             declared if tools is not declared else (),
-                            None if out is None else out.request_schema)
+                            None if out is None else out.request_schema,
+                            ctx.conversation_id or ctx.run_id)
 
     def _final_tools(self) -> list[str]:
         if self.spec.output is not None and self.spec.output.mode == "tool":
@@ -330,8 +333,10 @@ class _Loop:
             yield ev
         for attempt in (1, 2):
             response = None
-            partial = None if out is None else PartialOutput(out)
-            outgoing = TextGate()  # streamed text leaves only through it (redaction hold-back)
+            # streamed text leaves only through the gate (redaction hold-back; guardrails
+            # hold it all until they pass)
+            outgoing = TextGate(self.controls is not None and self.controls.holds(request))
+            partial = None if out is None or outgoing.hold else PartialOutput(out)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
                                                        on_retry=self._on_retry):
@@ -339,23 +344,30 @@ class _Loop:
                         yield ev
                     if isinstance(item, TextDelta):
                         if released := outgoing.feed(item.text):
-                            yield TextDeltaEvent(ctx.run_id, k, released)
-                        if partial is not None and (got := partial.feed(item.text)):
-                            yield PartialOutputEvent(ctx.run_id, k, got[0])
+                            for ev in self._released(k, released, partial):
+                                yield ev
                     else:
                         response = item
-            if released := outgoing.flush():
-                yield TextDeltaEvent(ctx.run_id, k, released)
+            if released := outgoing.flush(None if response is None else response.text):
+                for ev in self._released(k, released, partial):
+                    yield ev
             assert response is not None
             if not self._retry_truncated(attempt, response):
                 self.streamed = response
                 return
             request = self._more_room(request)
 
+    def _released(self, k: int, text: str, partial: PartialOutput | None) -> list[Event]:
+        """Text the outgoing gate released: a delta, and the typed answer parsed so far (from
+        the released text too, so a held-back secret reaches no event)."""
+        out: list[Event] = [TextDeltaEvent(self.ctx.run_id, k, text)]
+        if partial is not None and (got := partial.feed(text)):
+            out.append(PartialOutputEvent(self.ctx.run_id, k, got[0]))
+        return out
+
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the usage; True when a cut-off reply should be asked again with more room."""
-        if response.usage is not None:
-            self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
+        self._account(response)
         return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
 
     @staticmethod
@@ -380,16 +392,20 @@ class _Loop:
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
-                         started: float) -> _Ending | None:
+                         started: float) -> tuple[_Ending | None, HandoffTarget | None]:
+        """Run a batch: how the run ends with it, if it does, and the agent it hands off to
+        (the caller hands off, in the loop's own task: the run's sources are opened and
+        closed there, and a source may hold a task group, as MCP clients do)."""
         results = await self._execute(calls)
         if self.frame.held:  # an agent called as a tool waits for a person
             calls, results = self._hold(k, calls, results)
         self._after_tools(k, response.text, calls, results, started)
-        if self.spec.handoffs:
-            await self._hand_off(k, results)
+        handoffs = self.spec.handoffs
+        target = next((handoffs[r.name] for r in results
+                       if r.error is None and r.name in handoffs), None)
         if self.gated:
-            return self._waiting(k)
-        return self._batch_ending(results)
+            return self._waiting(k), target
+        return self._batch_ending(results), target
 
     def _waiting(self, k: int) -> _Ending:
         """The response's gated calls (or held agent calls) wait: the run ends here, asking
@@ -418,15 +434,15 @@ class _Loop:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
         return self._control_ending(results) or self._output_tool_ending(results)
 
-    async def _hand_off(self, k: int, results: Sequence[ToolResult]) -> None:
+    async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
         """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
         iteration (its instructions, tools, sources, extensions and iteration budget)."""
-        handoffs = self.spec.handoffs
-        target = next((handoffs[r.name] for r in results
-                       if r.error is None and r.name in handoffs), None)
         if target is None:
             return
         ctx, before = self.ctx, self.spec
+        now = self.rt.monotonic()
+        hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
+        self.handed = (k, now)
         self.spec = handed_to(before, target, k)
         if target.history is not None:  # it filters what came before; the transfer stays
             ctx.messages = filtered_history(ctx.messages, target.history)
@@ -442,7 +458,7 @@ class _Loop:
         ctx.open_calls = ()
         ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
                                   attachments=r.attachments) for r in results))
-        step = Step(k, text, calls, tuple(results), started, self.rt.now())
+        step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
 
@@ -469,6 +485,10 @@ class _Loop:
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
         frame = _nesting.current.set(self.frame)  # sub-runs find this run
+        token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
+            spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
+            None if self.deadline is None else self.deadline - self.rt.monotonic(),
+            self._summarizer_call))
         try:
             async with self._deadline_scope():
                 done = await self.rt.run_tools(batch) if fresh else []
@@ -476,6 +496,7 @@ class _Loop:
             self._keep_finished(calls, batch, exc)
             raise
         finally:
+            caller_run.reset(token)
             _nesting.current.reset(frame)
         by_id = {r.call_id: r for r in done}
         results = []
@@ -619,7 +640,7 @@ class _Loop:
             elif c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
                 raw = raw or str(next(iter(c.arguments.values()), ""))
         self.ctx.append(Message.assistant(raw, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         ending = self._typed(raw, RunState.MAX_ITERATIONS)
         self.again = ending is None
         return ending
@@ -633,7 +654,7 @@ class _Loop:
                 value = next(iter(c.arguments.values()), "")
                 text = text or notes.strip_notes(str(value))
         self.ctx.append(Message.assistant(text, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         return RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS)
 
     def _no_tool_call(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
@@ -650,7 +671,7 @@ class _Loop:
                                     kind="reminder"))
         if reminded or self.spec.loop_control:
             ctx.pending.append(NoToolCallEvent(ctx.run_id, k, raw, reminded=reminded))
-        step = Step(k, raw, (), (), started, self.rt.now())
+        step = Step(k, raw, (), (), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         if self.step_events:
             ctx.pending.append(StepEvent(ctx.run_id, step))
@@ -677,6 +698,12 @@ class _Loop:
         m = self.ctx.metrics
         m.input_tokens += input_tokens
         m.output_tokens += output_tokens
+
+    def _account(self, response: ModelResponse) -> None:
+        """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
+        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
+        if self.controls is not None:
+            self.controls.charge(response, self.cost, self.answered)
 
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,
@@ -710,13 +737,15 @@ class _Loop:
         return out
 
 
-def _failure(exc: BaseException
+def _failure(exc: BaseException, steps: Sequence[Step]
              ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
     """State, output, error and what to re-raise for a run that ends by an exception."""
     if isinstance(exc, TimeoutError):  # the run's own deadline
         return RunState.TIMED_OUT, "", None, None
     if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
         return RunState.CANCELLED, "", None, exc
+    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
+        return (*control_ending(exc, steps), None, None)
     redact_exception(exc)  # an echoed API key must not reach the result
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 

@@ -32,6 +32,7 @@ module never imports the agent and the one-way import rule holds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, fields, replace
@@ -52,12 +53,13 @@ from reactloop.result import (
     merge_metrics,
 )
 from reactloop.tools._registry import WithRun
-from reactloop.tools._tool import ApprovalRule, Tool, ToolContext
+from reactloop.tools._tool import _NAME_RE, ApprovalRule, Tool, ToolContext
 
 __all__ = [
     "DEFAULT_MAX_DEPTH", "TRANSFER_PREFIX", "AgentTool", "Handoff", "OpenRun", "absorb",
-    "agent_tool", "answer_question", "filtered_history", "handed_to", "handoff_tools",
-    "hold_calls", "reachable", "speaking", "waiting_subruns",
+    "agent_tool", "answer_question", "check_sub_agents", "filtered_history",
+    "hand_over_usage", "handed_to", "handoff_tools", "hold_calls", "reachable", "speaking",
+    "waiting_subruns",
 ]
 
 TRANSFER_PREFIX = "transfer_to_"
@@ -92,6 +94,14 @@ def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
         raise UserError(f"as_tool(max_depth=...) must be an integer of at least 1, got "
                         f"{max_depth!r}")
     tool_name = name or agent_name
+    if name and not _NAME_RE.match(name):
+        raise UserError(f"as_tool(name={name!r}) is not a valid tool name: use 1-64 "
+                        f"characters from [A-Za-z0-9_-], e.g. as_tool(name={_fitting(name)!r})")
+    if not _NAME_RE.match(tool_name):
+        raise UserError(f"agent {agent_name!r} cannot be a tool's name (tools take 1-64 "
+                        "characters from [A-Za-z0-9_-]): pass as_tool(name=...), e.g. "
+                        f"as_tool(name={_fitting(agent_name)!r}), or rename the agent "
+                        "(Agent(name=...))")
     summary = description or _describe(agent_name, instructions)
 
     async def run_agent(task: str, context: ToolContext) -> WithRun:
@@ -107,6 +117,22 @@ def agent_tool(agent_name: str, open_run: OpenRun, *, name: str | None = None,
                     origin=f"agent {agent_name!r}", requires_approval=requires_approval)
     out.agent = agent
     return out
+
+
+def check_sub_agents(caller: str, tools: Iterable[Tool]) -> None:
+    """Refuse an agent called as a tool that has its caller's name: their usage shares
+    (``Metrics.agents``, by name) would merge into one."""
+    for t in tools:
+        sub = getattr(t, "agent", None) if isinstance(t, AgentTool) else None
+        if sub is not None and getattr(sub, "name", None) == caller:
+            raise UserError(f"tool {t.name!r} runs an agent named like its caller (both named "
+                            f"{caller!r}): give one of them its own Agent(name=...), so each "
+                            "has its own share of the usage")
+
+
+def _fitting(name: str) -> str:
+    """A tool-name-safe version of an agent name, to suggest."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:40] or "helper"
 
 
 def _describe(agent_name: str, instructions: str) -> str:
@@ -192,6 +218,19 @@ def absorb(parent: Metrics, child: RunResult[Any], before: Metrics | None = None
     for name, share in shares.items():
         agents[name] = merge_metrics(agents[name], share) if name in agents else share
     parent.agents = agents
+
+
+def hand_over_usage(metrics: Metrics, agent: str, iterations: int, elapsed: float) -> None:
+    """At a handoff: the outgoing ``agent``'s own usage since the last handoff (``metrics``
+    less every share already in ``metrics.agents``) becomes its share there, with its
+    ``iterations`` and ``elapsed`` time, so ``RunResult.metrics_by_agent`` gives the agent
+    that answers only what it did."""
+    own = replace(metrics, agents={}, iterations=iterations, execution_time=elapsed)
+    for share in metrics.agents.values():
+        own = combine_metrics(own, share, -1, shared_only=True)
+    agents = dict(metrics.agents)  # a new mapping: a copied Metrics never shares it
+    agents[agent] = merge_metrics(agents[agent], own) if agent in agents else own
+    metrics.agents = agents
 
 
 def _minus(a: Metrics, b: Metrics) -> Metrics:
@@ -299,6 +338,10 @@ def handoff_tools(handoffs: Iterable[Any]) -> tuple[list[Tool], dict[str, Handof
             raise UserError(f"Handoff(history=...) must be fn(messages) -> messages, got "
                             f"{h.history!r}")
         name = TRANSFER_PREFIX + spec.name
+        if not _NAME_RE.match(name):
+            raise UserError(f"agent {spec.name!r} cannot be handed off to: its tool {name!r} is not "
+                            "a valid tool name (1-64 characters from [A-Za-z0-9_-]); rename "
+                            f"the agent, e.g. Agent(name={_fitting(spec.name)!r})")
         if name in targets:
             raise UserError(f"two handoffs go to agents named {spec.name!r}: give each agent "
                             "its own Agent(name=...)")

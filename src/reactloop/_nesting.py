@@ -56,6 +56,13 @@ class Frame:
         if self.wake is not None:
             self.wake()
 
+    def emit_custom(self, name: str, data: Any = None) -> None:
+        """Queue a ``custom`` event, yielded at once when the batch streams live (an MCP
+        server's progress while its tool runs)."""
+        from reactloop.events import CustomEvent
+
+        self.emit(CustomEvent(self.ctx.run_id, name, data))
+
 
 current: ContextVar[Frame | None] = ContextVar("reactloop_frame", default=None)
 """The frame of the run whose tool batch is executing (None outside any batch)."""
@@ -67,8 +74,13 @@ parent's workflow): ``runtime_for(agent)`` is the runtime the sub-agent's run us
 
 
 def nests(tools: ToolRegistry, calls: Sequence[ToolCall]) -> bool:
-    """Whether a call runs an agent (``agent.as_tool()``), whose events stream live."""
-    return any(getattr(tools.get(c.name), "nests_runs", False) for c in calls)
+    """Whether a call runs an agent (``agent.as_tool()``) or reports while it runs (an MCP
+    tool: ``live_events``), whose events stream live."""
+    for c in calls:
+        t = tools.get(c.name)
+        if getattr(t, "nests_runs", False) or getattr(t, "live_events", False):
+            return True
+    return False
 
 
 async def live(batch: asyncio.Future[Any], frame: Frame) -> AsyncIterator[Event]:

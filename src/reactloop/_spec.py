@@ -24,6 +24,7 @@ from reactloop.tools._tool import ApprovalRule
 
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
+    from reactloop.controls._run import Controls
 
 __all__ = ["HandoffTarget", "HistoryFilter", "RunSpec"]
 
@@ -59,6 +60,9 @@ class RunSpec:
     """The agent's approval policy over all tools (``Agent(approve=...)``)."""
     tool_selection: ToolSelector | None = None
     """Picks the tools offered for a request (``Agent(tool_selection=...)``); None: all."""
+    controls: Controls | None = None
+    """Usage limits, guardrails, model concurrency, fallbacks (``reactloop.controls``);
+    None when the agent has none."""
     handoffs: Mapping[str, HandoffTarget] = field(default_factory=dict)
     """The agents this one may hand the conversation to, by their ``transfer_to_…`` tool."""
 

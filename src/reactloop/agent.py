@@ -26,6 +26,7 @@ from reactloop._multi import (
     Handoff,
     agent_tool,
     answer_question,
+    check_sub_agents,
     handoff_tools,
     speaking,
 )
@@ -59,6 +60,10 @@ from reactloop.tools._tool import ApprovalRule, Tool, check_rule
 
 if TYPE_CHECKING:
     from reactloop.context import Compaction
+    from reactloop.controls import UsageLimits
+    from reactloop.controls._guardrails import Guardrail
+
+    Guardrails = Iterable[Guardrail]
     from reactloop.context._manager import ContextPolicy
     from reactloop.sessions import Conversation, Session, SessionStore
     from reactloop.tools.workspace import Workspace
@@ -140,6 +145,23 @@ class Agent(Generic[OutputT]):
             ``max_iterations`` (counted from the handoff; the run's deadline stays).
             ``result.agent`` names the agent that answered, and the next turn of the
             conversation (a session's ``send``, ``run(history=...)``) starts with it.
+        usage_limits: :class:`~reactloop.UsageLimits` (requests, tool calls, tokens, cost)
+            for each run; a run that would pass one ends ``USAGE_LIMIT`` with a usable
+            answer. Sub-agents called from this agent's tools count toward them.
+        input_guardrails: checks on the user's message before the run goes on: each
+            ``fn(text[, context])`` (sync or async) returns ``None`` to pass, a string to
+            replace the text, or raises :class:`~reactloop.GuardrailTripped` to end the run
+            ``BLOCKED`` (the message is then not stored).
+        output_guardrails: the same on every text the model sends out (the answer, text
+            beside tool calls, a loop-control tool's answer) before it is returned, stored
+            or streamed (streamed text is held until they pass).
+        tool_input_guardrails: ``fn(call[, context])`` on each tool call before it runs:
+            ``None``, new arguments (a dict), or ``GuardrailTripped``.
+        tool_output_guardrails: ``fn(result[, context])`` on each tool result before the
+            model sees it: ``None``, the text the model sees instead, or
+            ``GuardrailTripped``.
+        model_concurrency: at most this many calls to the model in flight at once, shared by
+            every run in the process that uses the same model and limit (off by default).
     """
 
     def __init__(
@@ -175,21 +197,19 @@ class Agent(Generic[OutputT]):
         approve: ApprovalRule = False,
         tool_selection: int | ToolSelector | None = None,
         handoffs: Iterable[Agent[Any] | Handoff] = (),
+        usage_limits: UsageLimits | None = None, model_concurrency: int | None = None,
+        input_guardrails: Guardrails = (), output_guardrails: Guardrails = (),
+        tool_input_guardrails: Guardrails = (), tool_output_guardrails: Guardrails = (),
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         check_rule("Agent(approve=...)", approve)
         self.model: Model = resolve_model(model)
-        self.instructions = instructions
-        self.max_iterations = max_iterations
-        self.max_execution_time = max_execution_time
-        self.tool_timeout = tool_timeout
-        self.loop_control = loop_control
-        self.max_parallel_tools = max_parallel_tools
-        self.model_settings = model_settings or ModelSettings()
-        self.callbacks, self.deps = tuple(callbacks), deps
-        self.prompt = prompt or PromptBuilder()
+        self.instructions, self.max_iterations = instructions, max_iterations
+        self.max_execution_time, self.tool_timeout = max_execution_time, tool_timeout
+        self.loop_control, self.max_parallel_tools = loop_control, max_parallel_tools
+        self.model_settings, self.prompt = model_settings or ModelSettings(), prompt or PromptBuilder()
+        self.callbacks, self.deps, self.name = tuple(callbacks), deps, name
         self.context_providers = _check_providers(context_providers)
-        self.name = name
         self.instrument = _check_instrument(instrument)
         """Whether runs are traced (None: as :func:`reactloop.instrument` says)."""
         self.mcp_servers = _check_sources(mcp_servers)
@@ -199,6 +219,8 @@ class Agent(Generic[OutputT]):
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
         self.extensions: tuple[Extension, ...] = (*exts, *extensions)
         self.output_type, self.handoffs = output_type, tuple(handoffs)
+        self.controls = _controls(self.model, usage_limits, model_concurrency, (
+            input_guardrails, output_guardrails, tool_input_guardrails, tool_output_guardrails))
         self.spec = self._build_spec(tools, max_messages, max_tokens, compaction,
                                      (output_type, output_mode, output_retries, approve))
         """The frozen configuration every run reads."""
@@ -207,8 +229,10 @@ class Agent(Generic[OutputT]):
                     max_tokens: int | None, compaction: Compaction | bool,
                     answer: tuple[Any, str, int, ApprovalRule]) -> RunSpec:
         registry = ToolRegistry()
-        for t in tools:
-            registry.add(as_tool(t))
+        given = [as_tool(t) for t in tools]
+        check_sub_agents(self.name, given)
+        for t in given:
+            registry.add(t)
         sections: dict[str, str] = {}
         for ext in self.extensions:
             registry.extend(ext.tools())
@@ -236,7 +260,7 @@ class Agent(Generic[OutputT]):
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
             self.max_parallel_tools, self.loop_control, self.deps, self.callbacks, output,
-            answer[3], self.tool_selection, handoffs)
+            answer[3], self.tool_selection, self.controls, handoffs)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: Prompt, *, history: Sequence[Message] = (),
@@ -376,7 +400,11 @@ class Agent(Generic[OutputT]):
         ctx = RunContext(self.runtime.new_id(), text, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
-        ctx.append(Message("user", text, attachments=parts))
+        message = Message("user", text, attachments=parts)
+        if self.controls is not None and self.controls.input_guardrails:
+            ctx.messages.append(message)  # stored once the guardrails pass
+        else:
+            ctx.append(message)
         return ctx
 
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
@@ -467,6 +495,24 @@ class Agent(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
+
+
+def _controls(model: Model, limits: Any, concurrency: Any,
+              guardrails: tuple[Iterable[Any], ...]) -> Any:
+    """The agent's production controls, or None (reactloop.controls)."""
+    from reactloop.controls import UsageLimits
+    from reactloop.controls._guardrails import guards
+    from reactloop.controls._run import Controls
+
+    if limits is not None and not isinstance(limits, UsageLimits):
+        raise UserError(f"usage_limits must be a reactloop.UsageLimits, got {limits!r}")
+    if concurrency is not None:
+        _check_positive_int("model_concurrency", concurrency)
+    names = ("input_guardrails", "output_guardrails", "tool_input_guardrails",
+             "tool_output_guardrails")
+    return Controls.build(model, limits, [guards(v, k) for k, v in zip(names, guardrails,
+                                                                          strict=True)],
+                          concurrency)
 
 
 def _check_instrument(instrument: bool | None) -> bool | None:

@@ -27,12 +27,15 @@ __all__ = [
     "CompactionEvent",
     "CustomEvent",
     "Event",
+    "FallbackEvent",
+    "GuardrailEvent",
     "HandoffEvent",
     "IterationStartEvent",
     "ModelResponseEvent",
     "NoToolCallEvent",
     "PartialOutputEvent",
     "PlanUpdateEvent",
+    "QueuedEvent",
     "RequestEvent",
     "RetryEvent",
     "RunEndEvent",
@@ -112,6 +115,8 @@ class ModelResponseEvent(Event):
     type: ClassVar[str] = "model_response"
     iteration: int
     response: ModelResponse
+    cost_usd: float | None = None
+    """What the call cost (US dollars, ``genai-prices``); None when the price is unknown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +211,44 @@ class RetryEvent(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class FallbackEvent(Event):
+    """A :class:`~reactloop.FallbackModel`'s model failed (its retries spent); the next one
+    takes the same request."""
+
+    type: ClassVar[str] = "fallback"
+    failed: str
+    """The model that failed."""
+    next: str
+    """The model that takes the request."""
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedEvent(Event):
+    """A model call waited for a free slot of its model's concurrency limit
+    (``Agent(model_concurrency=...)``)."""
+
+    type: ClassVar[str] = "queued"
+    model: str
+    waited: float
+    """Seconds spent waiting."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailEvent(Event):
+    """A guardrail checked a text: the user's message (``input``), the answer (``output``),
+    a tool call's arguments (``tool_input``) or a tool's result (``tool_output``)."""
+
+    type: ClassVar[str] = "guardrail"
+    kind: str
+    guardrail: str
+    """The guardrail's name (its function's name)."""
+    outcome: str
+    """``passed``, ``replaced`` or ``tripped`` (the run then ends ``BLOCKED``)."""
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionEvent(Event):
     """The history was pruned (``tier="prune"``) or compacted by one tier."""
 
@@ -270,7 +313,9 @@ def _plain(value: Any) -> Any:
         return {"text": value.text, "tool_calls": [c.to_dict() for c in value.tool_calls],
                 "usage": None if value.usage is None else {
                     "input_tokens": value.usage.input_tokens,
-                    "output_tokens": value.usage.output_tokens},
+                    "output_tokens": value.usage.output_tokens,
+                    "cache_read_tokens": value.usage.cache_read_tokens,
+                    "cache_write_tokens": value.usage.cache_write_tokens},
                 "finish_reason": value.finish_reason, "model_name": value.model_name}
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):

@@ -32,6 +32,12 @@ class RunState(enum.StrEnum):
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
     ERROR = "error"
+    USAGE_LIMIT = "usage_limit"
+    """A usage limit (``Agent(usage_limits=...)``: requests, tool calls, tokens, cost) would
+    have been passed; the output says which and what was done, like ``MAX_ITERATIONS``."""
+    BLOCKED = "blocked"
+    """A guardrail tripped (``GuardrailTripped``); the output is its reason and nothing it
+    refused was returned or stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +95,12 @@ class Step:
     started_at: float
     """Unix timestamp."""
     ended_at: float
+    model: str | None = None
+    """The model that answered in this step (with a ``FallbackModel``: the one that took
+    the request), when known."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "iteration": self.iteration,
             "text": self.text,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
@@ -99,6 +108,9 @@ class Step:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
         }
+        if self.model is not None:
+            d["model"] = self.model
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Step:
@@ -106,7 +118,8 @@ class Step:
                    tuple(ToolCall(c["name"], c.get("arguments") or {}, c.get("id"))
                          for c in d.get("tool_calls", ())),
                    tuple(ToolResult.from_dict(r) for r in d.get("results", ())),
-                   float(d.get("started_at", 0.0)), float(d.get("ended_at", 0.0)))
+                   float(d.get("started_at", 0.0)), float(d.get("ended_at", 0.0)),
+                   d.get("model"))
 
 
 @dataclass(slots=True)
@@ -116,12 +129,32 @@ class Metrics:
     execution_time: float = 0.0
     """Seconds."""
     input_tokens: int = 0
+    """Every input token (cache reads and writes included)."""
     output_tokens: int = 0
     success: bool = False
+    requests: int = 0
+    """Model calls (a retried cut-off reply and a summarizer's calls count too)."""
+    cache_read_tokens: int = 0
+    """Input tokens the provider served from its prompt cache (part of ``input_tokens``)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (part of ``input_tokens``)."""
+    cost_usd: float | None = 0.0
+    """What the model calls cost in US dollars, from ``genai-prices`` (``reactloop[cost]``);
+    ``None`` when any call's price is unknown ("cost unknown", never a made-up 0)."""
     agents: Mapping[str, Metrics] = field(default_factory=dict)
-    """The sub-agents' share of these totals (agents called as tools, at any depth), by
-    agent name, each summed over its calls; empty without sub-agents. The totals above
-    include it: see :attr:`RunResult.metrics_by_agent` for every agent's own share."""
+    """The sub-agents' share of these totals (agents called as tools, at any depth, and
+    agents that handed the run off), by agent name, each summed over its calls; empty
+    without either. The totals above include it: see :attr:`RunResult.metrics_by_agent` for
+    every agent's own share."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """The share of input tokens read from the prompt cache (None without input)."""
+        return self.cache_read_tokens / self.input_tokens if self.input_tokens else None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -131,6 +164,10 @@ class Metrics:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "success": self.success,
+            "requests": self.requests,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": self.cost_usd,
         }
         if self.agents:
             d["agents"] = {name: m.to_dict() for name, m in self.agents.items()}
@@ -138,9 +175,13 @@ class Metrics:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Metrics:
+        cost = d.get("cost_usd", 0.0)
         return cls(int(d.get("iterations", 0)), int(d.get("tool_calls", 0)),
                    float(d.get("execution_time", 0.0)), int(d.get("input_tokens", 0)),
                    int(d.get("output_tokens", 0)), bool(d.get("success", False)),
+                   int(d.get("requests", 0)), int(d.get("cache_read_tokens", 0)),
+                   int(d.get("cache_write_tokens", 0)),
+                   None if cost is None else float(cost),
                    agents={str(k): cls.from_dict(v) for k, v in (d.get("agents") or {}).items()})
 
 
@@ -183,7 +224,8 @@ class RunResult(Generic[OutputT]):
     @property
     def metrics_by_agent(self) -> dict[str, Metrics]:
         """Every agent's own share of :attr:`metrics`: this run's agent (what its own model
-        calls and tools did) and each sub-agent (:attr:`Metrics.agents`)."""
+        calls and tools did; after a handoff, since the handoff), each sub-agent and each
+        agent that handed off (:attr:`Metrics.agents`)."""
         own = replace(self.metrics, agents={})
         for sub in self.metrics.agents.values():
             own = combine_metrics(own, sub, -1, shared_only=True)

@@ -68,12 +68,15 @@ class Transcript:
     model: str = ""
     error: str | None = None
     """Why the run failed (``state == "error"``), or why it could not run at all."""
+    cost_usd: float | None = 0.0
+    """What the model calls cost (genai-prices); None when a price is unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"inputs": list(self.inputs), "calls": [c.to_dict() for c in self.calls],
                 "output": self.output, "state": self.state, "iterations": self.iterations,
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "seconds": round(self.seconds, 4), "model": self.model, "error": self.error}
+                "seconds": round(self.seconds, 4), "model": self.model, "error": self.error,
+                "cost_usd": self.cost_usd}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Transcript:
@@ -82,7 +85,7 @@ class Transcript:
                    d.get("output") or "", d.get("state") or "error",
                    int(d.get("iterations", 0)), int(d.get("input_tokens", 0)),
                    int(d.get("output_tokens", 0)), float(d.get("seconds", 0.0)),
-                   d.get("model") or "", d.get("error"))
+                   d.get("model") or "", d.get("error"), d.get("cost_usd"))
 
 
 class TranscriptBuilder:
@@ -117,5 +120,7 @@ class TranscriptBuilder:
             t.iterations += m.iterations
             t.input_tokens += m.input_tokens
             t.output_tokens += m.output_tokens
+            t.cost_usd = None if t.cost_usd is None or m.cost_usd is None \
+                else t.cost_usd + m.cost_usd
             if result.error is not None:
                 t.error = f"{type(result.error).__name__}: {result.error}"

@@ -73,6 +73,7 @@ from reactloop.approvals import Decision
 from reactloop.attachments import Attachment, Prompt, check_count
 from reactloop.errors import ApprovalError, UserError
 from reactloop.serve._parts import from_agui_part
+from reactloop.serve._security import event_data
 
 if TYPE_CHECKING:
     from reactloop.approvals import PendingApproval
@@ -190,9 +191,12 @@ class AGUITranslator:
     the interrupts of calls waiting for approval."""
 
     def __init__(self, thread_id: str, run_id: str,
-                 tool_schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 tool_schemas: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 details: bool = True) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self.details = details
+        """Whether tools' tracebacks reach the client (see ``serve`` ``details``)."""
         self.tool_schemas = tool_schemas or {}
         self._parent = _new_id()  # the assistant message of the current iteration
         self._open_text: str | None = None
@@ -204,13 +208,15 @@ class AGUITranslator:
     def translate(self, event: Event) -> list[BaseEvent]:
         """The AG-UI events for one reactloop event (often none or several)."""
         if event.parent_run_id is not None:  # a sub-agent's run: nested, as it is
-            return [CustomEvent(name="reactloop.sub_run", value=event.to_dict())]
+            return [CustomEvent(name="reactloop.sub_run",
+                                value=event_data(event, details=self.details))]
         handler: Callable[[Any], list[BaseEvent]] | None = getattr(self, f"on_{event.type}",
                                                                     None)
         if handler is not None:
             return handler(event)
         if event.type in _AS_CUSTOM:
-            return [CustomEvent(name=f"reactloop.{event.type}", value=event.to_dict())]
+            return [CustomEvent(name=f"reactloop.{event.type}",
+                                value=event_data(event, details=self.details))]
         return []
 
     def error(self, message: str) -> list[BaseEvent]:

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["PASSTHROUGH_MODULES", "Names", "TemporalAgent", "sandbox_runner"]
 
 PASSTHROUGH_MODULES = ("reactloop", "docstring_parser", "json_repair", "yaml", "platformdirs",
-                       "rich", "click")
+                       "rich", "click", "genai_prices")
 """Modules the workflow sandbox shares with the worker instead of re-importing them:
-reactloop's loop is deterministic given its runtime, and the agent (configuration) is shared."""
+reactloop's loop is deterministic given its runtime, and the agent (configuration) is shared;
+the loop prices each model call with ``genai-prices`` (a price table: pure lookups)."""
 
 
 def sandbox_runner() -> WorkflowRunner:

@@ -71,7 +71,7 @@ def request_to_dict(r: ModelRequest) -> dict[str, Any]:
             "tools": [_spec(t) for t in r.tools], "notes": list(r.notes),
             "settings": {"max_tokens": s.max_tokens, "temperature": s.temperature,
                          "tool_choice": s.tool_choice, "extra": dict(s.extra)},
-            "declared_tools": [_spec(t) for t in r.declared_tools]}
+            "declared_tools": [_spec(t) for t in r.declared_tools], "cache_key": r.cache_key}
 
 
 def request_from_dict(d: Mapping[str, Any]) -> ModelRequest:
@@ -81,7 +81,8 @@ def request_from_dict(d: Mapping[str, Any]) -> ModelRequest:
     return ModelRequest(str(d["system"]), tuple(message_from_dict(m) for m in d["messages"]),
                         tuple(_spec_from(t) for t in d.get("tools") or ()),
                         tuple(d.get("notes") or ()), settings,
-                        tuple(_spec_from(t) for t in d.get("declared_tools") or ()))
+                        tuple(_spec_from(t) for t in d.get("declared_tools") or ()),
+                        cache_key=d.get("cache_key"))
 
 
 def response_to_dict(r: ModelResponse) -> dict[str, Any]:
