@@ -216,10 +216,14 @@ class _Api:
         return self.json({"error": str(exc)}, 503)
 
     async def on_crash(self, request: Request, exc: Exception) -> Response:
-        # a bug: name the exception's type only (its message and traceback go to the log)
-        return self.json({"error": f"internal error ({type(exc).__name__}) while answering "
-                                   f"{request.method} {request.url.path}; the server's log "
-                                   "has the details"}, 500)
+        # a bug: name the exception's type only (its message and traceback go to the log).
+        # The exception goes on to the server, which then closes the connection: say so, or a
+        # client reusing it for its next request meets a reset
+        response = self.json({"error": f"internal error ({type(exc).__name__}) while answering "
+                                       f"{request.method} {request.url.path}; the server's log "
+                                       "has the details"}, 500)
+        response.headers["connection"] = "close"
+        return response
 
     # -- small endpoints -------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
