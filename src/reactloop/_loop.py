@@ -29,7 +29,7 @@ from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge
 from reactloop._redact import redact, redact_exception
 from reactloop._spec import RunSpec
 from reactloop._textgate import TextGate
-from reactloop.approvals import decided_calls, gate, pending_approvals
+from reactloop.approvals import DENIED, decided_calls, gate, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.errors import UserError
 from reactloop.events import (
@@ -230,6 +230,9 @@ class _Loop:
             tools = ctx.tools.specs(self._final_tools())
             extra.append(notes.final_iteration(bool(tools)) if out is None
                          else out.final_note())  # the last iteration asks for the typed answer
+        elif (failed := notes.failed_twice(ctx.steps)) and out is None:
+            tools = ctx.tools.specs(self._final_tools())  # the same call failed twice: answer
+            extra.append(notes.answer_after_failure(failed))
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
         return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
@@ -395,7 +398,11 @@ class _Loop:
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
         ctx, spec = self.ctx, self.spec
         keys = [None if self._repeatable(c) else _seen_key(c) for c in calls]
-        fresh = [c for c, key in zip(calls, keys, strict=True) if key not in ctx.seen]
+        # a call identical to one that failed is not run again: it would fail the same way
+        failed = _failures(ctx.steps)
+        again = [failed.get(_seen_key(c)) if failed else None for c in calls]
+        fresh = [c for c, key, f in zip(calls, keys, again, strict=True)
+                 if key not in ctx.seen and f is None]
         batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
@@ -407,9 +414,11 @@ class _Loop:
             raise
         by_id = {r.call_id: r for r in done}
         results = []
-        for c, key in zip(calls, keys, strict=True):
+        for c, key, f in zip(calls, keys, again, strict=True):
             r = by_id.get(c.id or "")
-            if r is None and key is not None:  # identical to an earlier call: reuse its result
+            if r is None and f is not None:
+                r = notes.repeated_failure(f, c.id or "")
+            elif r is None and key is not None:  # identical to an earlier call: reuse its result
                 r = notes.repeated(ctx.seen[key], c.id or "")
             elif r is not None and r.error is None and key is not None:
                 ctx.seen[key] = r
@@ -619,6 +628,12 @@ def _failure(exc: BaseException
 
 
 _SCALARS = (str, int, float, bool, type(None))
+
+
+def _failures(steps: Sequence[Step]) -> dict[object, ToolResult]:
+    """The run's failed calls (not those a person denied) by name and arguments."""
+    return {_seen_key(ToolCall(r.name, dict(r.arguments))): r for s in steps
+            for r in s.results if r.error is not None and not r.error.startswith(DENIED)}
 
 
 def _seen_key(call: ToolCall) -> object:
