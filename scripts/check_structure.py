@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "reactloop"
@@ -26,10 +25,11 @@ ALLOWED_PRIVATE = {"_asdict", "_replace", "_fields", "_make", "_exit", "_getfram
                    "_current_frames", "_name_", "_value_", "_missing_"}
 
 
-def modules() -> dict[str, Path]:
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package at ``root``, by dotted name."""
     out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        rel = path.relative_to(ROOT.parent).with_suffix("")
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
         parts = list(rel.parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -68,17 +68,16 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
-def _parents(mod: str) -> Iterator[str]:
-    parts = mod.split(".")
-    for i in range(1, len(parts)):
-        yield ".".join(parts[:i])
-
-
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan). A package importing
-    its own submodules (``__init__`` re-exports) is not a cycle: edges from a submodule to a
-    parent package are ignored, because they resolve to the submodule itself."""
-    edges = {m: {t for t in ts if t not in set(_parents(m))} for m, ts in graph.items()}
+    """Strongly connected components of more than one module (Tarjan).
+
+    Edges to a parent package count: a submodule that imports names from its package's
+    ``__init__`` (``from reactloop.cli import _fail`` in ``reactloop.cli.serve``) while that
+    ``__init__`` imports the submodule — even lazily, inside a function — is a cycle. A
+    package whose ``__init__`` re-exports its own submodules is not one by itself (the edges
+    go one way); ``from package import submodule`` is an edge to the submodule, not to the
+    package (see :func:`imports`)."""
+    edges = graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

@@ -172,3 +172,22 @@ def test_a_store_made_by_older_reactloop_is_migrated_and_keeps_everything(
     deleted = reactloop(tmp_path, "sessions", "delete", "old", "--store", str(store))
     assert deleted.returncode == 0, deleted.stderr
     assert json.loads(reactloop(tmp_path, "logs", "--json", "--store", str(store)).stdout) == []
+
+
+def test_logs_show_shortens_a_long_answer_and_full_prints_it_whole(tmp_path: Path) -> None:
+    """A long answer is shortened like tool results are; --full writes it whole, as plain
+    text (rich's Markdown layout of megabytes took time quadratic in their length)."""
+    lines = [f"line {i}: the long answer goes on [and] *on*" for i in range(20_000)]
+    text = "\n".join(lines)
+    run = reactloop(tmp_path, "run", "--agent", "cli_agents:echo", "-", stdin=text)
+    assert run.returncode == 0, run.stderr
+    short = reactloop(tmp_path, "logs", "show")
+    assert short.returncode == 0, short.stderr
+    more = len("turn 1: " + text) - 1999
+    assert f"[{more} more characters; --full shows all]" in short.stdout
+    assert lines[-1] not in short.stdout
+    assert len(short.stdout) < 20_000  # two shortened panels (prompt, answer) and the header
+    whole = reactloop(tmp_path, "logs", "show", "--full")
+    assert whole.returncode == 0, whole.stderr
+    assert f"turn 1: {text}\n" in whole.stdout  # every line, in order, unchanged
+    assert "more characters" not in whole.stdout

@@ -104,6 +104,31 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "is a Tool, not a reactloop Agent" in wrong.stderr
 
 
+@pytest.mark.parametrize("option", ["cases", "--baseline", "--replay"])
+def test_a_file_that_is_not_utf8_is_one_line(option: str, tmp_path: Path) -> None:
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("cases:\n  - name: caf\u00e9\n    input: hi\n".encode("latin-1"))
+    args = [str(latin1)] if option == "cases" else [str(CASES), option, str(latin1)]
+    proc = reactloop("eval", *args, "--agent", f"{TOY}:agent")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("reactloop eval: ") and "UTF-8" in line and str(latin1) in line
+
+
+@pytest.mark.parametrize("option", ["--json", "--markdown"])
+def test_an_output_in_a_missing_folder_stops_before_the_first_case(option: str,
+                                                                   tmp_path: Path) -> None:
+    out = tmp_path / "no" / "such" / "folder" / "report.out"
+    proc = toy(option, str(out))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "PASS" not in proc.stderr and "FAIL" not in proc.stderr  # no case ran
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == (f"reactloop eval: {option} {out}: the folder {out.parent} "
+                                   "does not exist; create it first (nothing was run)")
+
+
 @pytest.mark.slow
 def test_a_real_eval_on_the_embedded_model(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")

@@ -47,7 +47,7 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop.planning": {"Plan", "PlanStep", "Planning", "StepStatus", "UPDATE_PLAN",
                            "plan_from_history"},
     "reactloop.run_context": {"RunContext", "SNAPSHOT_VERSION"},
-    "reactloop.runtime": {"LocalRuntime", "OnRetry", "Runtime", "ToolBatch"},
+    "reactloop.runtime": {"LocalRuntime", "OnRetry", "Runtime", "RuntimeWrapper", "ToolBatch"},
     "reactloop.sessions": {"AgentLike", "Conversation", "MemoryStore", "MemoryWriter",
                            "PostgresStore", "PostgresWriter", "SQLiteStore", "SQLiteWriter", "Session", "SessionInfo",
                            "SessionStore", "SessionWriter", "default_store_path", "open_store"},

@@ -6,66 +6,37 @@ recorded bytes; the server captures the request bodies so we can assert what was
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("anthropic")
 
+from _adapter_tests import ADD, DONE, add, ask, collect, fails_fast, maker, req, retry_waits
+from _adapter_tests import server as server  # the fixture
 from _recorded_server import PAYLOADS as ALL_PAYLOADS
-from _recorded_server import RecordedServer, payload, recorded_server
-from reactloop import Agent, tool
+from _recorded_server import RecordedServer, payload
+from reactloop import Agent
 from reactloop.errors import ModelHTTPError, UserError
 from reactloop.messages import (
     Message,
-    ModelRequest,
     ModelResponse,
     ModelSettings,
     TextDelta,
     ToolCall,
-    ToolSpec,
     messages_from_json,
     messages_to_json,
 )
 from reactloop.models._retry import RetryPolicy
 from reactloop.models.anthropic import AnthropicModel
 
-ADD = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {
-    "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]})
 PAYLOADS = ALL_PAYLOADS / "anthropic"
-DONE = ToolSpec("task_completion", "Finish.", {"type": "object", "properties": {}})
+make = maker(AnthropicModel, "claude-haiku-4-5", "sk-test")
 
 
 def a(name: str, status: int = 200, **headers: str) -> Any:
     return payload("anthropic", name, status, **headers)
-
-
-@pytest.fixture
-def server() -> Iterator[RecordedServer]:
-    with recorded_server() as s:
-        yield s
-
-
-def make(server: RecordedServer, **kw: Any) -> AnthropicModel:
-    kw.setdefault("retry", RetryPolicy(base_delay=0.01, jitter=0))
-    return AnthropicModel("claude-haiku-4-5", api_key="sk-test", base_url=server.url, **kw)
-
-
-def ask(model: AnthropicModel, request: ModelRequest) -> ModelResponse:
-    async def go() -> ModelResponse:
-        try:
-            return await model.request(request)
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
-
-
-def req(*messages: Message, **kw: Any) -> ModelRequest:
-    return ModelRequest("You are terse.", messages or (Message.user("Hi"),), **kw)
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -157,16 +128,6 @@ def test_required_tool_choice_is_any(server: RecordedServer) -> None:
 
 
 # -- streaming -------------------------------------------------------------------------------
-def collect(model: AnthropicModel, request: ModelRequest) -> list[TextDelta | ModelResponse]:
-    async def go() -> list[TextDelta | ModelResponse]:
-        try:
-            return [item async for item in model.stream(request)]
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
-
-
 def test_stream_text_deltas_and_tool_call_json(server: RecordedServer) -> None:
     server.queue(a("stream_tool_calls.sse"))
     items = collect(make(server), req(tools=(ADD,)))
@@ -194,12 +155,8 @@ def test_stream_text(server: RecordedServer) -> None:
 
 # -- errors and retries ----------------------------------------------------------------------
 def test_retries_429_then_500_then_success_honouring_retry_after(server: RecordedServer) -> None:
-    server.queue(a("error_429.json", 429, retry_after="0.05"), a("error_500.json", 500),
-                 a("text.json"))
-    waits: list[tuple[int, float, int]] = []
-    model = make(server, on_retry=lambda n, wait, exc: waits.append(
-        (n, wait, getattr(exc, "status_code", -1))))
-    response = ask(model, req())
+    response, waits = retry_waits(server, make, a("error_429.json", 429, retry_after="0.05"),
+                                  a("error_500.json", 500), a("text.json"))
     assert response.text == "Hello! How can I help you today?"
     assert waits == [(1, 0.05, 429), (2, 0.02, 500)]  # Retry-After, then base_delay * 2
     assert len(server.requests) == 3
@@ -211,13 +168,7 @@ def test_retries_429_then_500_then_success_honouring_retry_after(server: Recorde
 ])
 def test_client_errors_fail_fast(server: RecordedServer, name: str, status: int,
                                  message: str) -> None:
-    server.queue(a(name, status))
-    waits: list[float] = []
-    with pytest.raises(ModelHTTPError) as info:
-        ask(make(server, on_retry=lambda n, w, e: waits.append(w)), req())
-    assert info.value.status_code == status and info.value.retryable is False
-    assert info.value.message == message
-    assert waits == [] and len(server.requests) == 1
+    assert fails_fast(server, make, a(name, status)).message == message
 
 
 def test_retries_exhausted_raise_the_last_error(server: RecordedServer) -> None:
@@ -243,12 +194,6 @@ def test_resolve_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- end to end ------------------------------------------------------------------------------
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
 def test_agent_run_end_to_end(server: RecordedServer) -> None:
     server.queue(a("tool_call.json"), a("final_answer.json"))
     result = Agent(model=make(server), tools=[add]).run_sync("What is 2+3?")

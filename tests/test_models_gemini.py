@@ -9,64 +9,35 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("google.genai")
 
+from _adapter_tests import ADD, DONE, add, ask, collect, fails_fast, maker, req, retry_waits
+from _adapter_tests import server as server  # the fixture
 from _recorded_server import PAYLOADS as ALL_PAYLOADS
-from _recorded_server import RecordedServer, Reply, payload, recorded_server
-from reactloop import Agent, tool
-from reactloop.errors import ModelHTTPError, UserError
+from _recorded_server import RecordedServer, Reply, payload
+from reactloop import Agent
+from reactloop.errors import UserError
 from reactloop.messages import (
     Message,
-    ModelRequest,
     ModelResponse,
     ModelSettings,
     TextDelta,
     ToolCall,
-    ToolSpec,
     messages_from_json,
     messages_to_json,
 )
-from reactloop.models._retry import RetryPolicy
 from reactloop.models.gemini import GeminiModel
 
-ADD = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {
-    "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]})
 PAYLOADS = ALL_PAYLOADS / "gemini"
-DONE = ToolSpec("task_completion", "Finish.", {"type": "object", "properties": {}})
+make = maker(GeminiModel, "gemini-2.5-flash", "gk-test")
 
 
 def g(name: str, status: int = 200, **headers: str) -> Reply:
     return payload("gemini", name, status, **headers)
-
-
-@pytest.fixture
-def server() -> Iterator[RecordedServer]:
-    with recorded_server() as s:
-        yield s
-
-
-def make(server: RecordedServer, **kw: Any) -> GeminiModel:
-    kw.setdefault("retry", RetryPolicy(base_delay=0.01, jitter=0))
-    return GeminiModel("gemini-2.5-flash", api_key="gk-test", base_url=server.url, **kw)
-
-
-def ask(model: GeminiModel, request: ModelRequest) -> ModelResponse:
-    async def go() -> ModelResponse:
-        try:
-            return await model.request(request)
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
-
-
-def req(*messages: Message, **kw: Any) -> ModelRequest:
-    return ModelRequest("You are terse.", messages or (Message.user("Hi"),), **kw)
 
 
 def test_text_reply_and_request_shape(server: RecordedServer) -> None:
@@ -151,15 +122,7 @@ def test_forced_last_iteration_keeps_declarations_and_mode_none(server: Recorded
 
 def test_stream(server: RecordedServer) -> None:
     server.queue(g("stream_tool_calls.sse"))
-    model = make(server)
-
-    async def go() -> list[TextDelta | ModelResponse]:
-        try:
-            return [item async for item in model.stream(req(tools=(ADD,)))]
-        finally:
-            await model.aclose()
-
-    items = asyncio.run(go())
+    items = collect(make(server), req(tools=(ADD,)))
     assert [i.text for i in items if isinstance(i, TextDelta)] == ["Let me", " look both up."]
     final = items[-1]
     assert isinstance(final, ModelResponse)
@@ -171,12 +134,9 @@ def test_stream(server: RecordedServer) -> None:
 
 
 def test_retries_429_then_500_then_success(server: RecordedServer) -> None:
-    server.queue(g("error_429.json", 429, retry_after="0.05"), g("error_500.json", 500),
-                 g("text.json"))
-    waits: list[tuple[int, float, int]] = []
-    model = make(server, on_retry=lambda n, w, e: waits.append(
-        (n, w, getattr(e, "status_code", -1))))
-    assert ask(model, req()).text == "Hello! How can I help you today?"
+    response, waits = retry_waits(server, make, g("error_429.json", 429, retry_after="0.05"),
+                                  g("error_500.json", 500), g("text.json"))
+    assert response.text == "Hello! How can I help you today?"
     assert waits == [(1, 0.05, 429), (2, 0.02, 500)]
 
 
@@ -186,13 +146,7 @@ def test_retries_429_then_500_then_success(server: RecordedServer) -> None:
 ])
 def test_client_errors_fail_fast(server: RecordedServer, name: str, status: int,
                                  start: str) -> None:
-    server.queue(g(name, status))
-    waits: list[float] = []
-    with pytest.raises(ModelHTTPError) as info:
-        ask(make(server, on_retry=lambda n, w, e: waits.append(w)), req())
-    assert info.value.status_code == status and info.value.retryable is False
-    assert info.value.message.startswith(start)
-    assert waits == [] and len(server.requests) == 1
+    assert fails_fast(server, make, g(name, status)).message.startswith(start)
 
 
 def test_missing_key_names_both_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,12 +163,6 @@ def test_key_from_google_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", "gk-env")
     model = resolve_model("gemini:gemini-2.5-flash")
     assert isinstance(model, GeminiModel) and model.name == "gemini-2.5-flash"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
 
 
 def test_agent_run_end_to_end(server: RecordedServer) -> None:

@@ -27,6 +27,7 @@ import pytest
 pytest.importorskip("openai")
 
 from reactloop import Agent
+from reactloop._arguments import arguments_problem
 from reactloop.errors import ModelHTTPError, UserError
 from reactloop.messages import Message, ToolCall
 from reactloop.models import (
@@ -377,15 +378,17 @@ def test_tool_choice_keeps_the_tool_list(replay: tuple[str, Replayer], tools: An
     assert body["messages"][0]["role"] == "user"  # no empty system message
 
 
-def test_length_is_detected_and_arguments_repaired(replay: tuple[str, Replayer]) -> None:
+def test_length_is_detected_and_cut_arguments_never_run(replay: tuple[str, Replayer]) -> None:
     base_url, replayer = replay
     replayer.script.append(Reply(200, "length.json"))
     model = _replay_model(base_url)
     response = _run_and_close(model, lambda: model.request(_two_tools_request(max_tokens=16)))
     assert response.finish_reason == "length"
     (call,) = response.tool_calls
-    assert call.name == "write_file"
-    assert isinstance(call.arguments, dict) and call.arguments["path"] == "notes.md"
+    # the text argument was cut mid-string: closing it would run a value the model never sent
+    assert call.name == "write_file" and call.arguments == {}
+    problem = arguments_problem(call)
+    assert problem is not None and "not closed" in problem and "did not run" in problem
     # compatible servers get max_tokens; OpenAI itself gets max_completion_tokens
     assert replayer.bodies[0]["max_tokens"] == 16
 
@@ -482,7 +485,7 @@ def test_import_reactloop_does_not_import_openai() -> None:
 
 
 # ---- pure translation and capability facts -------------------------------------------------
-def test_unrepairable_arguments_become_empty_and_keep_the_call() -> None:
+def test_unrepairable_arguments_keep_the_call_marked_never_to_run() -> None:
     from reactloop.models.openai import parse_completion
 
     data = {"choices": [{"finish_reason": "tool_calls", "message": {"tool_calls": [
@@ -490,7 +493,9 @@ def test_unrepairable_arguments_become_empty_and_keep_the_call() -> None:
         {"id": "c2", "function": {"arguments": "{}"}},  # no name: nothing could run it
     ]}}]}
     response = parse_completion(data)
-    assert response.tool_calls == (ToolCall("add", {}, "c1"),)
+    (call,) = response.tool_calls
+    assert (call.name, call.arguments, call.id) == ("add", {}, "c1")
+    assert "not json at all" in (arguments_problem(call) or "")
     assert response.finish_reason == "tool_calls" and response.usage is None
 
 

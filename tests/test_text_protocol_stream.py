@@ -86,12 +86,21 @@ def test_a_truncated_call_is_not_reasked_but_reported_as_length() -> None:
     assert response.text == "Adding."
 
 
-def test_a_call_repaired_from_a_cut_off_reply_still_says_length() -> None:
+def test_a_call_cut_off_by_the_token_limit_is_not_closed_and_never_runs() -> None:
+    """The last value of a cut-off call may be cut too ("b": 2 of "b": 25): repair never
+    closes it, so the call is not made and the loop asks again with more room."""
     cut = ModelResponse('<tool>{"tool_name": "add", "arguments": {"a": 1, "b": 2',
                         finish_reason="length")
     response = asyncio.run(TextToolProtocol(ScriptedModel([cut])).request(REQUEST))
-    assert [dict(c.arguments) for c in response.tool_calls] == [{"a": 1, "b": 2}]
+    assert response.tool_calls == ()
     assert response.finish_reason == "length"
+
+
+def test_a_whole_reply_missing_its_closing_brackets_is_still_repaired() -> None:
+    whole = ModelResponse('<tool>{"tool_name": "add", "arguments": {"a": 1, "b": 2',
+                          finish_reason="stop")
+    response = asyncio.run(TextToolProtocol(ScriptedModel([whole])).request(REQUEST))
+    assert [dict(c.arguments) for c in response.tool_calls] == [{"a": 1, "b": 2}]
 
 
 def test_a_reasked_stream_ends_with_the_repaired_call() -> None:

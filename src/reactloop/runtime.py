@@ -5,6 +5,9 @@ sleeps, starts a thread or does I/O itself. Model calls, tool batches, tool sour
 the clock, ids and sleeping all go through a :class:`Runtime`. :class:`LocalRuntime` (the
 default) does them in this process; a workflow engine (``reactloop.temporal``) implements the
 same interface with activities and workflow time, and runs the very same loop.
+:class:`RuntimeWrapper` is the base of runtimes that watch or change another one's calls
+(tracing, the CLI's progress line): it passes everything to ``inner``, and a subclass overrides
+only what it observes.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
-__all__ = ["LocalRuntime", "OnRetry", "Runtime", "ToolBatch"]
+__all__ = ["LocalRuntime", "OnRetry", "Runtime", "RuntimeWrapper", "ToolBatch"]
 
 OnRetry = Callable[[int, float, BaseException], None]
 """``on_retry(attempt, wait_seconds, error)``: a model call is about to be retried."""
@@ -132,3 +135,48 @@ class LocalRuntime:
     def open_source(self, source: ToolSource, emit: Emit
                     ) -> AbstractAsyncContextManager[Sequence[Tool]]:
         return source.open(emit)
+
+
+class RuntimeWrapper:
+    """A runtime around another one: every call goes to ``inner`` unchanged.
+
+    Subclass it to observe or change some of the calls and override only those, e.g. a
+    runtime that times model calls overrides :meth:`call_model` and :meth:`stream_model` and
+    calls ``self.inner``'s; the clock, ids, sleeping, tools and tool sources pass through.
+    Wrappers nest (``Traced(Observed(LocalRuntime()))``).
+
+    Args:
+        inner: the runtime that does the work.
+    """
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Runtime) -> None:
+        self.inner = inner
+
+    def now(self) -> float:
+        return self.inner.now()
+
+    def monotonic(self) -> float:
+        return self.inner.monotonic()
+
+    def new_id(self) -> str:
+        return self.inner.new_id()
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+    async def call_model(self, model: Model, request: ModelRequest, *,
+                         on_retry: OnRetry) -> ModelResponse:
+        return await self.inner.call_model(model, request, on_retry=on_retry)
+
+    def stream_model(self, model: Model, request: ModelRequest, *, on_retry: OnRetry
+                     ) -> AsyncIterator[TextDelta | ModelResponse]:
+        return self.inner.stream_model(model, request, on_retry=on_retry)
+
+    async def run_tools(self, batch: ToolBatch) -> list[ToolResult]:
+        return await self.inner.run_tools(batch)
+
+    def open_source(self, source: ToolSource, emit: Emit
+                    ) -> AbstractAsyncContextManager[Sequence[Tool]]:
+        return self.inner.open_source(source, emit)

@@ -4,7 +4,7 @@ The run's own events are the source (as for callbacks, the CLI and the server): 
 starts with the run, gets span events for what the loop did along the way (budget notes, the
 forced last iteration, compaction, reminders, warnings, a loop-control ending) and ends with
 the run's state and totals. Model and tool calls become child spans in
-:class:`~reactloop._otel._runtime.TracedRuntime`, which the run uses instead of the agent's
+:class:`~reactloop._otel._traced.TracedRuntime`, which the run uses instead of the agent's
 runtime.
 
 The run span is made current only while the loop works (around each step of the event
@@ -23,8 +23,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from reactloop._loop import run_events
 from reactloop._otel import _names as n
-from reactloop._otel._runtime import TracedRuntime
 from reactloop._otel._settings import RunTrace, Settings, error_type
+from reactloop._otel._traced import TracedRuntime
 from reactloop._spec import RunSpec
 from reactloop.events import (
     CompactionEvent,

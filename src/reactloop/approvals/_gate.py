@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from reactloop._arguments import arguments_problem
 from reactloop.approvals import DENIED, Decision, arguments_hash
 from reactloop.messages import Message, ToolCall
 from reactloop.result import ToolResult
@@ -41,7 +42,8 @@ def gated_calls(calls: Sequence[ToolCall], registry: ToolRegistry, policy: Appro
         tool = registry.get(call.name) if isinstance(call.name, str) else None
         if tool is None or (tool.requires_approval is False and policy is False):
             continue  # the common case: one lookup per call
-        if tool.internal or not isinstance(call.arguments, Mapping):
+        if (tool.internal or not isinstance(call.arguments, Mapping)
+                or arguments_problem(call) is not None):
             continue
         try:
             tool.validate(call.arguments)

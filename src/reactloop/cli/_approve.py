@@ -16,25 +16,23 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import click
 
 from reactloop.approvals import Decision, PendingApproval
-from reactloop.events import Event
 from reactloop.result import RunResult, RunState
 
-__all__ = ["Policy", "Prompt", "Resume", "ask", "decide", "line_prompt", "load_output_schema",
-           "policy_of", "settle", "terminal_prompt"]
+__all__ = ["Approver", "Policy", "Prompt", "Resumable", "ask", "decide", "line_prompt",
+           "load_output_schema", "policy_of", "terminal_prompt"]
 
 Policy = Literal["ask", "approve", "deny", "never"]
 """``never``: nobody can be asked (no terminal): the calls keep waiting."""
 Prompt = Callable[[str], Awaitable[str]]
 """Asks a question and returns the answer line; raises ``EOFError`` at the end of input."""
-Drive = Callable[[AsyncIterator[Event]], Awaitable["RunResult[Any] | None"]]
-"""Renders a run's events and returns its result (None when it was cancelled)."""
 
 
 def policy_of(approve_all: bool, deny_all: bool, *, can_ask: bool = True) -> Policy:
@@ -98,27 +96,47 @@ async def decide(pending: Sequence[PendingApproval], policy: Policy, prompt: Pro
         return None
 
 
-Resume = Callable[["RunResult[Any] | None", list[Decision]], AsyncIterator[Event]]
-"""Continues the waiting run (``result``, or the session's) with decisions, as events."""
+class Resumable(Protocol):
+    """A waiting run that goes on with decisions (a session, an agent's run, a workflow)."""
+
+    async def resume(self, last: RunResult[Any] | None, decisions: list[Decision]
+                     ) -> RunResult[Any] | None:
+        """Continue ``last`` (None: the session's waiting run) with ``decisions``, render
+        its events, and return its result (None when it was cancelled)."""
+        ...
 
 
-async def settle(result: RunResult[Any] | None, pending: Sequence[PendingApproval],
-                 resume: Resume, drive: Drive, policy: Policy, prompt: Prompt,
-                 say: Callable[[str], None]) -> RunResult[Any] | None:
-    """While calls wait for approval (``pending``: those of ``result``, or of a session opened
-    with calls waiting): decide, continue the run through ``resume(result, decisions)``
-    rendered by ``drive``, and return the final result (``result`` unchanged when nobody
-    decided)."""
-    while pending:
-        decisions = await decide(pending, policy, prompt, say)
-        if decisions is None:
-            say("no decision: the calls keep waiting")
-            return result
-        result = await drive(resume(result, decisions))
-        if result is None or result.state is not RunState.WAITING_FOR_APPROVAL:
-            return result
-        pending = result.pending_approvals
-    return result
+@dataclass(frozen=True)
+class Approver:
+    """Who decides the calls that wait for approval: ``policy``, and for ``ask`` the
+    ``prompt`` the questions go through; ``say`` writes a line for the person."""
+
+    policy: Policy
+    prompt: Prompt
+    say: Callable[[str], None]
+
+    @classmethod
+    def for_terminal(cls, policy: Policy, say: Callable[[str], None], *,
+                     terminal: bool) -> Approver:
+        """Questions on the terminal when there is one, else on the next lines of stdin."""
+        return cls(policy, terminal_prompt() if terminal else line_prompt(say), say)
+
+    async def settle(self, result: RunResult[Any] | None,
+                     pending: Sequence[PendingApproval], run: Resumable
+                     ) -> RunResult[Any] | None:
+        """While calls wait (``pending``: those of ``result``, or of a session opened with
+        calls waiting): decide and continue ``run``; the final result (``result`` unchanged
+        when nobody decided)."""
+        while pending:
+            decisions = await decide(pending, self.policy, self.prompt, self.say)
+            if decisions is None:
+                self.say("no decision: the calls keep waiting")
+                return result
+            result = await run.resume(result, decisions)
+            if result is None or result.state is not RunState.WAITING_FOR_APPROVAL:
+                return result
+            pending = result.pending_approvals
+        return result
 
 
 def terminal_prompt() -> Prompt:

@@ -1,7 +1,7 @@
 """Watching a run from the CLI: every model call's timing, tokens and cut-off replies, and
 the tools MCP servers bring.
 
-:class:`ObservedRuntime` wraps the agent's runtime (the loop's one way to reach models, tools
+:class:`ObservedRuntime` (a :class:`~reactloop.runtime.RuntimeWrapper`) wraps the agent's runtime (the loop's one way to reach models, tools
 and tool sources): it tells an :class:`Observer` when a model call starts and how it ended
 (the live progress line, tokens/s, truncation notices and ``-v`` are built on that, whatever
 the loop does between calls), and it filters and records the tools of tool sources.
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from reactloop._redact import add_secret, redact
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta
 from reactloop.models._base import Model
-from reactloop.result import ToolResult
+from reactloop.runtime import Runtime, RuntimeWrapper
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
@@ -51,7 +51,7 @@ def tool_matches(pattern: str, tool: Tool) -> bool:
     return any(fnmatch.fnmatchcase(n, pattern) for n in names)
 
 
-class ObservedRuntime:
+class ObservedRuntime(RuntimeWrapper):
     """``inner`` (the agent's runtime), with model calls reported to ``observer`` and the
     tools of tool sources filtered (``include``/``exclude`` patterns) and kept in ``seen``.
 
@@ -61,22 +61,13 @@ class ObservedRuntime:
     has its own approval rule keeps it.
     """
 
-    def __init__(self, inner: Any, observer: Observer, seen: dict[str, Tool], *,
+    __slots__ = ("exclude", "include", "observer", "seen")
+
+    def __init__(self, inner: Runtime, observer: Observer, seen: dict[str, Tool], *,
                  include: Sequence[str] = (), exclude: Sequence[str] = ()) -> None:
-        self.inner, self.observer, self.seen = inner, observer, seen
+        super().__init__(inner)
+        self.observer, self.seen = observer, seen
         self.include, self.exclude = tuple(include), tuple(exclude)
-
-    def now(self) -> float:
-        return float(self.inner.now())
-
-    def monotonic(self) -> float:
-        return float(self.inner.monotonic())
-
-    def new_id(self) -> str:
-        return str(self.inner.new_id())
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
 
     async def call_model(self, model: Model, request: ModelRequest, *,
                          on_retry: Any) -> ModelResponse:
@@ -106,10 +97,6 @@ class ObservedRuntime:
             raise
         self.observer.call_ended(request, response, time.perf_counter() - started, None)
 
-    async def run_tools(self, batch: Any) -> list[ToolResult]:
-        results: list[ToolResult] = await self.inner.run_tools(batch)
-        return results
-
     def _wanted(self, tool: Tool) -> bool:
         if self.include and not any(tool_matches(p, tool) for p in self.include):
             return False
@@ -124,11 +111,6 @@ class ObservedRuntime:
                     t.requires_approval = True  # a fresh object per connection: ours to set
                 self.seen[t.name] = t
             yield kept
-
-    def __getattr__(self, name: str) -> Any:  # anything else a runtime offers
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 def request_to_dict(request: ModelRequest) -> dict[str, Any]:

@@ -76,8 +76,7 @@ class _Renderer(Renderer):
 async def _follow(durable: Any, prompt: str | None, address: str, task_queue: str,
                   run_id: str | None, verbosity: int, as_json: bool, command: str,
                   policy: Policy) -> int:
-    from reactloop.cli._run import consoles
-    from reactloop.cli._setup import consume
+    from reactloop.cli._console import consoles, consume
 
     if prompt is None:
         assert run_id is not None
@@ -115,32 +114,36 @@ async def _follow(durable: Any, prompt: str | None, address: str, task_queue: st
 
 async def _settle(handle: Any, result: RunResult, renderer: _Renderer, policy: Policy,
                   as_json: bool) -> tuple[RunResult, bool]:
-    """Decide the calls the turn left waiting (see :func:`reactloop.cli._approve.settle`),
+    """Decide the calls the turn left waiting (see :class:`reactloop.cli._approve.Approver`),
     each decision a turn of the workflow; the last result, and whether Ctrl-C stopped it."""
-    from reactloop.cli._approve import line_prompt, settle, terminal_prompt
-    from reactloop.cli._setup import consume
+    from reactloop.cli._approve import Approver
+    from reactloop.cli._console import say
 
-    stopped: list[bool] = []
+    workflow = _Workflow(handle, renderer, as_json)
+    approver = Approver.for_terminal(policy, say(renderer.err), terminal=policy == "ask")
+    last = await approver.settle(result, result.pending_approvals, workflow)
+    return (last if last is not None else result), workflow.stopped
 
-    def say(text: str) -> None:
-        renderer.err.print(text, markup=False, highlight=False)
 
-    async def resume(_: Any, decisions: list[Any]) -> AsyncIterator[Any]:
-        await handle.decide(decisions)
-        async for event in (_ended(handle) if as_json else _events(handle)):
-            yield event
+class _Workflow:
+    """The workflow's waiting turn, going on with decisions (a :class:`Resumable`)."""
 
-    async def drive(events: AsyncIterator[Any]) -> RunResult | None:
-        out, interrupted = await consume(events, renderer.handle)
-        renderer.stop()  # before a question, the progress line goes
+    def __init__(self, handle: Any, renderer: _Renderer, as_json: bool) -> None:
+        self.handle, self.renderer, self.as_json = handle, renderer, as_json
+        self.stopped = False
+        """Ctrl-C stopped following."""
+
+    async def resume(self, last: RunResult | None, decisions: list[Any]) -> RunResult | None:
+        from reactloop.cli._console import consume
+
+        await self.handle.decide(decisions)
+        events = _ended(self.handle) if self.as_json else _events(self.handle)
+        out, interrupted = await consume(events, self.renderer.handle)
+        self.renderer.stop()  # before a question, the progress line goes
         if interrupted:
-            stopped.append(True)
+            self.stopped = True
             return None
-        return out if out is not None else await handle.result()
-
-    ask = terminal_prompt() if policy == "ask" else line_prompt(say)
-    last = await settle(result, result.pending_approvals, resume, drive, policy, ask, say)
-    return (last if last is not None else result), bool(stopped)
+        return out if out is not None else await self.handle.result()
 
 
 async def _events(handle: Any) -> AsyncIterator[Any]:

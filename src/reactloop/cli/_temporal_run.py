@@ -72,8 +72,8 @@ def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[st
         raise click.UsageError("--temporal needs --agent MODULE:ATTR and --task-queue QUEUE "
                                "(the workers')")
     from reactloop.cli._approve import policy_of
+    from reactloop.cli._console import read_prompt, verbosity_of
     from reactloop.cli._render import NORMAL
-    from reactloop.cli._run import read_prompt, verbosity_of
     from reactloop.cli._temporal_follow import run_on_temporal
     from reactloop.cli.worker import address_of
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,15 +79,21 @@ def eval_command(cases_file: str, agent_spec: str | None, **opts: Any) -> None:
         raise click.UsageError(f"--agent builds the whole agent; drop --{given[0].replace('_', '-')}"
                                " (or drop --agent)")
     try:
+        _check_outputs(opts)  # before any case runs (and is paid for)
         report = asyncio.run(_evaluate(cases_file, agent_spec, opts))
     except ReactloopError as exc:
         click.echo(f"reactloop eval: {exc}", err=True)
         sys.exit(2)
     click.echo(report.to_text())
-    if opts["json_out"]:
-        report.save(opts["json_out"])
-    if opts["markdown_out"]:
-        Path(opts["markdown_out"]).write_text(report.to_markdown(), encoding="utf-8")
+    try:
+        if opts["json_out"]:
+            report.save(opts["json_out"])
+        if opts["markdown_out"]:
+            Path(opts["markdown_out"]).write_text(report.to_markdown(), encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"reactloop eval: cannot write the report: {exc.strerror or exc} "
+                   f"({exc.filename})", err=True)
+        sys.exit(2)
     if fail_under is not None and report.pass_rate < fail_under:
         click.echo(f"reactloop eval: pass rate {100 * report.pass_rate:.1f} % is under "
                    f"--fail-under {100 * fail_under:.1f} %", err=True)
@@ -95,6 +102,29 @@ def eval_command(cases_file: str, agent_spec: str | None, **opts: Any) -> None:
         names = ", ".join(c for c, _, _ in report.comparison.regressed)
         click.echo(f"reactloop eval: regressed since the baseline: {names}", err=True)
         sys.exit(1)
+
+
+_OUTPUTS = (("json_out", "--json"), ("markdown_out", "--markdown"), ("record", "--record"))
+
+
+def _check_outputs(opts: dict[str, Any]) -> None:
+    """Every file the eval will write can be written: its folder exists (``--record``
+    creates its own) and it is not a folder. Raises :class:`EvalConfigError` naming it."""
+    from reactloop.evals import EvalConfigError
+
+    for key, flag in _OUTPUTS:
+        if not opts.get(key):
+            continue
+        path = Path(opts[key])
+        if path.is_dir():
+            raise EvalConfigError(f"{flag} {path} is a folder; give a file path")
+        folder = path.parent
+        if key != "record" and not folder.is_dir():
+            raise EvalConfigError(f"{flag} {path}: the folder {folder} does not exist; create "
+                                  "it first (nothing was run)")
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            raise EvalConfigError(f"{flag} {path}: the folder {folder} is not writable "
+                                  "(nothing was run)")
 
 
 def _select(suite: Any, patterns: tuple[str, ...]) -> Any:

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from reactloop.cli._console import fail
+
 __all__ = ["logs_group"]
-
-
-def _fail(message: str) -> None:
-    click.echo(f"reactloop: {message}", err=True)
-    sys.exit(1)
 
 
 _store_option = click.option("--store", "store_path", metavar="PATH|URL",
@@ -26,25 +22,22 @@ _store_option = click.option("--store", "store_path", metavar="PATH|URL",
 
 def _open(store_path: str | None) -> Any:
     """The store, or None when there is none yet (nothing logged)."""
-    from reactloop.cli._config import load_config
+    from reactloop.cli._config_files import load_config
     from reactloop.cli._runlog import supports_log
-    from reactloop.errors import UserError
     from reactloop.sessions import default_store_path, open_store
 
-    try:
-        where = store_path or load_config().get("store")
-        if where is None or "://" not in str(where):
-            path = Path(where).expanduser() if where else default_store_path()
-            if not path.exists():
-                return None
-            where = str(path)
-        store = open_store(where)
-    except UserError as exc:
-        _fail(str(exc))
+    # a store that cannot be opened raises: one line (the group's error path)
+    where = store_path or load_config().get("store")
+    if where is None or "://" not in str(where):
+        path = Path(where).expanduser() if where else default_store_path()
+        if not path.exists():
+            return None
+        where = str(path)
+    store = open_store(where)
     if not supports_log(store):
         from reactloop.cli._ids import store_label
 
-        _fail(f"the store {store_label(store)} keeps no run log")
+        fail(f"the store {store_label(store)} keeps no run log")
     return store
 
 
@@ -112,34 +105,32 @@ def logs_group(ctx: click.Context, count: int, as_json: bool, store_path: str | 
 @logs_group.command("show")
 @click.argument("run_id", required=False)
 @_store_option
-@click.option("--full", is_flag=True, help="Show tool results and long texts in full.")
+@click.option("--full", is_flag=True,
+              help="Show tool results, the prompt and the answer in full (long ones are "
+                   "shortened otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 def show(run_id: str | None, store_path: str | None, full: bool, as_json: bool) -> None:
     """Print run RUN_ID with its trace (without RUN_ID: the latest run; given a session's
     id: every run of that session). A unique prefix of an id is enough."""
     from reactloop.cli._ids import resolve_id, store_label
-    from reactloop.errors import UserError
 
     store = _open(store_path)
     runs = store.runs() if store is not None else []
     where = store_label(store) if store is not None else "the log"
     if run_id is None:
         if not runs:
-            _fail("no runs logged yet")
+            fail("no runs logged yet")
         run_id = runs[0]["id"]
-    try:
-        if any(r["id"].startswith(run_id) for r in runs) or not any(
-                str(r.get("session_id") or "").startswith(run_id) for r in runs):
-            chosen = resolve_id(run_id, [r["id"] for r in runs], what="run", where=where,
-                                hint="reactloop logs")
-            selected = [r for r in runs if r["id"] == chosen]
-        else:
-            sid = resolve_id(run_id, {str(r.get("session_id")) for r in runs}, what="session",
-                             where=where, hint="reactloop logs")
-            selected = sorted((r for r in runs if r.get("session_id") == sid),
-                              key=lambda r: r["created"])
-    except UserError as exc:
-        _fail(str(exc))
+    if any(r["id"].startswith(run_id) for r in runs) or not any(
+            str(r.get("session_id") or "").startswith(run_id) for r in runs):
+        chosen = resolve_id(run_id, [r["id"] for r in runs], what="run", where=where,
+                            hint="reactloop logs")
+        selected = [r for r in runs if r["id"] == chosen]
+    else:
+        sid = resolve_id(run_id, {str(r.get("session_id")) for r in runs}, what="session",
+                         where=where, hint="reactloop logs")
+        selected = sorted((r for r in runs if r.get("session_id") == sid),
+                          key=lambda r: r["created"])
     if as_json:
         click.echo(json.dumps(selected[0] if len(selected) == 1 else selected, indent=2,
                               ensure_ascii=False))
@@ -150,9 +141,7 @@ def show(run_id: str | None, store_path: str | None, full: bool, as_json: bool) 
 
 def _render(r: dict[str, Any], full: bool) -> None:
     from rich.console import Console
-    from rich.markdown import Markdown
     from rich.markup import escape
-    from rich.panel import Panel
 
     from reactloop.cli._render import print_trace
 
@@ -164,16 +153,38 @@ def _render(r: dict[str, Any], full: bool) -> None:
         f"{r.get('iterations', 0)} iterations · {r.get('tool_calls', 0)} tool calls · "
         f"{r.get('input_tokens', 0)}+{r.get('output_tokens', 0)} tokens · "
         f"{float(r.get('duration') or 0):.1f}s · cost {_cost(r.get('cost'))}[/]")
-    prompt = str(r.get("prompt", ""))
-    if not full and len(prompt) > 1000:
-        prompt = prompt[:999] + f"… [{len(prompt) - 999} more characters; --full shows all]"
-    console.print(Panel(escape(prompt), title="prompt", title_align="left",
-                        border_style="cyan"))
+    _block(console, str(r.get("prompt", "")), "prompt", "cyan", full, markdown=False)
     print_trace(console, r.get("trace") or [], full=full)
     label = r.get("ending") or r.get("state")
-    console.print(Panel(Markdown(str(r.get("output") or "(no answer)")),
-                        title=f"answer · {label} (exit {r.get('exit_code')})",
-                        border_style="green" if ok else "yellow"))
+    _block(console, str(r.get("output") or "(no answer)"),
+           f"answer · {label} (exit {r.get('exit_code')})", "green" if ok else "yellow", full,
+           markdown=True)
     for note in r.get("notes") or []:
         if note != label:
             console.print(f"  [yellow]{escape(str(note))}[/]")
+
+
+_LONG = 2000
+"""Prompts and answers longer than this are shortened, as tool results are (``--full``)."""
+
+
+def _block(console: Any, text: str, title: str, style: str, full: bool, *,
+           markdown: bool) -> None:
+    """``text`` in a panel; past :data:`_LONG` characters shortened, or with ``--full``
+    written whole as plain text after a title line (rich's layout of megabytes of Markdown
+    takes time quadratic in their length; plain text is written in one go)."""
+    from rich.markdown import Markdown
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.rule import Rule
+
+    if len(text) > _LONG and full:
+        console.print(Rule(escape(title), align="left", style=style))
+        console.file.write(text if text.endswith("\n") else text + "\n")
+        console.print(Rule(style=style))
+        return
+    if len(text) > _LONG:
+        text = (text[:_LONG - 1] + f"…\n\n[{len(text) - _LONG + 1} more characters; "
+                "--full shows all]")
+    body = Markdown(text) if markdown else escape(text)
+    console.print(Panel(body, title=escape(title), title_align="left", border_style=style))

@@ -1,6 +1,6 @@
 """``reactloop serve``: the agent over HTTP (sessions API, SSE, AG-UI) with the dev UI.
 
-Attach with ``main.add_command(serve_command)``. Only click is imported here; the server's
+Only click is imported here; the server's
 dependencies load when the command runs, so ``reactloop --help`` stays fast.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from reactloop.cli import _agent_options, _build_agent, _fail
+from reactloop.cli._options import agent_options
 
 __all__ = ["serve_command"]
 
@@ -19,7 +19,7 @@ __all__ = ["serve_command"]
 @click.option("--agent", "agent_spec", metavar="MODULE:ATTR",
               help="Serve this Agent (or a function returning one) instead of building one "
                    "from the options below.")
-@_agent_options
+@agent_options
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind; anything but 127.0.0.1/localhost/::1 needs --token.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
@@ -39,19 +39,14 @@ def serve_command(agent_spec: str | None, host: str, port: int,
                   store_path: str | None, token: str | None, allowed_hosts: tuple[str, ...],
                   allowed_origins: tuple[str, ...], debug: bool, **opts: Any) -> None:
     """Serve the agent over HTTP: sessions API, AG-UI, and the dev UI at the printed URL."""
-    from reactloop.errors import ReactloopError
+    from reactloop.serve import create_app
+    from reactloop.serve._security import check_bind
 
-    try:
-        from reactloop.serve import create_app
-        from reactloop.serve._security import check_bind
-
-        check_bind(host, token)  # before the agent loads: fail fast
-        agent = _agent(click.get_current_context(), agent_spec, opts)
-
-        app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
-                         allowed_origins=allowed_origins, debug=debug)
-    except ReactloopError as exc:
-        _fail(str(exc))
+    # a wrong bind, agent or store: one line (the group's error path)
+    check_bind(host, token)  # before the agent loads: fail fast
+    agent = _agent(click.get_current_context(), agent_spec, opts)
+    app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
+                     allowed_origins=allowed_origins, debug=debug)
     from reactloop.cli._ids import store_label
     from reactloop.serve._uvicorn import run_server
     from reactloop.sessions import open_store
@@ -71,7 +66,9 @@ def serve_command(agent_spec: str | None, host: str, port: int,
 
 def _agent(ctx: click.Context, agent_spec: str | None, opts: dict[str, Any]) -> Any:
     if agent_spec is None:
-        return _build_agent(opts)
+        from reactloop.cli._build import build_agent
+
+        return build_agent(opts)
     params = {p.name: p for p in ctx.command.params}
     given = [params[name].opts[0] for name in opts
              if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]

@@ -1,60 +1,46 @@
 """``reactloop sessions list|show|delete``: the stored sessions (see :mod:`reactloop.sessions`).
 
-Attach with ``main.add_command(sessions_group)``. Every command takes ``--store PATH|URL``: a
+Every command takes ``--store PATH|URL``: a
 SQLite file (default: ``sessions.sqlite3`` in the user's data directory) or a
-``postgresql://`` URL.
+``postgresql://`` URL. A store that cannot be opened is one line (the ``reactloop`` group's error
+path).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from reactloop.cli._console import fail
+
 __all__ = ["sessions_group", "store_option"]
-
-F = TypeVar("F", bound=Callable[..., None])
-
-
-def _one_line_errors(f: F) -> F:
-    """A damaged store, a busy session…: ``reactloop: <message>`` on stderr, exit 1."""
-
-    @functools.wraps(f)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        from reactloop.errors import ReactloopError
-
-        try:
-            f(*args, **kwargs)
-        except ReactloopError as exc:
-            click.echo(f"reactloop: {exc}", err=True)
-            sys.exit(1)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def store_option(f: Any) -> Any:
     """The ``--store PATH|URL`` option (also used by ``chat --session``)."""
     return click.option("--store", "store_path", metavar="PATH|URL",
-                        help="The session store: a SQLite file (default: sessions.sqlite3 in "
-                             "the user's data directory) or a postgresql:// URL.")(f)
+                        help="The session store: a SQLite file (default: the config's store, "
+                             "else sessions.sqlite3 in the user's data directory) or a "
+                             "postgresql:// URL.")(f)
 
 
 def _store(store_path: str | None, *, must_exist: bool) -> Any:
+    """``--store``, else the config's ``store`` (as ``run`` and ``chat`` keep their sessions
+    there), else the default file; None when that file does not exist yet."""
+    from reactloop.cli._config_files import load_config
     from reactloop.sessions import SQLiteStore, default_store_path, open_store
 
+    store_path = store_path or load_config().get("store")
     if store_path and "://" in store_path:
         return open_store(store_path)  # a database, or an unsupported scheme (one line)
-    path = Path(store_path) if store_path else default_store_path()
+    path = Path(store_path).expanduser() if store_path else default_store_path()
     if not path.exists():
         if must_exist:
-            click.echo(f"reactloop: no session store at {path}", err=True)
-            sys.exit(1)
+            fail(f"no session store at {path}")
         return None
     return SQLiteStore(path)
 
@@ -69,15 +55,9 @@ def _where(store: Any) -> str:
 def _resolve(store: Any, typed: str) -> str:
     """The session id that ``typed`` is a unique prefix of (else exit 1 saying why)."""
     from reactloop.cli._ids import resolve_id
-    from reactloop.errors import UserError
 
-    try:
-        return resolve_id(typed, [s.id for s in store.list()], what="session",
-                          where=_where(store),
-                          hint="reactloop sessions list")
-    except UserError as exc:
-        click.echo(f"reactloop: {exc}", err=True)
-        sys.exit(1)
+    return resolve_id(typed, [s.id for s in store.list()], what="session",
+                      where=_where(store), hint="reactloop sessions list")
 
 
 def _when(ts: float) -> str:
@@ -92,7 +72,6 @@ def sessions_group() -> None:
 @sessions_group.command("list")
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
-@_one_line_errors
 def list_sessions(store_path: str | None, as_json: bool) -> None:
     """List the stored sessions, most recent first."""
     store = _store(store_path, must_exist=False)
@@ -124,15 +103,13 @@ def list_sessions(store_path: str | None, as_json: bool) -> None:
 @store_option
 @click.option("--full", is_flag=True, help="Show tool results and long messages in full.")
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
-@_one_line_errors
 def show_session(session_id: str, store_path: str | None, full: bool, as_json: bool) -> None:
     """Show the history of SESSION_ID (or a unique prefix), with its tool calls and results."""
     store = _store(store_path, must_exist=True)
     session_id = _resolve(store, session_id)
     info = store.info(session_id)
     if info is None:
-        click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
-        sys.exit(1)
+        fail(f"no session {session_id!r} in {_where(store)}")
     messages = store.get(session_id)
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in messages], indent=2, ensure_ascii=False))
@@ -168,11 +145,9 @@ def _show_pending(console: Any, messages: list[Any]) -> None:
 @sessions_group.command("delete")
 @click.argument("session_id")
 @store_option
-@_one_line_errors
 def delete_session(session_id: str, store_path: str | None) -> None:
     """Delete SESSION_ID (the whole id) and its history."""
     store = _store(store_path, must_exist=True)
     if not store.delete(session_id):
-        click.echo(f"reactloop: no session {session_id!r} in {_where(store)}", err=True)
-        sys.exit(1)
+        fail(f"no session {session_id!r} in {_where(store)}")
     click.echo(f"deleted session {session_id}")

@@ -35,7 +35,7 @@ def load_durable(spec: str) -> Any:
     """The object ``--agent`` names, as a TemporalAgent (an Agent, or a function returning
     one, is wrapped). Stored keys (``reactloop keys``) reach the agent's models as in a local
     run, and are never shown."""
-    from reactloop.cli._config import apply_keys
+    from reactloop.cli._config_files import apply_keys
     from reactloop.cli._load import load_agent, load_object
     from reactloop.cli._observe import register_secrets
     from reactloop.errors import UserError
@@ -86,6 +86,17 @@ def worker_command(agent_spec: str, address: str | None, task_queue: str, namesp
         _fail(str(exc))
     except RuntimeError as exc:  # the SDK's: a workflow it cannot host, a lost server
         _fail(f"the worker stopped: {exc}")
+    _exit_now()
+
+
+def _exit_now() -> None:
+    """End the process at once after a clean stop. The Temporal SDK's Rust threads can call
+    into Python while the interpreter finalizes and abort it ("PyGILState_Release: thread
+    state must be current", temporalio/sdk-python#300): a drained worker has nothing left to
+    finalize, so it skips that step (the output is flushed first)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 async def _serve(durable: Any, address: str, task_queue: str, namespace: str,

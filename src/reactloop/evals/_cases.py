@@ -133,7 +133,7 @@ def load_suite(path: str | Path) -> Suite:
     """Read and validate a cases YAML file.
 
     Raises:
-        EvalConfigError: the file is missing, is not YAML, or a case is invalid.
+        EvalConfigError: the file is missing, is not UTF-8 YAML, or a case is invalid.
     """
     import yaml
 
@@ -142,6 +142,9 @@ def load_suite(path: str | Path) -> Suite:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise EvalConfigError(f"cannot read cases file {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise EvalConfigError(f"cases file {p} is not UTF-8 text (byte {exc.start}); save it as "
+                              "UTF-8 YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -97,6 +97,9 @@ class Cassette:
             data = json.loads(p.read_text(encoding="utf-8"))
         except OSError as exc:
             raise EvalConfigError(f"cannot read cassette {p}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise EvalConfigError(f"{p} is not a cassette (not UTF-8 text); record one with "
+                                  "--record") from None
         except json.JSONDecodeError as exc:
             raise EvalConfigError(f"{p} is not a cassette (invalid JSON: {exc.msg}); record "
                                   "one with --record") from None

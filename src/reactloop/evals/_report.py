@@ -223,6 +223,9 @@ class Report:
             data = json.loads(p.read_text(encoding="utf-8"))
         except OSError as exc:
             raise EvalConfigError(f"cannot read report {p}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise EvalConfigError(f"{p} is not a report (not UTF-8 text); write one with "
+                                  "--json") from None
         except json.JSONDecodeError as exc:
             raise EvalConfigError(f"{p} is not a report (invalid JSON: {exc.msg}); write one "
                                   "with --json") from None

@@ -14,10 +14,10 @@ shared with the other adapters (:mod:`reactloop.models._provider`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from reactloop._arguments import invalid_call, parse_arguments
 from reactloop.messages import (
     FinishReason,
     Message,
@@ -29,11 +29,15 @@ from reactloop.messages import (
     ToolSpec,
     Usage,
 )
-from reactloop.models._base import Model
 from reactloop.models._profiles import anthropic_context_window
 from reactloop.models._provider import (
-    call_with_retries,
-    find_api_key,
+    ProviderModel,
+    ResponseBudget,
+    TextBuffer,
+    cap_problem,
+    cut_off,
+    empty_stream,
+    parsed_reply,
     require_extra,
     sdk_error,
     translating,
@@ -44,6 +48,7 @@ from reactloop.models._schema import strict_schema
 __all__ = ["AnthropicModel", "build_params", "parse_message", "translate_error"]
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
+WHERE = "the Anthropic API"
 PROVIDER = "anthropic"
 """The key of this adapter's entries in ``provider_details``."""
 
@@ -67,7 +72,7 @@ def _usage(usage: dict[str, Any]) -> Usage:
                  int(usage.get("output_tokens") or 0), read, written)
 
 
-class AnthropicModel(Model):
+class AnthropicModel(ProviderModel):
     """A Claude model through the Anthropic Messages API.
 
     Args:
@@ -80,9 +85,13 @@ class AnthropicModel(Model):
         timeout: seconds for one HTTP request.
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
         context_window: tokens the model attends to (default: known for Claude models).
+        max_response_chars: the cap on one response's text, thinking and tool-call arguments
+            (default: ``max_tokens * 32``); past it the response ends with
+            ``finish_reason="length"``.
     """
 
     provider = "anthropic"
+    key_env = (API_KEY_ENV,)
 
     def __init__(
         self,
@@ -95,40 +104,54 @@ class AnthropicModel(Model):
         timeout: float = 60.0,
         on_retry: RetryListener | None = None,
         context_window: int | None = None,
+        max_response_chars: int | None = None,
     ) -> None:
         require_extra("anthropic", "anthropic", "AnthropicModel")
-        key = find_api_key("AnthropicModel", api_key, (API_KEY_ENV,))
+        key = self._api_key(api_key)
         from anthropic import AsyncAnthropic
 
-        self.name = name
+        super().__init__(name, retry=retry, on_retry=on_retry,
+                         context_window=context_window or anthropic_context_window(name),
+                         max_response_chars=max_response_chars)
         self.max_tokens = max_tokens
-        self.retry = retry
-        self.on_retry = on_retry
-        self.context_window = context_window or anthropic_context_window(name)
         # max_retries=0: retrying is ours (with_retries), so waits are reported as run events
         self._client: Any = AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout
         )
 
+    def _translate(self, exc: Exception) -> Exception:
+        return translate_error(exc)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name, self.max_tokens)
-        message = await call_with_retries(lambda: self._client.messages.create(**params),
-                                          translate_error, self.retry, self.on_retry)
-        return parse_message(message.model_dump(mode="json"), self.name)
+        raw = await self._call(lambda: self._client.messages.with_raw_response.create(**params))
+        with translating(translate_error):
+            message = await parsed_reply(raw, WHERE)
+        return parse_message(message.model_dump(mode="json"), self.name,
+                             self.budget(request, self.max_tokens))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         params = build_params(request, self.name, self.max_tokens)
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
-        events = await call_with_retries(
-            lambda: self._client.messages.create(**params, stream=True), translate_error,
-            self.retry, self.on_retry)
-        acc = _StreamAccumulator()
-        with translating(translate_error):
-            async for event in events:
-                delta = acc.feed(event.model_dump(mode="json"))
-                if delta:
-                    yield TextDelta(delta)
-        yield parse_message(acc.message, self.name)
+        raw = await self._call(
+            lambda: self._client.messages.with_raw_response.create(**params, stream=True))
+        events = await parsed_reply(raw, WHERE, stream=True)
+        acc = _StreamAccumulator(self.budget(request, self.max_tokens))
+        try:
+            with translating(translate_error):
+                async for event in events:
+                    delta = acc.feed(event.model_dump(mode="json"))
+                    if delta:
+                        yield TextDelta(delta)
+                    if acc.budget.exceeded:
+                        break  # the cap: stop reading, the response ends as "length"
+        finally:
+            await events.close()
+        if not acc.events:
+            raise empty_stream(WHERE, raw.url)
+        if not acc.stopped and not acc.budget.exceeded:
+            raise cut_off(WHERE)
+        yield parse_message(acc.result(), self.name)
 
     def output_mode(self, *, tools: bool) -> OutputMode:
         return "native"  # structured output (output_config.format), also next to tools
@@ -263,28 +286,33 @@ _THINKING_KEYS = {"thinking": ("type", "thinking", "signature"),
                   "redacted_thinking": ("type", "data")}
 
 
-def parse_message(message: dict[str, Any], model_name: str | None = None) -> ModelResponse:
-    """A Messages API ``message`` object (as JSON) as a :class:`ModelResponse`.
+def parse_message(message: dict[str, Any], model_name: str | None = None,
+                  budget: ResponseBudget | None = None) -> ModelResponse:
+    """A Messages API ``message`` object (as JSON) as a :class:`ModelResponse`, its text and
+    arguments cut at ``budget`` (then ``finish_reason`` is ``"length"`` and no call runs).
 
     Thinking blocks (extended thinking, switched on through ``ModelSettings.extra``) are kept
     whole in ``provider_details["anthropic"]["thinking"]``: the next turn must send them back.
     """
+    budget = budget or ResponseBudget(1 << 62)
     texts: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[dict[str, Any]] = []
     for block in message.get("content") or ():
         kind = block.get("type")
         if kind == "text":
-            texts.append(block.get("text") or "")
+            texts.append(budget.take(block.get("text") or ""))
         elif kind == "tool_use":
-            args = block.get("input")
-            calls.append(ToolCall(block.get("name") or "", args if isinstance(args, dict) else {},
-                                  block.get("id")))
+            calls.append(_call(block, budget))
         elif kind in _THINKING_KEYS:
             thinking.append({k: block[k] for k in _THINKING_KEYS[kind] if k in block})
     usage = message.get("usage") or {}
     finish = _STOP_REASONS.get(message.get("stop_reason") or "", "stop")
-    if calls and finish == "stop":
+    if budget.exceeded or message.get(_CAPPED):
+        finish = "length"
+        calls = [invalid_call(c.name, c.id, cap_problem(budget.limit if budget.exceeded
+                                                        else message[_CAPPED])) for c in calls]
+    elif calls and finish == "stop":
         finish = "tool_calls"
     return ModelResponse(
         "".join(texts) or None,
@@ -296,18 +324,42 @@ def parse_message(message: dict[str, Any], model_name: str | None = None) -> Mod
     )
 
 
+def _call(block: Mapping[str, Any], budget: ResponseBudget) -> ToolCall:
+    """A ``tool_use`` block as a call; marked never to run when its input is unusable."""
+    name, call_id = block.get("name") or "", block.get("id")
+    problem, args = block.get(_INVALID), block.get("input")
+    if problem is None and not isinstance(args, dict):
+        problem = f"the arguments must be a JSON object, got {type(args).__name__}"
+    if problem is not None or not isinstance(args, dict):
+        return invalid_call(name, call_id, str(problem))
+    budget.take(str(args) if args else "")
+    return ToolCall(name, args, call_id)
+
+
+_INVALID = "reactloop_invalid"  # a block key: why the streamed input cannot be used
+_CAPPED = "reactloop_capped"  # a message key: the stream was cut at this size cap
+
+
 class _StreamAccumulator:
     """Rebuilds the final ``message`` from raw stream events; returns text deltas as they come.
 
-    Tool-call arguments arrive as ``input_json_delta`` fragments and are parsed once the block
-    stops (partial JSON is not valid JSON).
+    Tool-call arguments arrive as ``input_json_delta`` fragments and are parsed at the end
+    (partial JSON is not valid JSON; the stop reason says whether the reply was complete). Text, thinking and arguments count against
+    ``budget``; once it is spent nothing more is taken. Long texts are kept once
+    (:class:`~reactloop.models._provider.TextBuffer`), joined at the end.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget: ResponseBudget) -> None:
         self.message: dict[str, Any] = {"content": [], "usage": {}}
-        self._json: dict[int, list[str]] = {}
+        self.budget = budget
+        self.events = 0
+        self.stopped = False
+        """The end marker came (``message_stop``, or a stop reason): the reply is complete."""
+        self._json: dict[int, TextBuffer] = {}
+        self._texts: dict[tuple[int, str], TextBuffer] = {}
 
     def feed(self, event: dict[str, Any]) -> str:
+        self.events += 1
         kind = event.get("type")
         if kind == "message_start":
             start = event.get("message") or {}
@@ -321,52 +373,55 @@ class _StreamAccumulator:
                 content.append({})
             content[index] = block
             if block.get("type") == "tool_use":
-                self._json[index] = []
+                self._json[index] = TextBuffer()
         elif kind == "content_block_delta":
             return self._delta(event.get("index", 0), event.get("delta") or {})
-        elif kind == "content_block_stop":
-            self._finish_block(event.get("index", 0))
         elif kind == "message_delta":
             delta = event.get("delta") or {}
             if delta.get("stop_reason"):
                 self.message["stop_reason"] = delta["stop_reason"]
+                self.stopped = True
             for key, value in (event.get("usage") or {}).items():
                 if value is not None:
                     self.message["usage"][key] = value
+        elif kind == "message_stop":
+            self.stopped = True
         return ""
 
     def _delta(self, index: int, delta: dict[str, Any]) -> str:
-        block = self.message["content"][index]
-        if delta.get("type") == "text_delta":
-            text: str = delta.get("text") or ""
-            block["text"] = block.get("text", "") + text
-            return text
-        if delta.get("type") == "input_json_delta":
-            self._json.setdefault(index, []).append(delta.get("partial_json") or "")
-        elif delta.get("type") == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + (delta.get("thinking") or "")
-        elif delta.get("type") == "signature_delta":
+        kind = delta.get("type")
+        if kind == "input_json_delta":
+            self._json.setdefault(index, TextBuffer()).append(
+                self.budget.take(delta.get("partial_json") or ""))
+        elif kind in ("text_delta", "thinking_delta"):
+            field = "text" if kind == "text_delta" else "thinking"
+            text = self.budget.take(delta.get(field) or "")
+            self._texts.setdefault((index, field), TextBuffer()).append(text)
+            return text if kind == "text_delta" else ""
+        elif kind == "signature_delta":
+            block = self.message["content"][index]
             block["signature"] = block.get("signature", "") + (delta.get("signature") or "")
         return ""
 
-    def _finish_block(self, index: int) -> None:
-        fragments = self._json.pop(index, None)
-        if fragments is None:
-            return
-        raw = "".join(fragments)
-        args = _loads_lenient(raw)
-        self.message["content"][index]["input"] = args if isinstance(args, dict) else {}
+    def _finish_block(self, index: int, complete: bool) -> None:
+        fragments = self._json.pop(index)
+        args = parse_arguments(fragments.value(), complete=complete)
+        block = self.message["content"][index]
+        block["input"] = args if isinstance(args, dict) else {}
+        if isinstance(args, str):
+            block[_INVALID] = args
 
-
-def _loads_lenient(raw: str) -> Any:
-    """Streamed tool arguments as an object; repaired when ``json_repair`` is installed."""
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        try:
-            from json_repair import repair_json
-        except ImportError:
-            return {}
-        return repair_json(raw, return_objects=True)
+    def result(self) -> dict[str, Any]:
+        """The message, its texts joined (a cut stream's unfinished calls say so)."""
+        content = self.message["content"]
+        for (index, field), buffer in self._texts.items():
+            content[index][field] = buffer.value()
+        self._texts.clear()
+        # arguments cut by max_tokens are not closed: that would shorten a value
+        complete = self.message.get("stop_reason") != "max_tokens"
+        for index in list(self._json):
+            self._finish_block(index, complete)
+        if self.budget.exceeded:
+            self.message["stop_reason"] = "max_tokens"
+            self.message[_CAPPED] = self.budget.limit
+        return self.message

@@ -26,6 +26,7 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from reactloop._arguments import invalid_call
 from reactloop.messages import (
     FinishReason,
     Message,
@@ -37,13 +38,17 @@ from reactloop.messages import (
     ToolSpec,
     Usage,
 )
-from reactloop.models._base import Model
 from reactloop.models._profiles import gemini_context_window
 from reactloop.models._provider import (
-    call_with_retries,
-    find_api_key,
+    ProviderModel,
+    ResponseBudget,
+    TextBuffer,
+    cap_problem,
+    cut_off,
+    empty_stream,
     http_error,
     model_error,
+    reply_check,
     require_extra,
     translating,
 )
@@ -53,6 +58,7 @@ __all__ = ["GENERATED_ID_PREFIX", "GeminiModel", "build_config", "parse_response
            "render_contents", "translate_error"]
 
 API_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+WHERE = "the Gemini API"
 PROVIDER = "gemini"
 """The key of this adapter's entries in ``provider_details``."""
 
@@ -62,7 +68,7 @@ GENERATED_ID_PREFIX = "gemini-"
 _FINISH: dict[str, FinishReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
 
 
-class GeminiModel(Model):
+class GeminiModel(ProviderModel):
     """A Gemini model through the Gemini API (``generateContent``).
 
     Args:
@@ -75,9 +81,13 @@ class GeminiModel(Model):
         timeout: seconds for one HTTP request.
         on_retry: called as ``on_retry(attempt, wait_seconds, error)`` before each retry.
         context_window: tokens the model attends to (default: known for Gemini models).
+        max_response_chars: the cap on one response's text plus tool-call arguments (default:
+            ``max_tokens * 32`` when a limit is set, else 1 MiB); past it the response ends
+            with ``finish_reason="length"``.
     """
 
     provider = "gcp.gemini"
+    key_env = API_KEY_ENVS
 
     def __init__(
         self,
@@ -90,21 +100,26 @@ class GeminiModel(Model):
         timeout: float = 60.0,
         on_retry: RetryListener | None = None,
         context_window: int | None = None,
+        max_response_chars: int | None = None,
     ) -> None:
         require_extra("google.genai", "gemini", "GeminiModel")
-        key = find_api_key("GeminiModel", api_key, API_KEY_ENVS)
+        key = self._api_key(api_key)
         from google import genai
         from google.genai import types
 
-        self.name = name
+        super().__init__(name, retry=retry, on_retry=on_retry,
+                         context_window=context_window or gemini_context_window(name),
+                         max_response_chars=max_response_chars)
         self.max_tokens = max_tokens
-        self.retry = retry
-        self.on_retry = on_retry
-        self.context_window = context_window or gemini_context_window(name)
-        # retry_options=None means the SDK never retries: retrying is ours (with_retries)
-        options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000),
-                                    retry_options=None)
+        # retry_options=None means the SDK never retries: retrying is ours (with_retries);
+        # the hook turns a 200 that is not the API's (a captive portal) into a clear error
+        options = types.HttpOptions(
+            base_url=base_url, timeout=int(timeout * 1000), retry_options=None,
+            async_client_args={"event_hooks": {"response": [reply_check(WHERE)]}})
         self._client: Any = genai.Client(api_key=key, http_options=options)
+
+    def _translate(self, exc: Exception) -> Exception:
+        return translate_error(exc)
 
     def _args(self, request: ModelRequest) -> dict[str, Any]:
         return {"model": self.name, "contents": render_contents(request),
@@ -112,10 +127,9 @@ class GeminiModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._args(request)
-        response = await call_with_retries(
-            lambda: self._client.aio.models.generate_content(**kwargs), translate_error,
-            self.retry, self.on_retry)
-        return parse_response(_dump(response), len(request.messages), self.name)
+        response = await self._call(lambda: self._client.aio.models.generate_content(**kwargs))
+        return parse_response(_dump(response), len(request.messages), self.name,
+                              self.budget(request, self.max_tokens))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         kwargs = self._args(request)
@@ -130,17 +144,21 @@ class GeminiModel(Model):
                 return chunks, []
 
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
-        chunks, first = await call_with_retries(open_stream, translate_error, self.retry,
-                                                self.on_retry)
-        merged: dict[str, Any] = {"candidates": [{"content": {"parts": []}}]}
+        chunks, first = await self._call(open_stream)
+        if not first:
+            raise empty_stream(WHERE)
+        merged = _Merged(self.budget(request, self.max_tokens))
         with translating(translate_error):
-            for chunk in first:
-                for text in _merge_chunk(merged, _dump(chunk)):
-                    yield TextDelta(text)
+            for text in merged.add(_dump(first[0])):
+                yield TextDelta(text)
             async for chunk in chunks:
-                for text in _merge_chunk(merged, _dump(chunk)):
+                if merged.budget.exceeded:
+                    break  # the cap: stop reading, the response ends as "length"
+                for text in merged.add(_dump(chunk)):
                     yield TextDelta(text)
-        yield parse_response(merged, len(request.messages), self.name)
+        if merged.finish_reason is None and not merged.budget.exceeded:
+            raise cut_off(WHERE)
+        yield parse_response(merged.result(), len(request.messages), self.name)
 
     def output_mode(self, *, tools: bool) -> OutputMode:
         # Gemini 1.x/2.x reject a JSON response schema next to function calling
@@ -156,20 +174,58 @@ def _dump(response: Any) -> dict[str, Any]:
     return out
 
 
-def _merge_chunk(merged: dict[str, Any], data: dict[str, Any]) -> list[str]:
-    """Add one streamed chunk to ``merged`` (a response of its own shape); its answer text."""
-    candidate = (data.get("candidates") or [{}])[0]
-    texts: list[str] = []
-    for part in (candidate.get("content") or {}).get("parts") or ():
-        if part.get("text") and not part.get("thought"):
-            texts.append(part["text"])
-        merged["candidates"][0]["content"]["parts"].append(part)
-    if candidate.get("finish_reason"):
-        merged["candidates"][0]["finish_reason"] = candidate["finish_reason"]
-    for key in ("usage_metadata", "model_version"):
-        if data.get(key):
-            merged[key] = data[key]
-    return texts
+class _Merged:
+    """Streamed chunks merged into one response of their own shape; answer text counts
+    against ``budget`` and consecutive plain text parts are kept as one (joined once)."""
+
+    def __init__(self, budget: ResponseBudget) -> None:
+        self.budget = budget
+        self.parts: list[dict[str, Any]] = []
+        self.data: dict[str, Any] = {"candidates": [{"content": {"parts": self.parts}}]}
+        self.finish_reason: str | None = None
+        self._text: TextBuffer | None = None  # the plain text part being streamed
+
+    def add(self, data: dict[str, Any]) -> list[str]:
+        """Add one chunk; its answer text."""
+        candidate = (data.get("candidates") or [{}])[0]
+        texts: list[str] = []
+        for part in (candidate.get("content") or {}).get("parts") or ():
+            if part.get("text"):
+                part["text"] = self.budget.take(part["text"])
+            elif part.get("function_call"):
+                self.budget.take(str(part["function_call"].get("args") or ""))
+            if part.get("text") and not part.get("thought"):
+                texts.append(part["text"])
+            if set(part) == {"text"}:  # plain text: one growing part
+                if self._text is None:
+                    self._text = TextBuffer()
+                    self.parts.append({"text": ""})
+                self._text.append(part["text"])
+                continue
+            self._close()
+            self.parts.append(part)
+        if candidate.get("finish_reason"):
+            self.finish_reason = self.data["candidates"][0]["finish_reason"] = (
+                candidate["finish_reason"])
+        for key in ("usage_metadata", "model_version"):
+            if data.get(key):
+                self.data[key] = data[key]
+        return texts
+
+    def _close(self) -> None:
+        if self._text is not None:
+            self.parts[-1]["text"] = self._text.value()
+            self._text = None
+
+    def result(self) -> dict[str, Any]:
+        self._close()
+        if self.budget.exceeded:
+            self.data["candidates"][0]["finish_reason"] = "MAX_TOKENS"
+            self.data[_CAPPED] = self.budget.limit
+        return self.data
+
+
+_CAPPED = "reactloop_capped"  # the stream was cut at this size cap
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -313,34 +369,38 @@ def _signature(part: Mapping[str, Any]) -> dict[str, Any] | None:
     return {PROVIDER: {"thought_signature": signature}}
 
 
-def parse_response(data: dict[str, Any], turn: int = 0,
-                   model_name: str | None = None) -> ModelResponse:
+def parse_response(data: dict[str, Any], turn: int = 0, model_name: str | None = None,
+                   budget: ResponseBudget | None = None) -> ModelResponse:
     """A ``GenerateContentResponse`` (as the SDK's snake_case dict) as a
     :class:`ModelResponse`. ``turn`` (the history length) makes generated call ids unique.
+    Text and arguments are cut at ``budget`` (then ``finish_reason`` is ``"length"`` and no
+    call runs).
 
     Thought signatures (Gemini 2.5 and 3) are kept for the next turn, which must send them
     back in the same places: a function call's in ``ToolCall.provider_details["gemini"]``,
     one on a text or thought part in ``ModelResponse.provider_details["gemini"]`` (text parts
     are sent back as one part).
     """
+    budget = budget or ResponseBudget(1 << 62)
     candidate = (data.get("candidates") or [{}])[0]
     texts: list[str] = []
     calls: list[ToolCall] = []
     details: dict[str, Any] | None = None
     for part in (candidate.get("content") or {}).get("parts") or ():
         if part.get("function_call"):
-            fc = part["function_call"]
-            args = fc.get("args")
-            call_id = fc.get("id") or f"{GENERATED_ID_PREFIX}{turn}-{len(calls)}"
-            calls.append(ToolCall(fc.get("name") or "", args if isinstance(args, dict) else {},
-                                  call_id, _signature(part)))
+            calls.append(_call(part, f"{GENERATED_ID_PREFIX}{turn}-{len(calls)}", budget))
             continue
         details = _signature(part) or details
         if part.get("text") and not part.get("thought"):
-            texts.append(part["text"])
+            texts.append(budget.take(part["text"]))
     usage = data.get("usage_metadata") or {}
     finish = _FINISH.get(candidate.get("finish_reason") or "STOP", "stop")
-    if calls and finish == "stop":
+    capped = budget.limit if budget.exceeded else data.get(_CAPPED)
+    if capped:
+        finish = "length"
+        calls = [invalid_call(c.name, c.id, cap_problem(capped), c.provider_details)
+                 for c in calls]
+    elif calls and finish == "stop":
         finish = "tool_calls"
     return ModelResponse(
         "".join(texts) or None,
@@ -351,3 +411,14 @@ def parse_response(data: dict[str, Any], turn: int = 0,
         data.get("model_version") or model_name,
         details,
     )
+
+
+def _call(part: Mapping[str, Any], generated_id: str, budget: ResponseBudget) -> ToolCall:
+    """A ``function_call`` part as a call; marked never to run when its args are unusable."""
+    fc = part["function_call"]
+    name, call_id, args = fc.get("name") or "", fc.get("id") or generated_id, fc.get("args")
+    if args is not None and not isinstance(args, dict):
+        return invalid_call(name, call_id, "the arguments must be a JSON object, got "
+                            f"{type(args).__name__}", _signature(part))
+    budget.take(str(args) if args else "")
+    return ToolCall(name, args or {}, call_id, _signature(part))

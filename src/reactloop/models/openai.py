@@ -10,7 +10,13 @@ llama.cpp server (``llama_cpp.server``), Ollama, LM Studio. It only translates:
   malformed servers are tolerated) back into a :class:`~reactloop.models.ModelResponse`;
 * :func:`translate_error` maps SDK exceptions to :class:`~reactloop.errors.ModelHTTPError`.
 
-Key lookup, error translation and retries are shared with the other adapters
+A reply is checked before it is used: a 200 that is not JSON (a captive portal) is a
+:class:`~reactloop.errors.ModelError` naming the URL, the content type and the first bytes; a
+stream that ends without a finish reason (cut off) or without any chunk is a retryable
+connection error, never an answer; one response's text plus arguments is capped
+(``max_response_chars``), past which it ends with ``finish_reason="length"``.
+
+Key lookup, error translation, retries and the size cap are shared with the other adapters
 (:mod:`reactloop.models._provider`); the SDK client is built with
 ``max_retries=0`` so that every retry is visible as an event. ``openai`` is imported lazily:
 ``import reactloop`` never imports it.
@@ -22,6 +28,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from reactloop._arguments import call_from_wire, invalid_call
 from reactloop._redact import add_secret
 from reactloop.errors import UserError
 from reactloop.messages import (
@@ -35,11 +42,18 @@ from reactloop.messages import (
     ToolSpec,
     Usage,
 )
-from reactloop.models._base import Model
 from reactloop.models._profiles import openai_context_window
 from reactloop.models._provider import (
-    call_with_retries,
+    DEFAULT_MAX_RESPONSE_CHARS,
+    ProviderModel,
+    ResponseBudget,
+    TextBuffer,
+    cap_problem,
+    cut_off,
+    empty_stream,
     find_api_key,
+    model_error,
+    parsed_reply,
     require_extra,
     sdk_error,
     translating,
@@ -58,6 +72,7 @@ __all__ = [
 ]
 
 API_KEY_ENV = "OPENAI_API_KEY"
+WHERE = "the OpenAI API"
 PLACEHOLDER_KEY = "not-needed"
 """Sent to OpenAI-compatible servers that want no key (the SDK insists on one)."""
 
@@ -78,7 +93,7 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float) -> An
                               timeout=timeout, max_retries=0)
 
 
-class OpenAIModel(Model):
+class OpenAIModel(ProviderModel):
     """A model behind the OpenAI Chat Completions API, or any server that speaks it.
 
     Args:
@@ -93,9 +108,13 @@ class OpenAIModel(Model):
         schema_format: how a typed answer's JSON schema is sent: ``"json_schema"`` (OpenAI,
             vLLM, llama.cpp's ``llama-server``, LM Studio, Ollama) or ``"json_object"``
             (``{"type": "json_object", "schema": ...}``, what llama-cpp-python's server reads).
+        max_response_chars: the cap on one response's text plus tool-call arguments (default:
+            ``max_tokens * 32`` when the request sets ``max_tokens``, else 1 MiB); past it the
+            response ends with ``finish_reason="length"``.
     """
 
     provider = "openai"
+    key_env = (API_KEY_ENV,)
 
     def __init__(
         self,
@@ -109,18 +128,18 @@ class OpenAIModel(Model):
         context_window: int | None = None,
         on_retry: RetryListener | None = None,
         schema_format: str = "json_schema",
+        max_response_chars: int | None = None,
     ) -> None:
         if not name:
             raise UserError("OpenAIModel needs a model name, e.g. OpenAIModel('gpt-4o-mini')")
         if schema_format not in ("json_schema", "json_object"):
             raise UserError(f"schema_format must be 'json_schema' or 'json_object', got "
                             f"{schema_format!r}")
+        super().__init__(name, retry=retry, on_retry=on_retry,
+                         context_window=context_window or openai_context_window(name),
+                         max_response_chars=max_response_chars)
         self.schema_format = schema_format
-        self.name = name
         self.base_url = base_url
-        self.retry = retry
-        self.on_retry = on_retry
-        self.context_window = context_window or openai_context_window(name)
         self._owns_client = client is None
         self.client: Any = client if client is not None else make_client(base_url, api_key,
                                                                          timeout)
@@ -130,33 +149,45 @@ class OpenAIModel(Model):
         # compatible servers mostly know only max_tokens
         self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
 
+    def _translate(self, exc: Exception) -> Exception:
+        return translate_error(exc)
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        return build_params(request, self.name, max_tokens_field=self._max_tokens_field,
+                            schema_format=self.schema_format)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = build_params(request, self.name, max_tokens_field=self._max_tokens_field,
-                              schema_format=self.schema_format)
-        completion = await call_with_retries(
-            lambda: self.client.chat.completions.create(**params), translate_error,
-            self.retry, self.on_retry)
-        return parse_completion(_as_dict(completion), self.name)
+        params = self._params(request)
+        raw = await self._call(
+            lambda: self.client.chat.completions.with_raw_response.create(**params))
+        with translating(translate_error):
+            completion = await parsed_reply(raw, WHERE)
+        return parse_completion(_as_dict(completion), self.name, self.budget(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        params = build_params(request, self.name, max_tokens_field=self._max_tokens_field,
-                              schema_format=self.schema_format)
+        params = self._params(request)
         params["stream"] = True
         # servers that ignore this simply send no usage chunk; the final response then has none
         params["stream_options"] = {"include_usage": True}
         # only opening the stream is retried: once deltas are out, a retry would repeat them
-        chunks = await call_with_retries(
-            lambda: self.client.chat.completions.create(**params), translate_error,
-            self.retry, self.on_retry)
-        assembler = StreamAssembler(self.name)
+        raw = await self._call(
+            lambda: self.client.chat.completions.with_raw_response.create(**params))
+        chunks = await parsed_reply(raw, WHERE, stream=True)
+        assembler = StreamAssembler(self.name, self.budget(request))
         try:
             with translating(translate_error):
                 async for chunk in chunks:
                     text = assembler.feed(_as_dict(chunk))
                     if text:
                         yield TextDelta(text)
+                    if assembler.budget.exceeded:
+                        break  # the cap: stop reading, the response ends as "length"
         finally:
             await chunks.close()
+        if not assembler.chunks:
+            raise empty_stream(WHERE, raw.url)
+        if assembler.finish_reason is None and not assembler.budget.exceeded:
+            raise cut_off(WHERE)
         yield assembler.result()
 
     def output_mode(self, *, tools: bool) -> OutputMode:
@@ -173,6 +204,16 @@ def _as_dict(obj: Any) -> Mapping[str, Any]:
     # which lets the parsers below tolerate missing or odd fields
     if isinstance(obj, Mapping):
         return obj
+    if isinstance(obj, str | bytes):  # JSON sent with another content type
+        try:
+            obj = json.loads(obj)
+        except ValueError:
+            obj = obj[:200]
+        if isinstance(obj, Mapping):
+            return obj
+    if not hasattr(obj, "to_dict"):  # JSON, but not an object: not what the API sends
+        raise model_error(f"the OpenAI API answered something that is not a completion: "
+                          f"{str(obj)[:200]!r}")
     data: Mapping[str, Any] = obj.to_dict()
     return data
 
@@ -275,35 +316,19 @@ def build_params(request: ModelRequest, model_name: str, *,
 
 
 # -- response translation ----------------------------------------------------------------------
-def parse_arguments(raw: Any) -> dict[str, Any]:
-    """Tool-call arguments as a dict: JSON, else repaired JSON (``json_repair``), else ``{}``."""
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if not isinstance(raw, str) or not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = _repair_json(raw)
-    return value if isinstance(value, dict) else {}
+def _tool_call(name: Any, arguments: Any, call_id: Any, *, complete: bool = True,
+               capped: int | None = None) -> ToolCall | None:
+    """The call, marked invalid when its arguments cannot be used as sent (see
+    :mod:`reactloop._arguments`): such a call never runs and its error goes back to the model.
 
-
-def _repair_json(raw: str) -> Any:
-    try:
-        import json_repair
-    except ImportError:
-        return None
-    try:
-        return json_repair.repair_json(raw, return_objects=True)
-    except Exception:  # json_repair is best effort; anything it cannot do means "no repair"
-        return None
-
-
-def _tool_call(name: Any, arguments: Any, call_id: Any) -> ToolCall | None:
+    ``complete``: the reply ended normally (missing closing brackets may be added);
+    ``capped``: the response was cut at this size cap; none of its calls may run."""
     if not isinstance(name, str) or not name:
         return None  # nothing can run a call without a name
-    return ToolCall(name, parse_arguments(arguments), call_id if isinstance(call_id, str)
-                    and call_id else None)
+    cid = call_id if isinstance(call_id, str) and call_id else None
+    if capped is not None:
+        return invalid_call(name, cid, cap_problem(capped))
+    return call_from_wire(name, arguments, cid, complete=complete)
 
 
 def _usage(data: Any) -> Usage | None:
@@ -315,26 +340,35 @@ def _usage(data: Any) -> Usage | None:
                  int(cached or 0))
 
 
-def _finish(wire_reason: Any, tool_calls: Sequence[ToolCall]) -> FinishReason:
-    if wire_reason == "length":
+def _finish(wire_reason: Any, tool_calls: Sequence[ToolCall], capped: bool = False
+            ) -> FinishReason:
+    if wire_reason == "length" or capped:
         return "length"
     return "tool_calls" if tool_calls else "stop"
 
 
-def parse_completion(data: Mapping[str, Any], model_name: str | None = None) -> ModelResponse:
-    """A ``ChatCompletion`` (as a dict) as a :class:`ModelResponse`."""
+def parse_completion(data: Mapping[str, Any], model_name: str | None = None,
+                     budget: ResponseBudget | None = None) -> ModelResponse:
+    """A ``ChatCompletion`` (as a dict) as a :class:`ModelResponse`, its text and arguments
+    cut at ``budget`` (then ``finish_reason`` is ``"length"``)."""
+    budget = budget or ResponseBudget(1 << 62)  # no cap unless given
     choices = data.get("choices") or [{}]
     choice: Mapping[str, Any] = choices[0] or {}
     message: Mapping[str, Any] = choice.get("message") or {}
+    text = budget.cut(message.get("content") or None)
+    complete = choice.get("finish_reason") not in (None, "length")
     calls: list[ToolCall] = []
     for wire in message.get("tool_calls") or ():
         function = wire.get("function") or {}
-        call = _tool_call(function.get("name"), function.get("arguments"), wire.get("id"))
+        args = function.get("arguments")
+        if isinstance(args, str):
+            args = budget.take(args)
+        call = _tool_call(function.get("name"), args, wire.get("id"), complete=complete,
+                          capped=budget.limit if budget.exceeded else None)
         if call is not None:
             calls.append(call)
-    text = message.get("content") or None
-    return ModelResponse(text, calls, _usage(data.get("usage")),
-                         _finish(choice.get("finish_reason"), calls),
+    return ModelResponse(text or None, calls, _usage(data.get("usage")),
+                         _finish(choice.get("finish_reason"), calls, budget.exceeded),
                          data.get("model") or model_name)
 
 
@@ -342,18 +376,27 @@ class StreamAssembler:
     """Accumulates ``ChatCompletionChunk`` dicts into one final :class:`ModelResponse`.
 
     Tool calls arrive as fragments keyed by ``index``: the first carries id and name, the rest
-    pieces of the arguments string.
+    pieces of the arguments string. Text and arguments count against ``budget`` (the size
+    cap): once it is spent, :meth:`feed` takes nothing more and the response says
+    ``"length"``. The text is kept once (:class:`~reactloop.models._provider.TextBuffer`).
     """
 
-    def __init__(self, model_name: str | None = None) -> None:
+    def __init__(self, model_name: str | None = None,
+                 budget: ResponseBudget | None = None) -> None:
         self.model_name = model_name
-        self.text: list[str] = []
+        self.budget = budget or ResponseBudget(DEFAULT_MAX_RESPONSE_CHARS)
+        self.text = TextBuffer()
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: Any = None
         self.usage: Usage | None = None
+        self.chunks = 0
+        """Chunks fed so far (none at all: the stream was empty)."""
 
     def feed(self, chunk: Mapping[str, Any]) -> str | None:
         """Take one chunk; return its text delta, if any."""
+        self.chunks += 1
+        if self.budget.exceeded:
+            return None
         if chunk.get("model"):
             self.model_name = chunk["model"]
         usage = _usage(chunk.get("usage"))
@@ -365,7 +408,7 @@ class StreamAssembler:
                 self.finish_reason = choice["finish_reason"]
             delta = choice.get("delta") or {}
             if delta.get("content"):
-                text = (text or "") + delta["content"]
+                text = (text or "") + self.budget.take(delta["content"])
             for fragment in delta.get("tool_calls") or ():
                 self._feed_call(fragment)
         if text:
@@ -379,7 +422,7 @@ class StreamAssembler:
             known = any(c["id"] == fragment.get("id") for c in self.calls.values())
             index = len(self.calls) if fragment.get("id") and not known else max(self.calls,
                                                                                  default=0)
-        call = self.calls.setdefault(index, {"id": None, "name": "", "arguments": []})
+        call = self.calls.setdefault(index, {"id": None, "name": "", "arguments": TextBuffer()})
         if fragment.get("id"):
             call["id"] = fragment["id"]
         function = fragment.get("function") or {}
@@ -388,15 +431,19 @@ class StreamAssembler:
         if name and name != call["name"]:
             call["name"] += name
         if function.get("arguments"):
-            call["arguments"].append(function["arguments"])
+            call["arguments"].append(self.budget.take(function["arguments"]))
 
     def result(self) -> ModelResponse:
+        complete = self.finish_reason not in (None, "length") and not self.budget.exceeded
+        capped = self.budget.limit if self.budget.exceeded else None
         calls = [
             call for c in (self.calls[i] for i in sorted(self.calls))
-            if (call := _tool_call(c["name"], "".join(c["arguments"]), c["id"])) is not None
+            if (call := _tool_call(c["name"], c["arguments"].value(), c["id"],
+                                   complete=complete, capped=capped)) is not None
         ]
-        return ModelResponse("".join(self.text) or None, calls, self.usage,
-                             _finish(self.finish_reason, calls), self.model_name)
+        return ModelResponse(self.text.value() or None, calls, self.usage,
+                             _finish(self.finish_reason, calls, self.budget.exceeded),
+                             self.model_name)
 
 
 # -- errors -------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reactloop._arguments import repair_json
 from reactloop.messages import (
     FinishReason,
     Message,
@@ -34,6 +35,7 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
+from reactloop.models._provider import TextBuffer
 
 __all__ = ["ParsedReply", "TextToolProtocol", "parse_tool_calls", "protocol_prompt",
            "render_messages"]
@@ -61,25 +63,27 @@ class ParsedReply:
     """One precise message per ``<tool>`` tag that could not be used."""
 
 
-def _loads(body: str) -> Any:
+def _loads(body: str, complete: bool = True) -> Any:
+    """``body`` as JSON, its syntax repaired (quotes, trailing commas, and closing brackets
+    when the reply was ``complete``) but no value guessed; None when that is not enough.
+    A reply cut off by the token limit is never closed: its last value may be cut too."""
     try:
         return json.loads(body)
     except json.JSONDecodeError:
         pass
     try:
-        from json_repair import repair_json
-    except ImportError:  # repairs need the optional json-repair package
+        return repair_json(body, close=complete)
+    except (ValueError, SyntaxError):
         return None
-    return repair_json(body, return_objects=True)
 
 
-def _one_call(body: str, tool_names: Collection[str] | None
+def _one_call(body: str, tool_names: Collection[str] | None, complete: bool = True
               ) -> tuple[str, Mapping[str, Any]] | str:
     """``(name, arguments)`` from one tag's body, or an error message."""
     body = _FENCE.sub("", body.strip()).strip()
     if not body:
         return "the <tool> tag is empty; put the JSON call inside it"
-    obj = _loads(body)
+    obj = _loads(body, complete)
     if not isinstance(obj, dict):
         return f"the <tool> tag does not hold a JSON object: {body[:200]!r}"
     name = obj.get("tool_name") or obj.get("name") or obj.get("tool")
@@ -87,7 +91,7 @@ def _one_call(body: str, tool_names: Collection[str] | None
         return 'the call has no "tool_name"; write {"tool_name": "...", "arguments": {...}}'
     args = obj.get("arguments", obj.get("args", {}))
     if isinstance(args, str):
-        args = _loads(args) if args.strip() else {}
+        args = _loads(args, complete) if args.strip() else {}
     if args is None:
         args = {}
     if not isinstance(args, dict):
@@ -99,20 +103,22 @@ def _one_call(body: str, tool_names: Collection[str] | None
 
 
 def parse_tool_calls(text: str, tool_names: Collection[str] | None = None,
-                     *, id_prefix: str = "text-") -> ParsedReply:
+                     *, id_prefix: str = "text-", complete: bool = True) -> ParsedReply:
     """Parse a reply written in the text tool protocol.
 
     Args:
         text: the model's reply.
         tool_names: the tools that may be called (None: any name).
         id_prefix: call ids are ``f"{id_prefix}{index}"``.
+        complete: False when the reply was cut off (finish reason ``length``): a call whose
+            JSON is not closed is then an error, not closed by repair.
     """
     thinking_parts = [m.strip() for m in _THINKING.findall(text)]
     rest = _THINKING.sub("", text)
     calls: list[ToolCall] = []
     errors: list[str] = []
     for body in _TOOL.findall(rest):
-        found = _one_call(body, tool_names)
+        found = _one_call(body, tool_names, complete)
         if isinstance(found, str):
             errors.append(found)
         else:
@@ -132,17 +138,42 @@ class _VisibleText:
     Each delta extends the text shown so far; a tail that may still turn into a tag or a fence
     is held back until it is decided. Should an edit ever change what was already shown, the
     stream shows nothing more (the final response carries the whole answer).
+
+    While the reply holds no ``<`` and no backtick (plain prose, the common case), each delta
+    costs only its own length: the reply is kept once and nothing is searched again.
     """
 
     def __init__(self) -> None:
         self.raw = ""
         self.shown = ""
+        self._plain: TextBuffer | None = TextBuffer()  # the reply while it is plain text
+        self._held = ""  # plain mode: trailing whitespace not shown yet
+        self._shown_any = False
 
     def feed(self, delta: str) -> str:
+        if self._plain is not None:
+            if "<" not in delta and "`" not in delta:
+                return self._feed_plain(delta)
+            self.raw = self._plain.value()  # a tag or a fence may start: the general way
+            self.shown = self.raw.strip()
+            self._plain = None
         self.raw += delta
         return self._advance(_answer(_UNFINISHED.sub("", self.raw)).strip())
 
+    def _feed_plain(self, delta: str) -> str:
+        # what _advance(raw.strip()) would show, from the delta alone
+        assert self._plain is not None
+        self._plain.append(delta)
+        text = self._held + delta if self._shown_any else delta.lstrip()
+        body = text.rstrip()
+        self._held = text[len(body):]
+        if body:
+            self._shown_any = True
+        return body
+
     def flush(self) -> str:
+        if self._plain is not None:
+            return ""  # all of a plain reply but its trailing whitespace is out
         return self._advance(_answer(self.raw).strip())
 
     def _advance(self, visible: str) -> str:
@@ -285,7 +316,8 @@ class TextToolProtocol(Model):
             if response.usage is not None:
                 usage = response.usage if usage is None else usage + response.usage
             raw = response.text or ""
-            parsed = parse_tool_calls(raw, names, id_prefix=prefix)
+            parsed = parse_tool_calls(raw, names, id_prefix=prefix,
+                                      complete=response.finish_reason != "length")
             if not names:  # no tools allowed this time (forced last iteration): all is answer
                 yield ModelResponse(parsed.text or raw, (), usage, response.finish_reason,
                                     response.model_name)
@@ -298,7 +330,7 @@ class TextToolProtocol(Model):
             inner = ModelRequest(inner.system, (*inner.messages, Message.assistant(raw),
                                  Message.user(_reask(parsed.errors), kind="reminder")),
                                  (), inner.notes, inner.settings)
-        if parsed.calls:  # repaired from a cut-off reply, the calls still say "length"
+        if parsed.calls:  # whole calls before a cut-off still say "length"
             finish: FinishReason = ("length" if response.finish_reason == "length"
                                     else "tool_calls")
             yield ModelResponse(parsed.text or None, parsed.calls, usage, finish,

@@ -184,7 +184,9 @@ class AGUITranslator:
         self._parent = _new_id()  # the assistant message of the current iteration
         self._open_text: str | None = None
         self._step: str | None = None
-        self._last_text = ""
+        self._last_text: list[str] = []
+        """The pieces of the text said last (joined once, at the end of the run: appending to
+        one string per delta would be quadratic in the answer's length)."""
 
     def translate(self, event: Event) -> list[BaseEvent]:
         """The AG-UI events for one reactloop event (often none or several)."""
@@ -217,9 +219,9 @@ class AGUITranslator:
         out: list[BaseEvent] = []
         if self._open_text is None:
             self._open_text = self._parent
-            self._last_text = ""
+            self._last_text = []
             out.append(TextMessageStartEvent(message_id=self._parent, role="assistant"))
-        self._last_text += event.text
+        self._last_text.append(event.text)
         out.append(TextMessageContentEvent(message_id=self._parent, delta=event.text))
         return out
 
@@ -260,7 +262,7 @@ class AGUITranslator:
         output = data["output"] if isinstance(data["output"], str) else json.dumps(
             data["output"], ensure_ascii=False)
         waiting = bool(result.pending_approvals)  # the interrupts say what the run waits for
-        if output.strip() and output.strip() != self._last_text.strip() and not waiting:
+        if output.strip() and output.strip() != "".join(self._last_text).strip() and not waiting:
             out += self._say(output, _new_id())  # e.g. a question asked with a tool
         if data["state"] == "error":
             return [*out, RunErrorEvent(message=data["error"] or output, code="error")]
@@ -285,7 +287,7 @@ class AGUITranslator:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _say(self, text: str, message_id: str) -> list[BaseEvent]:
-        self._last_text = text
+        self._last_text = [text]
         return [TextMessageStartEvent(message_id=message_id, role="assistant"),
                 TextMessageContentEvent(message_id=message_id, delta=text),
                 TextMessageEndEvent(message_id=message_id)]

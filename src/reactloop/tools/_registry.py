@@ -10,6 +10,7 @@ import traceback as tb
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from reactloop._arguments import arguments_problem
 from reactloop.errors import ToolRetry, UserError
 from reactloop.messages import ToolCall, ToolSpec
 from reactloop.result import ToolResult
@@ -152,6 +153,8 @@ class ToolRegistry:
         t = self._tools.get(call.name)
         if t is None:
             return _error(call, self._unknown_tool_message(call.name))
+        if (problem := arguments_problem(call)) is not None:  # never run: the model retries
+            return _error(call, problem)
         if not isinstance(call.arguments, Mapping):
             return _error(  # type: ignore[unreachable]
                 call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"

@@ -12,26 +12,16 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import click
-from rich.markup import escape
 
-from reactloop.approvals import PendingApproval
-from reactloop.cli._approve import Policy, Prompt
-from reactloop.cli._render import NORMAL, Renderer
-from reactloop.cli._run import consoles, observe, verbosity_of
-from reactloop.cli._setup import (
-    Setup,
-    consume,
-    fail,
-    pick_session,
-    prepare,
-    show_notice,
-    start_tracing,
-)
-from reactloop.events import Event
+from reactloop.approvals import Decision
+from reactloop.cli._approve import Approver, Policy
+from reactloop.cli._build import Setup, pick_session, prepare, show_notice, start_tracing
+from reactloop.cli._console import consoles, consume, say, verbosity_of
+from reactloop.cli._options import agent_options, run_options
 from reactloop.result import RunResult, RunState
 
 __all__ = ["chat_command"]
@@ -48,10 +38,16 @@ keys: Enter sends · Alt-Enter or a line ending in \\ starts a new line · Ctrl-
 line (while the model works: cancels that turn) · Up/Down browse the history"""
 
 
-def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
+@click.command("chat")
+@agent_options
+@run_options
+@click.option("--new-session", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Start a new session (with this id, if given).")
+@click.pass_context
+def chat_command(ctx: click.Context, /, **opts: Any) -> None:
+    """An interactive conversation (/help lists the commands; Ctrl-D leaves)."""
     from reactloop.cli._approve import policy_of
-    from reactloop.cli._outcome import explain_error
-    from reactloop.errors import ReactloopError, UserError
+    from reactloop.errors import UserError
 
     verbosity = verbosity_of(opts.pop("verbose"), opts.pop("quiet"))
     session_id, cont, no_log = opts.pop("session_id"), opts.pop("cont"), opts.pop("no_log")
@@ -59,50 +55,61 @@ def chat_command(ctx: click.Context, opts: dict[str, Any]) -> None:
     new_session = opts.pop("new_session")
     if new_session is not None and (session_id or cont):
         raise click.UsageError("--new-session starts a session; --session/-c continue one")
-    base_opts = dict(opts)
-    try:
-        stop_tracing = start_tracing(opts.pop("otlp"))
-        base_opts.pop("otlp")
-        setup = prepare(ctx, opts, log=False if no_log else (True if session_id or cont
-                                                              else None))
-        sid = pick_session(setup.store, session_id, cont)
-        if new_session:
-            if setup.store is None:
-                raise click.UsageError("--new-session ID needs the session log; drop --no-log")
-            if any(i.id == new_session for i in setup.store.list()):
-                raise UserError(f"session {new_session!r} exists already; continue it with "
-                                f"--session {new_session}")
-            sid = new_session
-    except ReactloopError as exc:
-        fail(explain_error(exc))
-    chat = _Chat(ctx, setup, base_opts, verbosity, policy)
-    try:
-        asyncio.run(chat.main(sid))
+    chat = _Chat(ctx, verbosity, policy)
+    stop_tracing = start_tracing(opts.pop("otlp"))
+    try:  # a config, key, agent or store that is wrong: one line (the group's error path)
+        setup = chat.prepare(opts, log=False if no_log else (True if session_id or cont
+                                                             else None))
+        try:
+            sid = pick_session(setup.store, session_id, cont)
+            if new_session:
+                if setup.store is None:
+                    raise click.UsageError("--new-session ID needs the session log; drop "
+                                           "--no-log")
+                if any(i.id == new_session for i in setup.store.list()):
+                    raise UserError(f"session {new_session!r} exists already; continue it "
+                                    f"with --session {new_session}")
+                sid = new_session
+            asyncio.run(chat.main(sid))
+        finally:
+            if setup.store is not None:
+                setup.store.close()
     finally:
         stop_tracing()
-        if setup.store is not None:
-            setup.store.close()
 
 
 class _Chat:
-    def __init__(self, ctx: click.Context, setup: Setup, base_opts: dict[str, Any],
-                 verbosity: int, policy: Policy = "ask") -> None:
-        from reactloop.cli._approve import line_prompt
+    """One chat: the conversation, its renderer and approver, the slash commands; it is the
+    :class:`~reactloop.cli._approve.Resumable` its waiting runs go on through."""
 
-        self.ctx, self.setup, self.base_opts = ctx, setup, base_opts
-        self.policy = policy
-        self.ask: Prompt = line_prompt(self._plain)  # the terminal's, once main() knows
+    def __init__(self, ctx: click.Context, verbosity: int, policy: Policy = "ask") -> None:
+        self.ctx, self.policy, self.verbosity = ctx, policy, verbosity
+        from reactloop.cli._render import Renderer  # rich: only when a chat starts
+
         self.err, self.out = consoles(verbosity)
-        self.verbosity = verbosity
-        self.renderer = Renderer(self.err, self.out, verbosity=verbosity,
-                                 tools_seen=setup.tools_seen, model_spec=setup.model_spec)
-        observe(setup, self.renderer)
+        self.approver = Approver.for_terminal(policy, say(self.err), terminal=False)
+        self.seen: dict[str, Any] = {}
+        """Tools of MCP servers by name (``Setup.tools_seen``), kept across ``/model``."""
+        self.renderer = Renderer(self.err, self.out, verbosity=verbosity, tools_seen=self.seen)
+        self.base_opts: dict[str, Any] = {}
+        self.setup: Setup
         self.conversation: Any = None
         self.commands: dict[str, Callable[[str], Awaitable[bool]]] = {
             "help": self._help, "exit": self._exit, "quit": self._exit, "clear": self._clear,
             "session": self._session, "model": self._model, "tools": self._tools}
 
+    def prepare(self, opts: dict[str, Any], *, log: bool | None) -> Setup:
+        """Build the agent (its model calls drawn by this chat's renderer) and open the
+        store; ``opts`` are kept for ``/model``."""
+        self.base_opts = dict(opts)
+        self.setup = prepare(self.ctx, opts, log=log, observer=self.renderer,
+                             seen=self.seen)
+        self.renderer.model_spec = self.setup.model_spec
+        return self.setup
+
     async def main(self, sid: str | None) -> None:
+        from rich.markup import escape
+
         setup = self.setup
         if setup.store is not None:
             self.conversation = setup.agent.session(sid, setup.store)
@@ -117,12 +124,11 @@ class _Chat:
         if waiting:
             self._say(f"[yellow]The agent asked: {escape(str(waiting))}[/]")
         if interactive:
-            from reactloop.cli._approve import terminal_prompt
-
-            self.ask = terminal_prompt()
+            self.approver = Approver.for_terminal(self.policy, self._plain, terminal=True)
         if self.conversation.pending_approvals:  # a session left waiting: decide first
-            await self._finish(await self._settle(None, self.conversation.pending_approvals),
-                               "(decisions on waiting calls)", time.time())
+            result = await self.approver.settle(None, self.conversation.pending_approvals,
+                                                self)
+            await self._finish(result, "(decisions on waiting calls)", time.time())
         read = _terminal_reader() if interactive else _pipe_reader()
         while True:
             text = await read()
@@ -141,18 +147,13 @@ class _Chat:
         """A line on stderr, also with -q (questions about approvals)."""
         self.err.print(text, markup=False, highlight=False)
 
-    async def _settle(self, result: RunResult[Any] | None,
-                      pending: Sequence[PendingApproval]) -> RunResult[Any] | None:
-        """Decide the calls waiting for approval and go on with the run (see _approve)."""
-        from reactloop.cli._approve import settle
-
-        async def drive(events: AsyncIterator[Event]) -> RunResult[Any] | None:
-            got, _ = await consume(events, self.renderer.handle)
-            self.renderer.stop()
-            return got
-
-        return await settle(result, pending, lambda _, d: self.conversation.resume_stream(d),
-                            drive, self.policy, self.ask, self._plain)
+    async def resume(self, last: RunResult[Any] | None, decisions: list[Decision]
+                     ) -> RunResult[Any] | None:
+        """Go on with the conversation's waiting run (see :class:`Approver`)."""
+        got, _ = await consume(self.conversation.resume_stream(decisions),
+                               self.renderer.handle)
+        self.renderer.stop()
+        return got
 
     async def _finish(self, result: RunResult[Any] | None, text: str, started: float) -> None:
         from reactloop.cli._runlog import log_run, make_record
@@ -167,6 +168,8 @@ class _Chat:
         log_run(self.setup.store, getattr(self.conversation, "id", None), result, record)
 
     def _say(self, markup: str) -> None:
+        from reactloop.cli._render import NORMAL
+
         if self.verbosity >= NORMAL:
             self.err.print(markup, highlight=False)
 
@@ -188,7 +191,7 @@ class _Chat:
                                                 self.renderer.handle)
             self.renderer.stop()
             if result is not None and result.state is RunState.WAITING_FOR_APPROVAL:
-                result = await self._settle(result, result.pending_approvals)
+                result = await self.approver.settle(result, result.pending_approvals, self)
         except ReactloopError as exc:  # a busy session, a failing store: one line, go on
             self.renderer.stop()
             self.err.print(f"reactloop: {explain_error(exc)}", markup=False, highlight=False)
@@ -201,6 +204,8 @@ class _Chat:
 
     # -- slash commands (each returns False to leave) -------------------------------------
     async def _command(self, line: str) -> bool:
+        from rich.markup import escape
+
         name, _, arg = line.partition(" ")
         handler = self.commands.get(name.lower())
         if handler is None:
@@ -251,15 +256,13 @@ class _Chat:
 
         opts = {**self.base_opts, "model": arg}
         try:
-            fresh = prepare(self.ctx, opts, log=False)
+            fresh = prepare(self.ctx, opts, log=False, observer=self.renderer,
+                            seen=self.setup.tools_seen)
         except (ReactloopError, click.ClickException) as exc:
             self.err.print(f"cannot switch: {explain_error(exc)}", markup=False,
                            highlight=False)
             return True
         self.setup.agent, self.setup.model_spec = fresh.agent, fresh.model_spec
-        self.setup.tools_seen.update(fresh.tools_seen)
-        fresh.tools_seen = self.setup.tools_seen
-        observe(self.setup, self.renderer)
         self.renderer.model_spec = fresh.model_spec
         self.conversation.agent = fresh.agent
         self.err.print(f"model {fresh.model_spec}", markup=False, highlight=False)

@@ -1,4 +1,5 @@
-"""The CLI's configuration (``config.toml``) and stored API keys (``keys.json``, mode 0600).
+"""The files in the user's config directory: the CLI's configuration (``config.toml``, its
+values checked by type when it is read) and stored API keys (``keys.json``, mode 0600).
 
 Both live in the user's config directory (platformdirs; ``REACTLOOP_CONFIG_DIR`` overrides it)::
 
@@ -28,7 +29,8 @@ from typing import Any
 
 from reactloop.errors import UserError
 
-__all__ = ["KEY_PROVIDERS", "MODEL_KEYS", "TOP_KEYS", "Config", "apply_keys", "config_dir",
+__all__ = ["KEY_PROVIDERS", "MODEL_KEYS", "TOP_KEYS", "Config", "apply_keys", "check_config",
+           "config_dir",
            "key_variable", "load_config", "load_keys", "save_config", "save_keys"]
 
 
@@ -140,8 +142,62 @@ def _reason(exc: ValueError) -> str:
     return text if text.startswith("must") else "is not valid here"
 
 
-def load_config() -> Config:
-    """The config file, or an empty config; a broken file is a :class:`UserError`."""
+_TYPES: dict[type, str] = {str: "a string", bool: "true or false", float: "a number",
+                           int: "a whole number"}
+_EXPECTED: dict[Callable[[str], Any], type] = {_as_str: str, _as_bool: bool, _as_float: float,
+                                               _as_int: int}
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a whole number"
+    return {float: "a number", str: "a string", dict: "a table", list: "an array"}.get(
+        type(value), type(value).__name__)
+
+
+def _check_value(path: Path, key: str, value: Any, parse: Callable[[str], Any],
+                 model: str | None) -> None:
+    """``value`` (as read from the file) is what ``parse`` accepts, of the right type."""
+    expected = _EXPECTED[parse]
+    ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True  # temperature = 1 is a number too
+    problem = f"is {_type_name(value)}; it must be {_TYPES[expected]}"
+    if ok:
+        try:
+            parse(str(value) if not isinstance(value, bool) else str(value).lower())
+            return
+        except ValueError as exc:
+            problem = _reason(exc)
+    where = f'[models."{model}"] ' if model else ""
+    fix = f"config set{f' -m {model}' if model else ''} {key} VALUE"
+    raise UserError(f"config file {path}: {where}{key} = {_toml_value(value)} {problem}; fix "
+                    f"it with: reactloop {fix} (or reactloop config unset{f' -m {model}' if model else ''} "
+                    f"{key})")
+
+
+def check_config(config: Config) -> Config:
+    """``config`` if every known key has a value of its type (unknown keys are left alone).
+
+    Raises:
+        UserError: one line naming the first wrong key, its value and the expected type.
+    """
+    for key, value in config.values.items():
+        if key in TOP_KEYS:
+            _check_value(config.path, key, value, TOP_KEYS[key][0], None)
+    for model, table in config.models.items():
+        for key, value in table.items():
+            if key in MODEL_KEYS:
+                _check_value(config.path, key, value, MODEL_KEYS[key][0], model)
+    return config
+
+
+def load_config(*, check: bool = True) -> Config:
+    """The config file, or an empty config; a broken file is a :class:`UserError`, and so is
+    a value of the wrong type (``store = 5``) unless ``check`` is False (``reactloop config``
+    reads it that way, so that the file can be fixed with it)."""
     path = config_dir() / "config.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -154,7 +210,8 @@ def load_config() -> Config:
     if not isinstance(models, dict) or not all(isinstance(v, dict) for v in models.values()):
         raise UserError(f"config file {path}: [models] must hold one table per model, e.g. "
                         '[models."openai:gpt-4o-mini"]')
-    return Config(path, data, {str(k): dict(v) for k, v in models.items()})
+    config = Config(path, data, {str(k): dict(v) for k, v in models.items()})
+    return check_config(config) if check else config
 
 
 def save_config(config: Config) -> None:

@@ -1,4 +1,5 @@
-""":class:`TracedRuntime`: a runtime around another one that traces what passes through it.
+""":class:`TracedRuntime`: a :class:`~reactloop.runtime.RuntimeWrapper` that traces the model
+and tool calls passing through it.
 
 Each model call is a ``chat {model}`` span (token usage, finish reasons, retries as span
 events) and feeds the ``gen_ai.client.*`` histograms; each tool call is an ``execute_tool
@@ -27,14 +28,14 @@ from reactloop._otel._settings import RunTrace, Settings, error_type
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
 from reactloop.result import ToolResult
-from reactloop.runtime import LocalRuntime, OnRetry, Runtime, ToolBatch
+from reactloop.runtime import LocalRuntime, OnRetry, Runtime, RuntimeWrapper, ToolBatch
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
 __all__ = ["TracedRuntime", "tool_error_type"]
 
 
-class TracedRuntime:
+class TracedRuntime(RuntimeWrapper):
     """Traces the model and tool calls of ``inner``; everything else passes through.
 
     Args:
@@ -44,22 +45,11 @@ class TracedRuntime:
             (e.g. inside a workflow engine's activity), where the current span is the parent.
     """
 
-    __slots__ = ("inner", "run", "settings")
+    __slots__ = ("run", "settings")
 
     def __init__(self, inner: Runtime, settings: Settings, run: RunTrace | None = None) -> None:
-        self.inner, self.settings, self.run = inner, settings, run
-
-    def now(self) -> float:
-        return self.inner.now()
-
-    def monotonic(self) -> float:
-        return self.inner.monotonic()
-
-    def new_id(self) -> str:
-        return self.inner.new_id()
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
+        super().__init__(inner)
+        self.settings, self.run = settings, run
 
     def open_source(self, source: ToolSource, emit: Emit
                     ) -> AbstractAsyncContextManager[Sequence[Tool]]:

@@ -1,4 +1,5 @@
-"""What ``run`` and ``chat`` share: config and keys, the agent, the session store, the notice.
+"""Building what ``run``, ``chat`` and ``serve`` run: config and keys, the model, the agent (from
+flags or ``--agent``), the session store, the notice about the demo model.
 
 Order of precedence for every setting: the command line, then the config file's entry for the
 model (``[models."openai:gpt-4o-mini"]``), then its top-level entries, then the defaults.
@@ -6,22 +7,20 @@ model (``[models."openai:gpt-4o-mini"]``), then its top-level entries, then the 
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import sys
-from collections.abc import AsyncIterator, Callable
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
-from reactloop.cli._config import Config, apply_keys, load_config
+from reactloop.cli._config_files import Config, apply_keys, load_config
+from reactloop.cli._observe import ObservedRuntime, Observer, register_secrets
 from reactloop.errors import UserError
-from reactloop.events import Event, RunEndEvent
-from reactloop.result import RunResult
 
-__all__ = ["Setup", "consume", "prepare"]
+__all__ = ["NOTICE", "Setup", "build_agent", "build_model", "is_demo_model", "pick_session",
+           "prepare", "show_notice", "start_tracing"]
 
 # options that configure the agent built from flags; --agent brings its own
 _AGENT_FLAGS = ("model", "base_url", "text_tools", "tool_choice", "max_iterations",
@@ -92,30 +91,45 @@ def _apply_config(opts: dict[str, Any], config: Config) -> str:
     return str(spec)
 
 
-def prepare(ctx: click.Context, opts: dict[str, Any], *, log: bool | None) -> Setup:
+def prepare(ctx: click.Context, opts: dict[str, Any], *, log: bool | None,
+            observer: Observer | None = None, seen: dict[str, Any] | None = None) -> Setup:
     """Load config and keys, build (or load) the agent and open the store.
+
+    Args:
+        log: keep the run log (None: as the config says).
+        observer: told about every model call: the agent is built with an
+            :class:`ObservedRuntime` around its runtime (which also filters and records the
+            tools of MCP servers into ``seen``, the same dict as ``Setup.tools_seen``).
 
     Raises:
         UserError: the config, a key or the agent is wrong (the message says how to fix it).
     """
-    from reactloop.cli._observe import register_secrets
-
     config = load_config()
     apply_keys()  # stored keys reach the adapters through the environment; env vars win
     register_secrets()  # and are never shown (-v) nor logged
+    setup = Setup(None, config, "", tools_seen=seen if seen is not None else {},
+                  include=tuple(opts.get("mcp_include") or ()),
+                  exclude=tuple(opts.get("mcp_exclude") or ()))
+
+    def observed(inner: Any) -> Any:
+        if observer is None:
+            return inner
+        return ObservedRuntime(inner, observer, setup.tools_seen, include=setup.include,
+                               exclude=setup.exclude)
+
     if opts.get("agent_spec"):
         _check_agent_flags(ctx)
         from reactloop.cli._load import load_agent
 
-        agent = load_agent(opts["agent_spec"])
-        spec = str(getattr(agent.model, "name", "agent"))
+        loaded = load_agent(opts["agent_spec"])
+        setup.agent = loaded if observer is None else with_runtime(loaded,
+                                                                   observed(loaded.runtime))
+        setup.model_spec = str(getattr(loaded.model, "name", "agent"))
     else:
-        from reactloop.cli import _build_agent
+        from reactloop.runtime import LocalRuntime
 
-        spec = _apply_config(opts, config)
-        agent = _build_agent(opts)
-    setup = Setup(agent, config, spec, include=tuple(opts.get("mcp_include") or ()),
-                  exclude=tuple(opts.get("mcp_exclude") or ()))
+        setup.model_spec = _apply_config(opts, config)
+        setup.agent = build_agent(opts, observed(LocalRuntime()))
     if log is None:
         log = config.get("log") is not False
     if log:
@@ -123,6 +137,76 @@ def prepare(ctx: click.Context, opts: dict[str, Any], *, log: bool | None) -> Se
 
         setup.store = open_store(opts.get("store_path") or config.get("store"))
     return setup
+
+
+def with_runtime(agent: Any, runtime: Any) -> Any:
+    """A new agent like ``agent`` whose calls go through ``runtime`` (``agent`` itself, which
+    may be shared by the user's module, is left as it was: agents are not changed in place)."""
+    new = copy.copy(agent)  # the configuration (its frozen spec included) is shared, not copied
+    new.runtime = runtime
+    return new
+
+
+def build_agent(opts: dict[str, Any], runtime: Any = None) -> Any:
+    """The agent the flags describe (``runtime``: where its calls run; default in-process)."""
+    from reactloop import Agent, ModelSettings
+    from reactloop.cli._load import load_tools
+
+    tools = load_tools(tuple(opts["tool_specs"]))
+    mcp_servers: list[Any] = []
+    if opts.get("mcp_config"):
+        from reactloop.mcp import load_mcp_config
+
+        mcp_servers = list(load_mcp_config(opts["mcp_config"]))
+    demo = opts.get("demo_tools")
+    if demo is None:
+        demo = not (tools or opts["skill_dirs"] or opts.get("workspace") or mcp_servers)
+    if demo:
+        from reactloop._demo_tools import DEMO_TOOLS
+
+        tools = [*DEMO_TOOLS, *tools]
+    return Agent(
+        model=build_model(opts), instructions=opts["instructions"], tools=tools,
+        skills=opts["skill_dirs"], mcp_servers=mcp_servers,
+        max_iterations=opts["max_iterations"],
+        max_execution_time=opts.get("max_execution_time"),
+        tool_timeout=opts.get("tool_timeout"), loop_control=opts["loop_control"],
+        workspace=build_workspace(opts),
+        model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto",
+                                     **opts.get("model_options", {})),
+        output_type=opts.get("output_type"), tool_selection=opts.get("tool_selection"),
+        runtime=runtime,
+    )
+
+
+def build_workspace(opts: dict[str, Any]) -> Any:
+    from reactloop.errors import UserError
+
+    folder, allow = opts.get("workspace"), tuple(opts.get("env_allow") or ())
+    if not allow:
+        return folder
+    if not folder:
+        raise UserError("--env-allow only applies to --workspace commands; add --workspace DIR")
+    from reactloop.tools.workspace import Workspace
+
+    return Workspace(folder, env_allow=allow)
+
+
+def build_model(opts: dict[str, Any]) -> Any:
+    from reactloop.errors import UserError
+    from reactloop.models._provider import MissingAPIKey
+    from reactloop.models._resolve import resolve_model
+
+    try:
+        model: Any = resolve_model(opts["model"], base_url=opts.get("base_url") or None)
+    except MissingAPIKey as exc:
+        name = exc.env_vars[0]
+        raise UserError(f"{exc}; or store it with: reactloop keys set {name}") from None
+    if opts.get("text_tools"):
+        from reactloop.models.text_protocol import TextToolProtocol
+
+        model = TextToolProtocol(model)
+    return model
 
 
 def show_notice(setup: Setup, err: Any, verbosity: int) -> None:
@@ -159,44 +243,6 @@ def _where(store: Any) -> str:
     return store_label(store)
 
 
-async def consume(events: AsyncIterator[Event], handle: Callable[[Event], None]
-                  ) -> tuple[RunResult | None, bool]:
-    """Feed ``events`` to ``handle`` in a task that Ctrl-C cancels (this run only).
-
-    Returns the run's result (None if it never arrived) and whether Ctrl-C cancelled it.
-    """
-    import asyncio
-
-    got: list[RunResult] = []
-
-    async def feed() -> None:
-        async for event in events:
-            if isinstance(event, RunEndEvent):
-                got.append(event.result)
-            else:
-                handle(event)
-
-    loop = asyncio.get_running_loop()
-    task = asyncio.create_task(feed())
-    interrupted: list[bool] = []
-
-    def on_sigint() -> None:
-        interrupted.append(True)
-        task.cancel()
-
-    unsupported = (NotImplementedError, RuntimeError, ValueError)  # Windows, not main thread
-    with contextlib.suppress(*unsupported):
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    try:
-        await asyncio.wait({task})  # our own cancellation still propagates from here
-    finally:
-        with contextlib.suppress(*unsupported):
-            loop.remove_signal_handler(signal.SIGINT)
-    if not task.cancelled() and task.exception() is not None:
-        raise task.exception()  # type: ignore[misc]
-    return (got[0] if got else None), bool(interrupted)
-
-
 def start_tracing(endpoint: str | None) -> Callable[[], None]:
     """``--otlp URL`` or the ``OTEL_EXPORTER_OTLP_*`` variables: trace every run (GenAI
     spans and metrics); returns what flushes and stops it before the command exits."""
@@ -209,8 +255,3 @@ def start_tracing(endpoint: str | None) -> Callable[[], None]:
 
 def _nothing() -> None:
     pass
-
-
-def fail(message: str, code: int = 1) -> None:
-    click.echo(f"reactloop: {message}", err=True)
-    sys.exit(code)
