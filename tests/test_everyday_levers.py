@@ -17,6 +17,7 @@ from reactloop._ranking import best_choice, name_matches, select_tools
 from reactloop.messages import ModelSettings, ToolSpec
 from reactloop.models._gbnf import reply_grammar
 from reactloop.models._repeat import NoRepeatNgram, collapse_repeats, repeating
+from reactloop.models._skill_select import skill_call
 from reactloop.skills import SkillSet
 
 pytest.importorskip("llama_cpp")
@@ -27,7 +28,6 @@ from reactloop.models.local import (
     essential,
     plan_reply,
     schema_values,
-    skill_call,
 )
 
 SKILLS = Path(__file__).resolve().parents[1] / "examples" / "skills"
@@ -183,3 +183,49 @@ def test_the_grammar_of_every_example_skill_tool_is_accepted_by_llama_cpp() -> N
     for name in ("airport", "data-analyst"):
         for t in skills.skill_tools(name):
             _grammar(reply_grammar([t.spec()], answer=True))
+
+
+def test_skill_selection_loads_the_skill_for_any_model_when_asked() -> None:
+    from reactloop.messages import ModelResponse
+    from reactloop.testing import ScriptedModel
+
+    scripted = ScriptedModel([ModelResponse("Gate 15 is in Terminal B.")])
+    result = Agent(scripted, skills=[SKILLS], skill_selection=True).run_sync("Where is gate 15?")
+    assert [c.name for s in result.steps for c in s.tool_calls] == ["load_skill"]
+    assert len(scripted.requests) == 1  # the load was not the model's call
+    assert "search_pois" in {t.name for t in scripted.requests[0].tools}
+    off = ScriptedModel([ModelResponse("Somewhere.")])
+    plain = Agent(off, skills=[SKILLS]).run_sync("Where is gate 15?")
+    assert plain.steps[0].tool_calls == () and len(off.requests) == 1  # off by default
+
+
+def test_the_cli_flag_turns_skill_selection_on() -> None:
+    from reactloop.cli._build import build_agent as build_cli_agent
+    from reactloop.models._skill_select import SkillSelection
+
+    opts: dict[str, Any] = {
+        "model": "local", "tool_specs": (), "skill_dirs": (str(SKILLS),), "mcp_config": None,
+        "instructions": "", "max_iterations": 10, "loop_control": False,
+        "skill_selection": True, "demo_tools": False}
+    assert isinstance(build_cli_agent(opts).model, SkillSelection)
+    assert not isinstance(build_cli_agent({**opts, "skill_selection": False}).model,
+                          SkillSelection)
+
+
+def test_a_date_is_not_an_expression() -> None:
+    specs = [calculate.spec(), current_time.spec()]
+    question = "How many days are there between 2024-01-01 and 2024-03-01?"
+    assert select_tools(specs, question, 3, min_ratio=0.5) == []
+
+
+def test_an_answer_forced_after_failures_begins_with_what_failed() -> None:
+    spec = calculate.spec()
+    asked = Message.user("What is 2024-01-01?")
+    call = Message.assistant(None, [ToolCall("calculate", {"expression": "x"}, "c1")])
+    error = Message.tool("c1", "calculate", "Error: not an arithmetic expression: 'x'",
+                         is_error=True)
+    # the loop offers no tool after the second identical failure (declared ones stay listed)
+    request = ModelRequest("sys", (asked, call, error), (), (), ModelSettings(), (spec,))
+    plan = plan_reply(request, Guidance())
+    assert plan.prefix == "calculate failed: not an arithmetic expression: 'x'. "
+    assert plan.grammar is not None and "call-calculate" not in plan.grammar

@@ -26,7 +26,7 @@ __all__ = ["NOTICE", "Setup", "build_agent", "build_model", "is_demo_model", "pi
 _AGENT_FLAGS = ("model", "base_url", "text_tools", "tool_choice", "max_iterations",
                 "tool_specs", "skill_dirs", "workspace", "mcp_config", "instructions",
                 "loop_control", "max_execution_time", "tool_timeout", "demo_tools",
-                "env_allow", "output_schema", "tool_selection")
+                "env_allow", "output_schema", "tool_selection", "skill_selection")
 _SMOLLM = "SmolLM2-135M"
 NOTICE = ("note: the embedded model is SmolLM2-135M, a tiny offline demo that is often wrong. "
           "For real answers use -m openai:gpt-4o-mini, -m ollama:llama3.2 or "
@@ -175,7 +175,7 @@ def build_agent(opts: dict[str, Any], runtime: Any = None) -> Any:
         model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto",
                                      **opts.get("model_options", {})),
         output_type=opts.get("output_type"), tool_selection=opts.get("tool_selection"),
-        runtime=runtime,
+        skill_selection=bool(opts.get("skill_selection")), runtime=runtime,
     )
 
 

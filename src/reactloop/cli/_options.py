@@ -97,6 +97,9 @@ def agent_options(f: Any) -> Any:
         click.option("--tool-selection", type=click.IntRange(min=1), metavar="K",
                      help="Offer the model only the K tools that best fit each request "
                           "(BM25 over names and descriptions); for many tools."),
+        click.option("--skill-selection", is_flag=True, default=False,
+                     help="Load the skill that fits a question best before the model acts "
+                          "(the embedded model always does)."),
         click.option("--demo-tools/--no-demo-tools", default=None,
                      help="Built-in add/multiply/calculate/current_time tools "
                           "(default: on when no other tools are given)."),

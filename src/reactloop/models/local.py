@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import best_choice, name_matches, select_tools
+from reactloop._ranking import name_matches, select_tools
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -48,6 +48,7 @@ from reactloop.messages import (
 from reactloop.models._base import Model
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._repeat import NoRepeatNgram, collapse_repeats
+from reactloop.models._skill_select import skill_call
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
     MAX_ITEMS,
@@ -329,27 +330,6 @@ class ReplyPlan:
     """The reply's JSON schema when llama.cpp builds the grammar (a typed answer)."""
 
 
-def skill_call(request: ModelRequest) -> ToolCall | None:
-    """A ``load_skill`` call (any tool with :attr:`ToolSpec.choices`) when a fresh question
-    fits one of its choices better than every tool, and that choice is not loaded yet."""
-    turn = current_turn(request.messages)
-    allowed = {t.name for t in request.tools}
-    if not turn.question or turn.results or request.settings.tool_choice == "none":
-        return None
-    best = best_choice([t for t in request.all_tools if t.name in allowed], turn.question)
-    if best is None:
-        return None
-    spec, value = best
-    required = spec.parameters.get("required") or list(spec.parameters.get("properties") or ())
-    if not required:
-        return None
-    call = ToolCall(spec.name, {str(required[0]): value})
-    if any(c.name == call.name and c.arguments == call.arguments
-           for m in request.messages for c in m.tool_calls):
-        return None  # loaded (or tried) earlier in the conversation
-    return call
-
-
 def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     """Decide what the model may reply to ``request`` under the guidance ``g``."""
     every = request.all_tools
@@ -387,6 +367,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
             callable_ = []
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
+    if answer and not callable_ and turn.failed and g.answer_from_result:
+        prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     candidates = None
     if g.copy_arguments and turn.question:
         found = conversation_values(turn)
@@ -436,6 +418,20 @@ def result_prefix(turn: Turn) -> str:
     return text.replace('"', "'").replace("\\", "/")
 
 
+def failure_prefix(turn: Turn) -> str:
+    """"<tool> failed: <error>" for the last failed result: how an answer that must come
+    after a failure begins (the honest ending, never an invented result)."""
+    failed = [m for m in turn.results if m.is_error]
+    if not failed:
+        return ""
+    m = failed[-1]
+    error = _REPEAT_NOTE.sub("", m.content).strip().removeprefix("Error:").strip()
+    text = f"{m.name} failed: {' '.join(error.split())}"
+    if len(text) > MAX_PREFIX:
+        text = text[:MAX_PREFIX - 1].rstrip() + "…"
+    return text.replace('"', "'").replace("\\", "/") + ". "
+
+
 def conversation_values(turn: Turn) -> Candidates:
     """Numbers, and word spans, of the question, of the short results since and of the
     latest error: the values arguments are restricted to (an error such as "use an IANA name
@@ -458,7 +454,7 @@ def conversation_values(turn: Turn) -> Candidates:
     for text in texts:
         for q in _quoted(text):
             strings[q] = None
-    for found in _EXPRESSION.finditer(question):  # "(17 + 25) * 2" as typed
+    for found in _EXPRESSION.finditer(_DATE.sub(" ", question)):  # "(17 + 25) * 2" as typed
         strings[found.group(0).strip().rstrip(".,")] = None
     for text in texts:
         for span in _spans(text):
@@ -466,6 +462,7 @@ def conversation_values(turn: Turn) -> Candidates:
     return Candidates(tuple(numbers), tuple(strings))
 
 
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
 _QUOTES = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)|“([^”]+)”")
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 _EXAMPLE = re.compile(r"(?:e\.g\.|such as|like|for example)\s+([\w/+.-]+)", re.I)
