@@ -57,12 +57,14 @@ def test_everyday_has_thirty_cases_over_eight_tools_and_ci_is_a_subset() -> None
             "load_skill"} <= set(built.tools)
 
 
-def test_everyday_expects_only_offered_tools() -> None:
+@pytest.mark.parametrize("name", ["everyday.yaml", "holdout_everyday.yaml"])
+def test_everyday_expects_only_offered_tools(name: str) -> None:
     """Every expected call names a tool the agent offers: its own, a skill's, the workspace's,
     or the MCP server's (the time server's convert_time, namespaced ``time_``)."""
     from reactloop.skills import SkillSet
 
-    everyday = load_suite(EVALS / "everyday.yaml")
+    everyday = load_suite(EVALS / name)
+    assert everyday.agent == load_suite(EVALS / "everyday.yaml").agent
     built = build_agent({**everyday.agent, "model": _Scripted()}, everyday.base_dir)
     skills = SkillSet.discover([EVALS / "../../examples/skills"])
     offered = set(built.tools) | {t.name for t in skills.later_tools()}
