@@ -3,6 +3,10 @@ command runs this between pip and pytest; so does ``.ci/run``):
 
 - the official AG-UI JavaScript client (``npm ci`` in ``tests/agui_client``; Node.js and npm
   from the system's package manager when missing) for ``tests/test_serve_agui.py``;
+- the official A2A JavaScript SDK (``npm ci`` in ``tests/a2a_client``) for
+  ``tests/test_serve_a2a.py``;
+- MCP's reference server and the MCP Inspector CLI (``npm ci`` in ``tests/mcp_npm``) for
+  ``tests/test_mcp_*.py``;
 - Arize Phoenix, the real OTLP receiver of ``tests/test_otel_otlp.py``, in a virtualenv of its
   own (``$REACTLOOP_PHOENIX_VENV``, default ``~/.cache/reactloop/phoenix-venv``: its ~850 MB of
   dependencies would move the provider SDKs of reactloop's environment; about 3 minutes once);
@@ -31,6 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 AGUI_CLIENT = ROOT / "tests" / "agui_client"
+A2A_CLIENT = ROOT / "tests" / "a2a_client"
+MCP_NPM = ROOT / "tests" / "mcp_npm"
 PHOENIX_VERSION = "20.26.1"
 """The Phoenix release the OTLP tests are written against (``tests/_phoenix.py``)."""
 PHOENIX_VENV = Path(os.environ.get("REACTLOOP_PHOENIX_VENV")
@@ -77,17 +83,36 @@ def _has_node() -> bool:
     return shutil.which("node") is not None and shutil.which("npm") is not None
 
 
-def agui_client(check: bool) -> str:
-    """``npm ci`` in tests/agui_client (Node.js and npm from apt when missing)."""
-    if (AGUI_CLIENT / "node_modules" / "@ag-ui" / "client").is_dir() and _has_node():
-        return "ok: the AG-UI client (tests/agui_client/node_modules)"
+def _npm_client(check: bool, what: str, folder: Path, package: str) -> str:
+    """``npm ci`` in ``folder`` unless ``package`` is installed there (Node.js and npm from apt
+    when missing)."""
+    where = f"tests/{folder.name}"
+    if (folder / "node_modules" / package).is_dir() and _has_node():
+        return f"ok: {what} ({where}/node_modules)"
     if check:
-        return "missing: the AG-UI client (run `npm ci` in tests/agui_client)"
+        return f"missing: {what} (run `npm ci` in {where})"
     if not _has_node() and not _apt_install("nodejs", "npm"):
         return "missing: Node.js and npm (install them, e.g. apt-get install nodejs npm)"
-    if not _run(["npm", "ci", "--no-audit", "--no-fund"], cwd=AGUI_CLIENT):
-        return "missing: the AG-UI client (`npm ci` in tests/agui_client failed, see above)"
-    return "installed: the AG-UI client (tests/agui_client/node_modules)"
+    if not _run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder):
+        return f"missing: {what} (`npm ci` in {where} failed, see above)"
+    return f"installed: {what} ({where}/node_modules)"
+
+
+def agui_client(check: bool) -> str:
+    """``npm ci`` in tests/agui_client (Node.js and npm from apt when missing)."""
+    return _npm_client(check, "the AG-UI client", AGUI_CLIENT, "@ag-ui/client")
+
+
+def a2a_client(check: bool) -> str:
+    """``npm ci`` in tests/a2a_client: the official A2A JavaScript SDK."""
+    return _npm_client(check, "the A2A JavaScript SDK", A2A_CLIENT, "@a2a-js/sdk")
+
+
+def mcp_npm(check: bool) -> str:
+    """``npm ci`` in tests/mcp_npm: MCP's reference server (server-everything) and the MCP
+    Inspector CLI (0.15.0, the last release that runs on Node 20)."""
+    return _npm_client(check, "the MCP reference server and Inspector", MCP_NPM,
+                       "@modelcontextprotocol/server-everything")
 
 
 def phoenix(check: bool) -> str:
@@ -162,7 +187,7 @@ def postgres(check: bool) -> str:
     return f"missing: PostgreSQL server binaries ({hint})"
 
 
-STEPS: tuple[Step, ...] = (agui_client, phoenix, chromium, postgres)
+STEPS: tuple[Step, ...] = (agui_client, a2a_client, mcp_npm, phoenix, chromium, postgres)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -138,3 +138,17 @@ def compacting() -> Agent:
     model = FunctionModel(answer, context_window=3000)
     return Agent(model=model, tools=[fetch], max_iterations=10,
                  compaction=Compaction(keep_last=2))
+
+
+# -- agents that work together (tests/test_multi_traces.py): triage hands off to billing,
+# which asks the math agent (an agent called as a tool)
+def team() -> Agent:
+    def call(name: str, **arguments: object) -> ModelResponse:
+        return ModelResponse(tool_calls=[ToolCall(name, arguments)])
+
+    add = next(t for t in DEMO_TOOLS if t.name == "add")
+    math = Agent(ScriptedModel([call("add", a=2, b=3), "5"]), name="math", tools=[add])
+    billing = Agent(ScriptedModel([call("math", task="2+3"), "You owe 5 EUR."]),
+                    name="billing", tools=[math.as_tool()])
+    return Agent(ScriptedModel([call("transfer_to_billing")]), name="triage",
+                 handoffs=[billing])

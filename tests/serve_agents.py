@@ -209,3 +209,22 @@ agent = Agent(model=_model(), tools=[echo, read_secret, count, crash, transfer],
               planning=True, name="serve-test", max_iterations=8)
 """The agent the tests serve."""
 
+
+
+# -- agents that work together (tests/test_multi_ui.py): ``reactloop serve --agent
+# serve_agents:team``. The team agent hands every message to ``helper`` (an agent called as a
+# tool), which echoes it with its own tool and answers; the team agent then answers with that.
+def _helper_model(request: ModelRequest) -> Any:
+    text, after = _turn(request)
+    last = _last_tool(after)
+    return ToolCall("echo", {"text": text}) if last is None else f"echoed: {last.content}"
+
+
+def _team_model(request: ModelRequest) -> Any:
+    text, after = _turn(request)
+    last = _last_tool(after)
+    return ToolCall("helper", {"task": text}) if last is None else f"The helper said {last.content}"
+
+
+helper = Agent(FunctionModel(_helper_model), name="helper", tools=[echo])
+team = Agent(FunctionModel(_team_model), name="team", tools=[helper.as_tool()])

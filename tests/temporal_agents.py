@@ -63,6 +63,20 @@ steps_agent = Agent(model=FunctionModel(_steps), tools=[record], name="steps")
 steps = TemporalAgent(steps_agent, heartbeat_timeout=1.0) if TemporalAgent else None
 
 
+# -- an agent called as a tool: its run is part of the parent's workflow ----------------------
+stepper_agent = Agent(model=FunctionModel(_steps), tools=[record], name="stepper")
+
+
+def _delegate(request: ModelRequest) -> ModelResponse:
+    if _tool_results(request) == 0:
+        return ModelResponse(tool_calls=[ToolCall("stepper", {"task": "Record three steps."})])
+    return ModelResponse(text=f"Delegated: {request.messages[-1].content}")
+
+
+delegating_agent = Agent(model=FunctionModel(_delegate), tools=[stepper_agent.as_tool()],
+                         name="delegating")
+delegating = TemporalAgent(delegating_agent, heartbeat_timeout=1.0) if TemporalAgent else None
+
 # -- many concurrent runs over two workers ----------------------------------------------------
 async def _slow_steps(request: ModelRequest) -> ModelResponse:
     await asyncio.sleep(0.05)

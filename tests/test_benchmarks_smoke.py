@@ -98,3 +98,16 @@ def test_worker_otel_measures_three_modes_and_every_span_arrives() -> None:
     for mode in ("off", "memory", "otlp"):
         assert math.isfinite(out[f"{mode}_per_iteration_s"])
     assert finite_positive(out["sdk_floor_per_iteration_s"])
+
+
+def test_multi_agent_benchmark_compares_both_tools() -> None:
+    bench = load("multi_agent")
+    out = asyncio.run(bench.measure(calls=3, runs=2, warmup=1))  # each run checks its work
+    assert finite_positive(out["function_tool_us"]) and finite_positive(out["agent_tool_us"])
+
+
+def test_a2a_overhead_measures_both_calls() -> None:
+    pytest.importorskip("a2a.server", reason="pip install 'reactloop[a2a]'")
+    out = load("a2a_overhead").measure(runs=2, warmup=1)  # each run checks its own answer
+    assert out["runs"] == 2
+    assert all(finite_positive(out[k]["median_ms"]) for k in ("local", "session", "a2a"))

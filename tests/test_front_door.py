@@ -10,14 +10,16 @@ import pytest
 
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
-        "Agent", "ApprovalError", "Conversation", "Decision", "OutputValidationError",
-        "PendingApproval", "Event", "Message", "Metrics", "Model", "ModelError",
+        "Agent", "ApprovalError", "Conversation", "Decision", "FallbackModel",
+        "GuardrailTripped", "OutputValidationError",
+        "PendingApproval", "Event", "Handoff", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
         "SessionStoreError", "Step", "Tool", "ToolCall",
         "ToolContext", "ToolResult", "ToolRetry", "ToolSpec", "Usage", "UsageLimitExceeded",
-        "UserError", "instrument", "tool",
+        "UsageLimits", "UserError", "instrument", "tool",
     },
+    "reactloop.a2a": {"A2AAgent", "A2AReply"},
     "reactloop.context": {
         "Compaction", "PER_MESSAGE", "Summarize", "Tier", "TokenCounter", "Unit", "check_pairs",
         "estimate_tokens", "excerpt", "is_prompt", "latest_prompt", "prune", "repair",
@@ -27,14 +29,17 @@ PUBLIC: dict[str, set[str]] = {
                             "apply_decisions", "arguments_hash", "decided_calls",
                             "pending_approvals"},
     "reactloop.events": {
-        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "IterationStartEvent",
+        "ApprovalDecidedEvent", "ApprovalRequestedEvent", "PartialOutputEvent", "Callbacks", "CompactionEvent", "CustomEvent", "Event", "FallbackEvent",
+        "GuardrailEvent", "HandoffEvent", "IterationStartEvent", "QueuedEvent",
         "ModelResponseEvent", "NoToolCallEvent", "PlanUpdateEvent", "RequestEvent",
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
+    "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits",
+                           "agent_guardrail", "concurrent_guardrail"},
     "reactloop.extensions": {"Extension"},
-    "reactloop.mcp": {"MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config",
-                      "serve_stdio"},
+    "reactloop.mcp": {"Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError",
+                      "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"},
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
         "OutputMode", "OutputSchema", "Role",

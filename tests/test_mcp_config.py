@@ -96,8 +96,16 @@ def test_vscode_servers_key_and_type(tmp_path: Path) -> None:
             r"server 'b': 'headers' must be an object",
         ),
         (
-            {"mcpServers": {"b": {"type": "sse", "url": "http://h"}}},
-            r"server 'b': 'type' .* SSE transport is not supported",
+            {"mcpServers": {"b": {"type": "websocket", "url": "http://h"}}},
+            r"server 'b': 'type' must be 'stdio', 'http' or 'sse'",
+        ),
+        (
+            {"mcpServers": {"b": {"url": "http://h", "bearer_token_env": "REACTLOOP_UNSET_VAR"}}},
+            r"server 'b': 'bearer_token_env' names \$REACTLOOP_UNSET_VAR, which is not set",
+        ),
+        (
+            {"mcpServers": {"b": {"url": "http://h", "sampling": "yes"}}},
+            r"server 'b': 'sampling' must be 'allow', 'ask' or 'deny'",
         ),
         (
             {"mcpServers": {"c": {"command": "x", "timeout": 0}}},

@@ -135,6 +135,9 @@ def test_run_with_parallel_tools_an_error_a_retry_and_the_forced_last_iteration(
         "reactloop.run.id": result.run_id, "reactloop.run.state": "max_iterations",
         "reactloop.run.iterations": 2, "reactloop.run.tool_calls": 2,
         "reactloop.usage.input_tokens": 82 + 25, "reactloop.usage.output_tokens": 49 + 8,
+        # genai-prices: gpt-4o-2024-08-06 answered first, then gpt-4o-mini-2024-07-18
+        "reactloop.usage.cost_usd": pytest.approx(82 * 2.5e-6 + 49 * 10e-6 + 25 * 0.15e-6
+                                                  + 8 * 0.6e-6),
     }
     assert root.status.status_code is StatusCode.UNSET
     assert _events(root) == [
@@ -147,6 +150,7 @@ def test_run_with_parallel_tools_an_error_a_retry_and_the_forced_last_iteration(
         "gen_ai.response.model": "gpt-4o-2024-08-06",
         "gen_ai.response.finish_reasons": ("tool_calls",),
         "gen_ai.usage.input_tokens": 82, "gen_ai.usage.output_tokens": 49,
+        "reactloop.usage.cost_usd": pytest.approx(82 * 2.5e-6 + 49 * 10e-6),
     }
     [(retry, retry_attrs)] = _events(chat1)
     assert retry == "reactloop.retry"
@@ -159,6 +163,7 @@ def test_run_with_parallel_tools_an_error_a_retry_and_the_forced_last_iteration(
         "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
         "gen_ai.response.finish_reasons": ("stop",),
         "gen_ai.usage.input_tokens": 25, "gen_ai.usage.output_tokens": 8,
+        "reactloop.usage.cost_usd": pytest.approx(25 * 0.15e-6 + 8 * 0.6e-6),
     }
     assert _attrs(weather) == {
         "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",

@@ -29,7 +29,8 @@ def test_import_does_not_pull_sdks_or_native_libraries() -> None:
     code = (
         "import sys, reactloop, reactloop.testing\n"
         "heavy = [m for m in ('openai', 'anthropic', 'google.genai', 'llama_cpp', 'mcp', "
-        "'duckdb', 'rich', 'pydantic', 'opentelemetry', 'temporalio') if m in sys.modules]\n"
+        "'duckdb', 'rich', 'pydantic', 'opentelemetry', 'temporalio', 'a2a', 'starlette') "
+        "if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -131,3 +131,26 @@ def test_text_deltas_of_a_run_never_carry_a_secret(monkeypatch: pytest.MonkeyPat
     assert registered not in joined and password not in joined and "sk-live" not in joined
     assert joined == redact(answer)
     assert len(pieces) > 3  # still streamed, not one block at the end
+
+
+def test_partial_typed_outputs_never_carry_a_secrets_prefix() -> None:
+    """Partial typed answers are parsed from what the gate released, not from the raw
+    deltas: a secret arriving in pieces shows up in no partial value, not even its start."""
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        answer: str
+
+    registered = f"reg-{secrets.token_hex(8)}"
+    add_secret(registered)
+    text = '{"answer": "the key is ' + registered + ' and that is all of it"}'
+    agent = Agent(model=ThreeChars(lambda request: text), output_type=Answer,
+                  output_mode="prompted")
+
+    async def partials() -> list[str]:
+        return [str(e.to_dict()) async for e in agent.stream("go")  # type: ignore[attr-defined]
+                if e.type == "partial_output"]
+
+    seen = asyncio.run(partials())
+    assert seen  # the typed answer still streams
+    assert not any(registered[:8] in s for s in seen)

@@ -287,3 +287,50 @@ def test_an_unexpected_failure_is_a_json_500_without_its_details(tmp_path: Path)
         assert "internal error (RuntimeError)" in error and "the server's log" in error
         assert str(tmp_path) not in r.text
         assert client.get("/api/health").json() == {"status": "ok"}
+
+
+def _failing_sub_agent_app(tmp_path: Path, debug: bool):
+    """A parent whose sub-agent's tool raises, served with a token (beyond loopback)."""
+    from reactloop import Agent, ModelResponse, ToolCall
+    from reactloop.serve import create_app
+    from reactloop.testing import FunctionModel
+
+    def crash() -> str:
+        """Fail."""
+        raise RuntimeError("broken on purpose")
+
+    def sub_model(request):
+        if request.messages[-1].role == "tool":
+            return ModelResponse(text="the tool failed")
+        return ModelResponse(tool_calls=[ToolCall("crash", {})])
+
+    def parent_model(request):
+        if request.messages[-1].role == "tool":
+            return ModelResponse(text="done")
+        return ModelResponse(tool_calls=[ToolCall("helper", {"task": "try"})])
+
+    helper = Agent(model=FunctionModel(sub_model), name="helper", tools=[crash])
+    parent = Agent(model=FunctionModel(parent_model), name="parent", tools=[helper.as_tool()])
+    return create_app(parent, tmp_path / "s.sqlite3", token=SERVE_TOKEN, debug=debug)
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["token", "token+debug"])
+def test_a_sub_agents_traceback_reaches_no_client_without_debug(tmp_path: Path,
+                                                               debug: bool) -> None:
+    """SSE and AG-UI share one rule: a nested sub-run's tool_error (and any result's steps)
+    carry no traceback unless the operator asked for details."""
+    from ag_ui.core import RunAgentInput, UserMessage
+
+    body = RunAgentInput(thread_id="agui-sub", run_id="r1", state={}, tools=[], context=[],
+                         forwarded_props={},
+                         messages=[UserMessage(id="u1", role="user", content="go")]
+                         ).model_dump(by_alias=True, exclude_none=True, mode="json")
+    headers = {"authorization": f"Bearer {SERVE_TOKEN}"}
+    with uvicorn_on_loopback(_failing_sub_agent_app(tmp_path, debug)) as url, \
+            httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+        sse = client.post("/api/sessions/sse-sub/messages", json={"text": "go"}).text
+        agui = client.post("/api/agui", json=body).text
+    for text in (sse, agui):
+        assert "broken on purpose" in text  # the error sentence reaches the client
+        assert ("Traceback (most recent call last)" in text) is debug
+        assert ("test_serve_errors.py" in text) is debug

@@ -81,3 +81,12 @@ def test_an_id_with_a_slash_and_any_printable_text_is_fine(store) -> None:
         store.append(sid, [Message.user(sid)])
         assert store.get(sid) == [Message.user(sid)] and store.info(sid) is not None
         assert store.delete(sid)
+
+
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_dot_ids_are_refused_no_url_can_reach_them(store, dots: str) -> None:
+    """Browsers and proxies collapse ``.`` and ``..`` path segments, so a session with such an
+    id could be created and never opened again: refused everywhere, with the fix."""
+    with pytest.raises(UserError, match="choose another id"):
+        store.append(dots, [Message.user("hi")])
+    assert store.list() == []

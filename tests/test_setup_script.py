@@ -21,7 +21,7 @@ def _check(env: dict[str, str]) -> list[str]:
 def test_check_reports_one_line_per_prerequisite_and_installs_nothing(tmp_path: Path) -> None:
     venv = tmp_path / "phoenix-venv"
     lines = _check({"REACTLOOP_PHOENIX_VENV": str(venv)})
-    assert len(lines) == 4
+    assert len(lines) == 6  # AG-UI, A2A, MCP npm servers, Phoenix, Chromium, PostgreSQL
     assert all(line.startswith(("test setup: ok: ", "test setup: missing: ")) for line in lines)
     [phoenix] = [line for line in lines if "Phoenix" in line]
     assert phoenix == (f"test setup: missing: Arize Phoenix (python -m venv {venv} && "

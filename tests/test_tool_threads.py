@@ -68,10 +68,11 @@ def gate() -> Any:
 def test_run_sync_returns_at_its_deadline_while_the_tool_thread_is_blocked(gate: Gate) -> None:
     agent = Agent(model=ScriptedModel([ToolCall("block", {}), "never reached"]),
                   tools=[gate.tool()], max_execution_time=1.0)
+    abandoned_before = thread_stats().abandoned  # monotonic: other tests' threads may end
     result = agent.run_sync("go")
     assert result.state is RunState.TIMED_OUT
     assert gate.started == 1 and not gate.finished.is_set()  # returned while still blocked
-    assert thread_stats().stuck >= 1
+    assert thread_stats().abandoned == abandoned_before + 1 and thread_stats().stuck >= 1
 
 
 def test_run_sync_returns_after_a_tool_timeout_while_the_tool_thread_is_blocked(
@@ -144,10 +145,12 @@ def test_an_unrelated_runs_tool_runs_while_stuck_calls_fill_the_pool(gate: Gate,
     other = Agent(model=ScriptedModel([ToolCall("instant", {}), "done"]), tools=[instant],
                   tool_timeout=SAFETY / 2)
 
+    abandoned_before = thread_stats().abandoned  # monotonic: other tests' threads may end
+
     async def main() -> None:  # one event loop, as in a server
         first = await hog.run("hog the threads")
         assert all(r.error and "timed out" in r.error for r in first.steps[0].results)
-        assert thread_stats().stuck >= gate.started > 0
+        assert thread_stats().abandoned - abandoned_before == gate.started > 0
         second = await other.run("something else")
         assert [r.content for r in second.steps[0].results] == ["instant"]
 
@@ -245,7 +248,6 @@ def test_calls_keep_context_variables_and_raise_the_functions_errors(arun: Any) 
 def test_the_defaults_are_documented() -> None:
     stats = thread_stats()
     assert (stats.size, stats.max_stuck) == (POOL_SIZE, MAX_STUCK)
-    assert stats.stuck >= 0 and stats.threads >= stats.busy
 
 
 def test_serve_reports_stuck_tool_threads_and_still_stops(tmp_path: Path) -> None:
@@ -282,4 +284,4 @@ def test_stuck_threads_are_an_opentelemetry_gauge(gate: Gate) -> None:
         assert agent.run_sync("go").output == "gave up waiting"
         points = {a["reactloop.thread.state"]: p.value
                   for a, p in spans.metrics()["reactloop.tool.threads"]}
-    assert points["stuck"] >= 1 and points["busy"] >= 0
+    assert points["stuck"] >= 1  # this test's blocked call, still running

@@ -14,11 +14,14 @@ model answers::
 """
 
 from reactloop._instrument import instrument
+from reactloop._multi import Handoff
 from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
+from reactloop.controls import FallbackModel, UsageLimits
 from reactloop.errors import (
     ApprovalError,
+    GuardrailTripped,
     ModelError,
     ModelHTTPError,
     OutputValidationError,
@@ -53,6 +56,9 @@ __all__ = [
     "Conversation",
     "Decision",
     "Event",
+    "FallbackModel",
+    "GuardrailTripped",
+    "Handoff",
     "Message",
     "Metrics",
     "Model",
@@ -80,6 +86,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UsageLimitExceeded",
+    "UsageLimits",
     "UserError",
     "instrument",
     "tool",

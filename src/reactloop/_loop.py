@@ -24,18 +24,30 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from typing import Any
 
+from reactloop import _nesting
 from reactloop import _notes as notes
+from reactloop._multi import (
+    filtered_history,
+    hand_over_usage,
+    handed_to,
+    hold_calls,
+    waiting_subruns,
+)
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
-from reactloop._spec import RunSpec
+from reactloop._repeats import failures, seen_key
+from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
-from reactloop.approvals import DENIED, decided_calls, gate, pending_approvals
+from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
-from reactloop.errors import UserError
+from reactloop.controls._cost import account
+from reactloop.controls._run import control_ending, run_controls
+from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
     Event,
+    HandoffEvent,
     IterationStartEvent,
     ModelResponseEvent,
     NoToolCallEvent,
@@ -62,6 +74,7 @@ from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
+from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -75,11 +88,36 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = ("again", "chosen", "ctx", "deadline", "error", "gated", "rt", "selectable",
-                 "spec", "started", "step_events", "stream", "value")
+    __slots__ = (
+        "again",
+        "answered",
+        "asked",
+        "chosen",
+        "controls",
+        "cost",
+        "ctx",
+        "deadline",
+        "error",
+        "frame",
+        "gated",
+        "handed",
+        "rt",
+        "selectable",
+        "spec",
+        "stack",
+        "started",
+        "step_events",
+        "stream",
+        "streamed",
+        "value",
+    )
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+        self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
+        rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
+        self.answered: str | None = None  # the model that answered the latest call
+        self.cost: float | None = None  # what the latest call cost (None: unknown)
         self.started = rt.monotonic()
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
@@ -97,6 +135,18 @@ class _Loop:
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.asked: str | None = None
+        """The question a sub-agent asked the user (the run then waits for the answer)."""
+        self.stack: AsyncExitStack | None = None
+        """Where the run's tool sources are open (set when it starts)."""
+        self.streamed: ModelResponse | None = None
+        self.handed = (0, self.started)
+        """The iteration and time of the last handoff (the speaking agent's share since)."""
+        """The latest streamed model response (``_stream_model`` sets it)."""
+        outer = _nesting.current.get()  # the run whose tool started this one, if any
+        self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
+                                    stream)
+        """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``.
@@ -111,39 +161,45 @@ class _Loop:
             async with AsyncExitStack() as stack:
                 async with self._deadline_scope():
                     await self._start(stack)
-                ending = await self._decided() if ctx.iteration else None  # resumed, decided
+                ending = await self._decided()  # a resumed run's decided calls
                 for ev in ctx.flush():
                     yield ev
                 for k in self._iterations(ending):
                     ctx.iteration = ctx.metrics.iterations = k
-                    yield IterationStartEvent(ctx.run_id, k, spec.max_iterations)
+                    yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
                     started = self.rt.now()
                     if self.stream:
-                        response = None
-                        async for item in self._stream_model(k):
-                            if isinstance(item, ModelResponse):
-                                response = item
-                            else:
-                                yield item
+                        async for ev in self._stream_model(k):
+                            yield ev
+                        response = self.streamed
                         assert response is not None
                     else:
                         response = await self._call_model(k)
                         for ev in ctx.flush():
                             yield ev
-                    yield ModelResponseEvent(ctx.run_id, k, response)
+                    yield ModelResponseEvent(ctx.run_id, k, response, self.cost)
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
-                    if calls:
-                        ending = await self._run_tools(k, response, calls, started)
-                        for ev in ctx.flush():
+                    if calls and self.stream and _nesting.nests(ctx.tools, calls):  # live
+                        batch = asyncio.ensure_future(self._run_tools(k, response, calls,
+                                                                      started))
+                        async for ev in _nesting.live(batch, self.frame):
                             yield ev
+                        ending, target = batch.result()
+                    elif calls:
+                        ending, target = await self._run_tools(k, response, calls, started)
+                    else:
+                        target = None
+                    await self._hand_off(k, target)  # in this task: the stack closes here
+                    for ev in ctx.flush():
+                        yield ev
                     if ending is not None:
                         break
                 state, output = ending or (RunState.MAX_ITERATIONS, "")
                 error = self.error
         except (Exception, asyncio.CancelledError) as exc:
-            state, output, error, reraise = _failure(exc)
+            state, output, error, reraise = _failure(exc, ctx.steps)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -164,6 +220,8 @@ class _Loop:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
         calls = self._with_ids(k, response.tool_calls)
+        if self.controls is not None:  # a usage limit may end the run before the tools run
+            self.controls.before_tools(len(calls))
         waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
@@ -184,8 +242,8 @@ class _Loop:
         its typed answer goes back to the model."""
         if ending is not None:
             return
-        k, n = self.ctx.iteration + 1, self.spec.max_iterations
-        while k <= n:
+        k = self.ctx.iteration + 1
+        while k <= self.spec.max_iterations:  # a handoff gives its agent a budget of its own
             yield k
             if not self.again:
                 k += 1
@@ -194,6 +252,9 @@ class _Loop:
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack) -> None:
         ctx = self.ctx
+        self.stack = stack  # a handoff opens its agent's sources on it
+        if self.controls is not None:  # input guardrails, before anything else happens
+            await self.controls.start()
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
@@ -214,9 +275,7 @@ class _Loop:
         calls, ctx.open_calls = ctx.open_calls, ()
         if not calls:
             return
-        why = {RunState.TIMED_OUT: "the run reached its time limit",
-               RunState.CANCELLED: "the run was cancelled"}.get(state, "the run ended")
-        results = [notes.unfinished(c, why) for c in calls]
+        results = [notes.unfinished(c, notes.why_unfinished(state)) for c in calls]
         self._record(ctx.iteration, None, calls, results, self.rt.now())
 
     # -- model -------------------------------------------------------------------------------
@@ -237,7 +296,8 @@ class _Loop:
             extra.append(notes.budget(n - k))
         return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
                             declared if tools is not declared else (),
-                            None if out is None else out.request_schema)
+                            None if out is None else out.request_schema,
+                            ctx.conversation_id or ctx.run_id)
 
     def _final_tools(self) -> list[str]:
         if self.spec.output is not None and self.spec.output.mode == "tool":
@@ -286,15 +346,18 @@ class _Loop:
             self._retry_truncated(2, response)
         return response
 
-    async def _stream_model(self, k: int) -> AsyncIterator[Event | ModelResponse]:
+    async def _stream_model(self, k: int) -> AsyncIterator[Event]:
+        """The model call's events as they stream; then the response is :attr:`streamed`."""
         ctx, out = self.ctx, self.spec.output
         request = await self._prepare(k)
         for ev in ctx.flush():
             yield ev
         for attempt in (1, 2):
             response = None
-            partial = None if out is None else PartialOutput(out)
-            outgoing = TextGate()  # streamed text leaves only through it (redaction hold-back)
+            # streamed text leaves only through the gate (redaction hold-back; guardrails
+            # hold it all until they pass)
+            outgoing = TextGate(self.controls is not None and self.controls.holds(request))
+            partial = None if out is None or outgoing.hold else PartialOutput(out)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
                                                        on_retry=self._on_retry):
@@ -302,23 +365,30 @@ class _Loop:
                         yield ev
                     if isinstance(item, TextDelta):
                         if released := outgoing.feed(item.text):
-                            yield TextDeltaEvent(ctx.run_id, k, released)
-                        if partial is not None and (got := partial.feed(item.text)):
-                            yield PartialOutputEvent(ctx.run_id, k, got[0])
+                            for ev in self._released(k, released, partial):
+                                yield ev
                     else:
                         response = item
-            if released := outgoing.flush():
-                yield TextDeltaEvent(ctx.run_id, k, released)
+            if released := outgoing.flush(None if response is None else response.text):
+                for ev in self._released(k, released, partial):
+                    yield ev
             assert response is not None
             if not self._retry_truncated(attempt, response):
-                yield response
+                self.streamed = response
                 return
             request = self._more_room(request)
 
+    def _released(self, k: int, text: str, partial: PartialOutput | None) -> list[Event]:
+        """Text the outgoing gate released: a delta, and the typed answer parsed so far (from
+        the released text too, so a held-back secret reaches no event)."""
+        out: list[Event] = [TextDeltaEvent(self.ctx.run_id, k, text)]
+        if partial is not None and (got := partial.feed(text)):
+            out.append(PartialOutputEvent(self.ctx.run_id, k, got[0]))
+        return out
+
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the usage; True when a cut-off reply should be asked again with more room."""
-        if response.usage is not None:
-            self._count_usage(response.usage.input_tokens, response.usage.output_tokens)
+        self._account(response)
         return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
 
     @staticmethod
@@ -343,12 +413,27 @@ class _Loop:
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
-                         started: float) -> _Ending | None:
+                         started: float) -> tuple[_Ending | None, HandoffTarget | None]:
+        """Run a batch: how the run ends with it, if it does, and the agent it hands off to
+        (the caller hands off, in the loop's own task: the run's sources are opened and
+        closed there, and a source may hold a task group, as MCP clients do)."""
         results = await self._execute(calls)
+        if self.frame.held:  # an agent called as a tool waits for a person
+            calls, results = self._hold(k, calls, results)
         self._after_tools(k, response.text, calls, results, started)
+        handoffs = self.spec.handoffs
+        target = next((handoffs[r.name] for r in results
+                       if r.error is None and r.name in handoffs), None)
         if self.gated:
-            return self._waiting(k)
-        return self._batch_ending(results)
+            return self._waiting(k), target
+        return self._batch_ending(results), target
+
+    def _waiting(self, k: int) -> _Ending:
+        """The response's gated calls (or held agent calls) wait: the run ends here, asking
+        the user when a sub-agent asked, else for approvals."""
+        if self.asked is not None:
+            return RunState.WAITING_FOR_USER, self.asked
+        return self._approvals(k)
 
     def _after_tools(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                      results: Sequence[ToolResult], started: float) -> None:
@@ -370,13 +455,31 @@ class _Loop:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
         return self._control_ending(results) or self._output_tool_ending(results)
 
+    async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
+        """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
+        iteration (its instructions, tools, sources, extensions and iteration budget)."""
+        if target is None:
+            return
+        ctx, before = self.ctx, self.spec
+        now = self.rt.monotonic()
+        hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
+        self.handed = (k, now)
+        self.spec = handed_to(before, target, k)
+        if target.history is not None:  # it filters what came before; the transfer stays
+            ctx.messages = filtered_history(ctx.messages, target.history)
+        ctx.tools, self.chosen = self.spec.tools.copy(), None
+        assert self.stack is not None
+        async with self._deadline_scope():
+            await self._start(self.stack)
+        ctx.pending.append(HandoffEvent(ctx.run_id, k, before.name, self.spec.name))
+
     def _record(self, k: int, text: str | None, calls: tuple[ToolCall, ...],
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
         ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
                      for r in results))
-        step = Step(k, text, calls, tuple(results), started, self.rt.now())
+        step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
 
@@ -397,21 +500,29 @@ class _Loop:
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
         ctx, spec = self.ctx, self.spec
-        keys = [None if self._repeatable(c) else _seen_key(c) for c in calls]
+        keys = [None if self._repeatable(c) else seen_key(c) for c in calls]
         # a call identical to one that failed is not run again: it would fail the same way
-        failed = _failures(ctx.steps)
-        again = [failed.get(_seen_key(c)) if failed else None for c in calls]
+        failed = failures(ctx.steps)
+        again = [failed.get(seen_key(c)) if failed else None for c in calls]
         fresh = [c for c, key, f in zip(calls, keys, again, strict=True)
                  if key not in ctx.seen and f is None]
         batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
+        frame = _nesting.current.set(self.frame)  # sub-runs find this run
+        token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
+            spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
+            None if self.deadline is None else self.deadline - self.rt.monotonic(),
+            self._summarizer_call))
         try:
             async with self._deadline_scope():
                 done = await self.rt.run_tools(batch) if fresh else []
         except (TimeoutError, asyncio.CancelledError) as exc:
             self._keep_finished(calls, batch, exc)
             raise
+        finally:
+            caller_run.reset(token)
+            _nesting.current.reset(frame)
         by_id = {r.call_id: r for r in done}
         results = []
         for c, key, f in zip(calls, keys, again, strict=True):
@@ -453,21 +564,45 @@ class _Loop:
         return None
 
     # -- approvals ---------------------------------------------------------------------------
-    def _waiting(self, k: int) -> _Ending:
+    def _approvals(self, k: int) -> _Ending:
         """The response's gated calls wait for decisions: the run ends here."""
         ctx, gated = self.ctx, self.gated
         ids = {c.id for c in gated}
-        for p in pending_approvals(ctx.messages):
+        waiting = pending_approvals(ctx.messages)
+        for p in waiting:
             if p.call_id in ids:
                 ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
-        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(gated)
+        return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
+            [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
+
+    def _hold(self, k: int, calls: tuple[ToolCall, ...], results: list[ToolResult]
+              ) -> tuple[tuple[ToolCall, ...], list[ToolResult]]:
+        """Agent calls whose sub-run waits for approval wait with it, unanswered: the run
+        ends ``WAITING_FOR_APPROVAL`` once the others are recorded, and the sub-run's calls
+        are the ones to decide (``reactloop.approvals``, ``"nested"``)."""
+        self.frame.held = False
+        held = waiting_subruns(results)
+        if not held:
+            return calls, results
+        ctx = self.ctx
+        ctx.messages = hold_calls(ctx.messages, held, ctx.run_id)
+        # a held call runs again once decided or answered: never from the repeated-call cache
+        ctx.seen = {key: r for key, r in ctx.seen.items() if r.call_id not in held}
+        self.gated = (*self.gated, *(c for c in calls if c.id in held))
+        for run in held.values():
+            for p in run.pending_approvals:
+                ctx.pending.append(ApprovalRequestedEvent(ctx.run_id, k, p))
+            if run.state is RunState.WAITING_FOR_USER:  # the run asks what its sub-agent asks
+                self.asked = run.text
+        return (tuple(c for c in calls if c.id not in held),
+                [r for r in results if r.call_id not in held])
 
     async def _decided(self) -> _Ending | None:
         """A run resumed with decisions: deny or run the decided calls — each once: a call
         with a result is no longer waiting — then wait again if some still wait, else go on
         with the next iteration (or end, when the batch held a control tool)."""
         ctx = self.ctx
-        decided = decided_calls(ctx.messages)
+        decided = decided_calls(ctx.messages) if ctx.iteration else None  # a resumed run
         if not decided:
             return None
         k, started = ctx.iteration, self.rt.now()
@@ -477,10 +612,16 @@ class _Loop:
                              c.id, c.provider_details) for c, d in decided if d.approved)
         ctx.open_calls = run
         ctx.metrics.tool_calls += len(run)
+        self.frame.resumes = nested_runs(ctx.messages)  # agent calls continue their sub-runs
         ran = {r.call_id: r for r in (await self._execute(run) if run else [])}
+        self.frame.resumes = {}
         calls = tuple(c for c, _ in decided)
         results = [decision_result(c, d, ran.get(c.id or "")) for c, d in decided]
+        if self.frame.held:
+            calls, results = self._hold(k, calls, results)
         self._after_tools(k, None, calls, results, started)
+        if self.asked is not None:
+            return RunState.WAITING_FOR_USER, self.asked
         if waiting := pending_approvals(ctx.messages):
             return RunState.WAITING_FOR_APPROVAL, notes.waiting_for_approval(
                 [ToolCall(p.tool_name, p.arguments, p.call_id) for p in waiting])
@@ -526,7 +667,7 @@ class _Loop:
             elif c.name in CONTROL_TOOL_NAMES and self.spec.loop_control and c.arguments:
                 raw = raw or str(next(iter(c.arguments.values()), ""))
         self.ctx.append(Message.assistant(raw, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         ending = self._typed(raw, RunState.MAX_ITERATIONS)
         self.again = ending is None
         return ending
@@ -540,7 +681,7 @@ class _Loop:
                 value = next(iter(c.arguments.values()), "")
                 text = text or notes.strip_notes(str(value))
         self.ctx.append(Message.assistant(text, (), response.provider_details))
-        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now()))
+        self.ctx.steps.append(Step(k, response.text, (), (), started, self.rt.now(), self.answered))
         return RunState.MAX_ITERATIONS, text or self._fallback(RunState.MAX_ITERATIONS)
 
     def _no_tool_call(self, k: int, response: ModelResponse, started: float) -> _Ending | None:
@@ -557,7 +698,7 @@ class _Loop:
                                     kind="reminder"))
         if reminded or self.spec.loop_control:
             ctx.pending.append(NoToolCallEvent(ctx.run_id, k, raw, reminded=reminded))
-        step = Step(k, raw, (), (), started, self.rt.now())
+        step = Step(k, raw, (), (), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         if self.step_events:
             ctx.pending.append(StepEvent(ctx.run_id, step))
@@ -585,6 +726,12 @@ class _Loop:
         m.input_tokens += input_tokens
         m.output_tokens += output_tokens
 
+    def _account(self, response: ModelResponse) -> None:
+        """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
+        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
+        if self.controls is not None:
+            self.controls.charge(response, self.cost, self.answered)
+
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,
                               timed_out=state is RunState.TIMED_OUT,
@@ -604,7 +751,8 @@ class _Loop:
                    if state is RunState.WAITING_FOR_APPROVAL else ())
         return RunResult(value, state, list(ctx.steps), ctx.metrics, list(ctx.messages),
                          error, run_id=ctx.run_id, context=ctx, text=output,
-                         pending_approvals=waiting, **self._extension_fields())
+                         pending_approvals=waiting, agent=self.spec.name,
+                         **self._extension_fields())
 
     def _extension_fields(self) -> dict[str, Any]:
         """The result's fields that extensions fill (``Extension.result_field``: the plan)."""
@@ -616,35 +764,17 @@ class _Loop:
         return out
 
 
-def _failure(exc: BaseException
+def _failure(exc: BaseException, steps: Sequence[Step]
              ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
     """State, output, error and what to re-raise for a run that ends by an exception."""
     if isinstance(exc, TimeoutError):  # the run's own deadline
         return RunState.TIMED_OUT, "", None, None
     if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
         return RunState.CANCELLED, "", None, exc
+    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
+        return (*control_ending(exc, steps), None, None)
     redact_exception(exc)  # an echoed API key must not reach the result
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _failures(steps: Sequence[Step]) -> dict[object, ToolResult]:
-    """The run's failed calls (not those a person denied) by name and arguments."""
-    return {_seen_key(ToolCall(r.name, dict(r.arguments))): r for s in steps
-            for r in s.results if r.error is not None and not r.error.startswith(DENIED)}
-
-
-def _seen_key(call: ToolCall) -> object:
-    """Equal for calls with the same name and arguments (in any key order)."""
-    args = call.arguments
-    if isinstance(args, dict) and all(type(v) in _SCALARS for v in args.values()):
-        return call.name, tuple(sorted(args.items()))  # the common case, without JSON
-    try:
-        return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return f"{call.name}\0{args!r}"
 
 
 def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from reactloop.messages import ToolCall
-from reactloop.result import Step, ToolResult
+from reactloop.result import RunState, Step, ToolResult
 
 DEFAULT_MAX_TOKENS = 1024
 """Room assumed when a truncated response is retried and no ``max_tokens`` was set."""
@@ -96,9 +96,11 @@ def _short(text: str, limit: int = 120) -> str:
 
 
 def fallback(steps: Sequence[Step], max_iterations: int, *, timed_out: bool = False,
-             cancelled: bool = False) -> str:
+             cancelled: bool = False, reason: str | None = None) -> str:
     """A usable answer when the model gave none: why the run stopped and what was done."""
-    if cancelled:
+    if reason is not None:
+        head = f"The run stopped before the model gave a final answer: {reason}."
+    elif cancelled:
         head = "The run was cancelled before the model gave a final answer."
     elif timed_out:
         head = "The run reached its time limit before the model gave a final answer."
@@ -117,6 +119,17 @@ def waiting_for_approval(calls: Sequence[ToolCall]) -> str:
     """The output of a run that waits for decisions on ``calls``."""
     listed = ", ".join(f"{c.name} ({c.id})" for c in calls)
     return f"Waiting for approval of: {listed}."
+
+
+_UNFINISHED = {RunState.TIMED_OUT: "the run reached its time limit",
+               RunState.CANCELLED: "the run was cancelled",
+               RunState.USAGE_LIMIT: "the run reached a usage limit",
+               RunState.BLOCKED: "a guardrail blocked the run"}
+
+
+def why_unfinished(state: RunState) -> str:
+    """Why a run that ended in ``state`` left its open tool calls unfinished."""
+    return _UNFINISHED.get(state, "the run ended")
 
 
 def unfinished(call: ToolCall, why: str) -> ToolResult:

@@ -196,8 +196,19 @@ def add_secret(value: str | None) -> None:
     value = value.strip()
     if len(value) < MIN_SECRET_LENGTH:
         return
+    global _registered
     with _lock:
-        _secrets.add(value)
+        if value not in _secrets:
+            _secrets.add(value)
+            _registered = frozenset(_secrets)
+
+
+_registered: frozenset[str] = frozenset()
+""":data:`_secrets` as a frozenset, made again only when one is added."""
+_union: tuple[frozenset[str], frozenset[str], frozenset[str]] = (
+    frozenset(), frozenset(), frozenset())
+"""``(environment values, registered, their union)``: the union made again only when one of
+the two changed (streaming asks for it once per delta)."""
 
 
 def _environ_secrets() -> frozenset[str]:
@@ -215,10 +226,13 @@ def _environ_secrets() -> frozenset[str]:
 
 
 def _current_secrets() -> frozenset[str]:
-    found = set(_environ_secrets())
-    with _lock:
-        found.update(_secrets)
-    return frozenset(found)
+    global _union
+    environ, registered = _environ_secrets(), _registered
+    seen_environ, seen_registered, union = _union
+    if environ is not seen_environ or registered is not seen_registered:
+        union = environ | registered
+        _union = (environ, registered, union)
+    return union
 
 
 def _secrets_state() -> tuple[frozenset[str], re.Pattern[str] | None]:
@@ -300,6 +314,8 @@ def hold_back(text: str) -> int:
     secrets, pattern = _secrets_state()
     if secrets:
         cut = min(cut, _secret_start(text, secrets))
+    if cut == n:  # nothing held (plain prose): no match can straddle the end
+        return n
     matchers = [(m, MAX_PATTERN_HOLD) for m in _PATTERNS]
     if pattern is not None:  # a secret is bounded by its own length
         matchers.append((pattern, n))

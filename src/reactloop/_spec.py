@@ -6,13 +6,14 @@ The loop reads only this (never the ``Agent``), so dependencies point one way:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reactloop._output import OutputSpec
 from reactloop.errors import UserError
 from reactloop.extensions._base import RESULT_FIELDS, Extension
-from reactloop.messages import ModelSettings
+from reactloop.messages import Message, ModelSettings
 from reactloop.models._base import Model
 from reactloop.prompt import PromptBuilder
 from reactloop.run_context import RunContext
@@ -23,8 +24,12 @@ from reactloop.tools._tool import ApprovalRule
 
 if TYPE_CHECKING:  # imported by the first Agent, not by ``import reactloop``
     from reactloop.context._manager import ContextPolicy
+    from reactloop.controls._run import Controls
 
-__all__ = ["RunSpec"]
+__all__ = ["HandoffTarget", "HistoryFilter", "RunSpec"]
+
+HistoryFilter = Callable[[list[Message]], Sequence[Message]]
+"""What an agent handed the conversation sees of it: ``fn(history) -> history``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,11 @@ class RunSpec:
     """The agent's approval policy over all tools (``Agent(approve=...)``)."""
     tool_selection: ToolSelector | None = None
     """Picks the tools offered for a request (``Agent(tool_selection=...)``); None: all."""
+    controls: Controls | None = None
+    """Usage limits, guardrails, model concurrency, fallbacks (``reactloop.controls``);
+    None when the agent has none."""
+    handoffs: Mapping[str, HandoffTarget] = field(default_factory=dict)
+    """The agents this one may hand the conversation to, by their ``transfer_to_…`` tool."""
 
     def __post_init__(self) -> None:
         for ext in self.extensions:
@@ -69,4 +79,15 @@ class RunSpec:
         for ext in self.extensions:
             computed.update(ext.notes(ctx))
         return self.prompt.volatile(computed) if computed else []
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffTarget:
+    """An agent a run may hand the conversation to (``Agent(handoffs=[...])``)."""
+
+    name: str
+    """The agent's name."""
+    spec: RunSpec
+    history: HistoryFilter | None = None
+    """What the agent sees of the history when it takes over (None: all of it)."""
 

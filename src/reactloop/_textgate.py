@@ -11,9 +11,12 @@ patterns). Two guarantees, for any split of a response into deltas:
 - the concatenation of everything released never contains a registered secret;
 - once :meth:`TextGate.flush` ran, it equals ``redact(whole text)``.
 
-The interface is small on purpose, so other holders (output guardrails) can join the same gate:
+The interface is small on purpose, so other holders can join the same gate:
 ``feed(delta) -> text to release now`` and ``flush() -> the rest``, one gate per streamed
-model response.
+model response. Guardrails (:mod:`reactloop.controls`) join it with ``hold=True``: nothing is
+released while the response streams, and ``flush(final)`` releases the response's text as the
+guardrails passed it (possibly replaced), redacted — a trip never reaches ``flush``, so nothing
+refused goes out.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ __all__ = ["TextGate"]
 class TextGate:
     """Holds back and redacts one streamed response's text (see the module docstring)."""
 
-    __slots__ = ("_pending",)
+    __slots__ = ("_pending", "hold")
 
-    def __init__(self) -> None:
+    def __init__(self, hold: bool = False) -> None:
         self._pending = ""
+        self.hold = hold
+        """Release nothing until :meth:`flush` (guardrails check the whole text first)."""
 
     @property
     def held(self) -> str:
@@ -39,11 +44,17 @@ class TextGate:
     def feed(self, delta: str) -> str:
         """Take the next piece of text; return what may go out now (maybe ``""``)."""
         text = self._pending + delta
+        if self.hold:
+            self._pending = text
+            return ""
         cut = hold_back(text)
         self._pending = text[cut:]
         return redact(text[:cut]) if cut else ""
 
-    def flush(self) -> str:
-        """The response ended: release the rest, redacted."""
+    def flush(self, final: str | None = None) -> str:
+        """The response ended: release the rest, redacted. A holding gate releases ``final``
+        instead when given (the response's text as the guardrails passed it)."""
         text, self._pending = self._pending, ""
+        if self.hold and final is not None:
+            text = final
         return redact(text) if text else ""

@@ -7,6 +7,7 @@ The agent is data (its :class:`~reactloop._spec.RunSpec`); a run is separate sta
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import math
@@ -17,8 +18,17 @@ from dataclasses import replace
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from reactloop import _instrument
+from reactloop import _instrument, _nesting
 from reactloop._loop import run_events
+from reactloop._multi import (
+    DEFAULT_MAX_DEPTH,
+    Handoff,
+    agent_tool,
+    answer_question,
+    check_sub_agents,
+    handoff_tools,
+    speaking,
+)
 from reactloop._output import build_output
 from reactloop._spec import RunSpec
 from reactloop.approvals import (
@@ -44,10 +54,14 @@ from reactloop.tools._control import control_tools
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._select import ToolSelector, tool_selector
 from reactloop.tools._source import ToolSource
-from reactloop.tools._tool import ApprovalRule, check_rule
+from reactloop.tools._tool import ApprovalRule, Tool, check_rule
 
 if TYPE_CHECKING:
     from reactloop.context import Compaction
+    from reactloop.controls import UsageLimits
+    from reactloop.controls._guardrails import Guardrail
+
+    Guardrails = Iterable[Guardrail]
     from reactloop.context._manager import ContextPolicy
     from reactloop.sessions import Conversation, Session, SessionStore
     from reactloop.tools.workspace import Workspace
@@ -127,6 +141,29 @@ class Agent(Generic[OutputT]):
             first, as a visible ``load_skill`` step (skills ranked like tools: their names,
             descriptions and tools). The embedded model does this by default; for other
             models it is off unless set.
+        handoffs: agents (or :class:`~reactloop.Handoff` with options) this one may hand the
+            conversation to: each adds a ``transfer_to_<agent name>`` tool; calling it lets
+            that agent carry the same run on with its own instructions, tools, model and
+            ``max_iterations`` (counted from the handoff; the run's deadline stays).
+            ``result.agent`` names the agent that answered, and the next turn of the
+            conversation (a session's ``send``, ``run(history=...)``) starts with it.
+        usage_limits: :class:`~reactloop.UsageLimits` (requests, tool calls, tokens, cost)
+            for each run; a run that would pass one ends ``USAGE_LIMIT`` with a usable
+            answer. Sub-agents called from this agent's tools count toward them.
+        input_guardrails: checks on the user's message before the run goes on: each
+            ``fn(text[, context])`` (sync or async) returns ``None`` to pass, a string to
+            replace the text, or raises :class:`~reactloop.GuardrailTripped` to end the run
+            ``BLOCKED`` (the message is then not stored).
+        output_guardrails: the same on every text the model sends out (the answer, text
+            beside tool calls, a loop-control tool's answer) before it is returned, stored
+            or streamed (streamed text is held until they pass).
+        tool_input_guardrails: ``fn(call[, context])`` on each tool call before it runs:
+            ``None``, new arguments (a dict), or ``GuardrailTripped``.
+        tool_output_guardrails: ``fn(result[, context])`` on each tool result before the
+            model sees it: ``None``, the text the model sees instead, or
+            ``GuardrailTripped``.
+        model_concurrency: at most this many calls to the model in flight at once, shared by
+            every run in the process that uses the same model and limit (off by default).
     """
 
     def __init__(
@@ -161,22 +198,20 @@ class Agent(Generic[OutputT]):
         output_retries: int = 2,
         approve: ApprovalRule = False,
         tool_selection: int | ToolSelector | None = None, skill_selection: bool = False,
+        handoffs: Iterable[Agent[Any] | Handoff] = (),
+        usage_limits: UsageLimits | None = None, model_concurrency: int | None = None,
+        input_guardrails: Guardrails = (), output_guardrails: Guardrails = (),
+        tool_input_guardrails: Guardrails = (), tool_output_guardrails: Guardrails = (),
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         check_rule("Agent(approve=...)", approve)
         self.model: Model = _selecting_skills(resolve_model(model), skill_selection)
-        self.instructions = instructions
-        self.max_iterations = max_iterations
-        self.max_execution_time = max_execution_time
-        self.tool_timeout = tool_timeout
-        self.loop_control = loop_control
-        self.max_parallel_tools = max_parallel_tools
-        self.model_settings = model_settings or ModelSettings()
-        self.callbacks = tuple(callbacks)
-        self.deps = deps
-        self.prompt = prompt or PromptBuilder()
+        self.instructions, self.max_iterations = instructions, max_iterations
+        self.max_execution_time, self.tool_timeout = max_execution_time, tool_timeout
+        self.loop_control, self.max_parallel_tools = loop_control, max_parallel_tools
+        self.model_settings, self.prompt = model_settings or ModelSettings(), prompt or PromptBuilder()
+        self.callbacks, self.deps, self.name = tuple(callbacks), deps, name
         self.context_providers = _check_providers(context_providers)
-        self.name = name
         self.instrument = _check_instrument(instrument)
         """Whether runs are traced (None: as :func:`reactloop.instrument` says)."""
         self.mcp_servers = _check_sources(mcp_servers)
@@ -185,7 +220,9 @@ class Agent(Generic[OutputT]):
         """Where model calls, tool batches and MCP calls run (default: this process)."""
         exts = _builtin_extensions(skills, workspace, planning, self.context_providers)
         self.extensions: tuple[Extension, ...] = (*exts, *extensions)
-        self.output_type = output_type
+        self.output_type, self.handoffs = output_type, tuple(handoffs)
+        self.controls = _controls(self.model, usage_limits, model_concurrency, (
+            input_guardrails, output_guardrails, tool_input_guardrails, tool_output_guardrails))
         self.spec = self._build_spec(tools, max_messages, max_tokens, compaction,
                                      (output_type, output_mode, output_retries, approve))
         """The frozen configuration every run reads."""
@@ -194,14 +231,18 @@ class Agent(Generic[OutputT]):
                     max_tokens: int | None, compaction: Compaction | bool,
                     answer: tuple[Any, str, int, ApprovalRule]) -> RunSpec:
         registry = ToolRegistry()
-        for t in tools:
-            registry.add(as_tool(t))
+        given = [as_tool(t) for t in tools]
+        check_sub_agents(self.name, given)
+        for t in given:
+            registry.add(t)
         sections: dict[str, str] = {}
         for ext in self.extensions:
             registry.extend(ext.tools())
             sections.update(ext.system_sections())
         if self.loop_control:
             registry.extend(control_tools())
+        transfers, handoffs = handoff_tools(self.handoffs)
+        registry.extend(transfers)
         has_tools = len(registry) > 0 or bool(self.mcp_servers)
         output = build_output(answer[0], answer[1], answer[2], self.model, has_tools=has_tools)
         if output is not None and output.mode == "tool":
@@ -221,7 +262,7 @@ class Agent(Generic[OutputT]):
             _context_policy(self.model, max_messages, max_tokens, compaction),
             self.max_iterations, self.max_execution_time, self.tool_timeout,
             self.max_parallel_tools, self.loop_control, self.deps, self.callbacks, output,
-            answer[3], self.tool_selection)
+            answer[3], self.tool_selection, self.controls, handoffs)
 
     # -- public entry points -----------------------------------------------------------------
     async def run(self, prompt: str, *, history: Sequence[Message] = (),
@@ -322,13 +363,15 @@ class Agent(Generic[OutputT]):
                             "waiting for approval are answered before the next message")
         if decisions:
             messages = apply_decisions(messages, decisions)
-        if prompt is not None:
+        if prompt is not None and (answered := answer_question(messages, prompt)) is not None:
+            messages = answered  # a sub-agent asked: its run goes on with the answer
+        elif prompt is not None:
             return self._context(prompt, messages, on_message, old.state, conversation_id)
         if not decided_calls(messages):
             raise UserError("nothing to resume: pass the user's next message, or decisions "
                             "for the calls waiting for approval")
         # the same run goes on: its id, steps, metrics and the budget it had left
-        spec = self.spec
+        spec = speaking(self.spec, messages)
         ctx = RunContext(old.run_id or self.runtime.new_id(), old.prompt, messages,
                          tools=spec.tools.copy(), deps=spec.deps, state=old.state,
                          on_message=on_message, conversation_id=conversation_id)
@@ -343,15 +386,22 @@ class Agent(Generic[OutputT]):
                  conversation_id: str | None = None) -> RunContext:
         if not isinstance(prompt, str):
             raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
+        if history and answer_question(history, prompt) is not None:  # a sub-agent asked
+            return self._resumed(history, prompt, (), on_message, conversation_id)
         if history and (waiting := _waiting(history)):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
                             "decisions=...)), then send the next message")
         spec = self.spec
+        if spec.handoffs:  # after a handoff: the agent that spoke last
+            spec = speaking(spec, history)
         ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
-        ctx.append(Message.user(prompt))
+        if self.controls is not None and self.controls.input_guardrails:
+            ctx.messages.append(Message.user(prompt))  # stored once the guardrails pass
+        else:
+            ctx.append(Message.user(prompt))
         return ctx
 
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
@@ -359,7 +409,7 @@ class Agent(Generic[OutputT]):
         result: RunResult[Any] | None = None
         async with aclosing(self._events(lambda: ctx, stream=False)) as events:
             async for event in events:
-                if type(event) is RunEndEvent:
+                if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
         assert result is not None
         return result
@@ -384,9 +434,56 @@ class Agent(Generic[OutputT]):
         """The loop over ``ctx``, traced when instrumentation is on (one global read when
         it is off)."""
         telemetry = _instrument.for_agent(self.instrument)
+        spec = speaking(self.spec, ctx.messages) if self.spec.handoffs else self.spec
         if telemetry is None:
-            return run_events(self.spec, ctx, self.runtime, stream=stream)
-        return telemetry.trace_run(self.spec, ctx, self.runtime, stream=stream)
+            return run_events(spec, ctx, self.runtime, stream=stream)
+        return telemetry.trace_run(spec, ctx, self.runtime, stream=stream)
+
+    # -- agents that work together ------------------------------------------------------------
+    def as_tool(self, name: str | None = None, description: str | None = None, *,
+                max_depth: int | None = None, timeout: float | None = None,
+                requires_approval: ApprovalRule = False) -> Tool:
+        """This agent as a tool another agent can call with a ``task`` (a string).
+
+        The call runs this agent — its own instructions, tools, ``max_iterations`` and
+        ``output_type`` (a typed answer reaches the caller's model as JSON) — as a sub-run of
+        the caller's run: its events reach the caller's stream with ``agent`` and
+        ``parent_run_id``, its usage counts into the caller's metrics
+        (``result.metrics_by_agent`` breaks it down), its result is on the call's
+        ``ToolResult.run``, and the caller's deadline and cancellation stop it. A sub-run that
+        ends without an answer (iteration limit, timeout, error) is a result the caller's
+        model reads, never an exception.
+
+        Args:
+            name: the tool's name (default: the agent's ``name``).
+            description: what the caller's model is told (default: from ``instructions``).
+            max_depth: how deep agents called as tools may nest when this one is called
+                (default 4; a top run is depth 0); past it the call is an error result.
+            timeout: seconds the whole sub-run may take (the caller's ``tool_timeout``
+                otherwise).
+            requires_approval: the call waits for a person's approval first.
+        """
+        return agent_tool(self.name, self._subrun, name=name, description=description,
+                          instructions=self.instructions,
+                          max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
+                          timeout=timeout, requires_approval=requires_approval, agent=self)
+
+    def _subrun(self, task: str, stream: bool, saved: Mapping[str, Any] | None
+                ) -> AsyncGenerator[Event, None]:
+        """A run of this agent on ``task`` as a sub-run (its callbacks see it too), or the
+        continuation of its ``saved`` run once the calls it waited for are decided. A runtime
+        that runs sub-agents itself (a Temporal workflow) gives the runtime to use."""
+        answer = None if saved is None else saved.get("answer")  # to the question it asked
+        if (make := _nesting.runtime_for.get()) is not None:
+            durable = copy.copy(self)  # the same configuration on the caller's runtime
+            durable.runtime = make(self)
+            return (durable.stream(task) if saved is None
+                    else durable.resume_stream(saved, answer))
+        if saved is None:
+            return self._events(functools.partial(self._context, task, (), None, None),
+                                stream=stream)
+        return self._events(functools.partial(self._resumed, saved, answer, (), None),
+                            stream=stream)
 
     @property
     def tools(self) -> list[str]:
@@ -395,6 +492,24 @@ class Agent(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
+
+
+def _controls(model: Model, limits: Any, concurrency: Any,
+              guardrails: tuple[Iterable[Any], ...]) -> Any:
+    """The agent's production controls, or None (reactloop.controls)."""
+    from reactloop.controls import UsageLimits
+    from reactloop.controls._guardrails import guards
+    from reactloop.controls._run import Controls
+
+    if limits is not None and not isinstance(limits, UsageLimits):
+        raise UserError(f"usage_limits must be a reactloop.UsageLimits, got {limits!r}")
+    if concurrency is not None:
+        _check_positive_int("model_concurrency", concurrency)
+    names = ("input_guardrails", "output_guardrails", "tool_input_guardrails",
+             "tool_output_guardrails")
+    return Controls.build(model, limits, [guards(v, k) for k, v in zip(names, guardrails,
+                                                                          strict=True)],
+                          concurrency)
 
 
 def _check_instrument(instrument: bool | None) -> bool | None:

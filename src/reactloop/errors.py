@@ -8,7 +8,8 @@
     ├── ModelError                 the model could not produce a response
     │   ├── ModelHTTPError         a provider answered with an HTTP error (status_code, retryable)
     │   └── ContextTooSmall        the latest message alone does not fit the context window
-    ├── UsageLimitExceeded         a run exceeded a configured limit
+    ├── UsageLimitExceeded         a usage limit was reached (limit, used); run() never raises
+    │                              it: the run ends USAGE_LIMIT (it explains result.output)
     ├── SessionBusy                another writer (any process) is running a message on a session
     ├── SessionStoreError          a session store cannot be read or written (names store and fix)
     ├── OutputValidationError      the answer did not match output_type within its retries
@@ -16,6 +17,8 @@
     └── ApprovalError              a decision names no waiting call, an already decided one,
                                    or other arguments (call_id)
     ToolRetry                      raised *by a tool* to send a message back to the model
+    GuardrailTripped               raised *by a guardrail* to refuse a text (reason); the run
+                                   ends BLOCKED with the reason as its output
 
 Exceptions carry data only; raising one never has side effects.
 """
@@ -27,6 +30,7 @@ from typing import NamedTuple
 __all__ = [
     "ApprovalError",
     "ContextTooSmall",
+    "GuardrailTripped",
     "ModelError",
     "ModelHTTPError",
     "ModelNotAvailable",
@@ -85,7 +89,21 @@ class ContextTooSmall(ModelError):
 
 
 class UsageLimitExceeded(ReactloopError):
-    """A run went past a configured limit (tokens, requests)."""
+    """A usage limit (``UsageLimits``: requests, tool calls, tokens, cost) was reached.
+
+    ``run()`` never raises it: the run ends ``RunState.USAGE_LIMIT`` with a usable answer
+    (what was done), the way ``max_iterations`` ends one, and ``result.error`` stays
+    ``None``. Raised inside a run (by reactloop's checks, or by a custom runtime or model
+    wrapper), it ends the run that way.
+
+    Args:
+        message: which limit, and how much was used.
+        limit: the name of the limit (``"max_total_tokens"``…).
+    """
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        self.limit = limit
+        super().__init__(message)
 
 
 class SessionBusy(ReactloopError):
@@ -152,3 +170,19 @@ class ToolRetry(Exception):
     def __init__(self, message: str) -> None:
         self.message = message
         super().__init__(message)
+
+
+class GuardrailTripped(Exception):
+    """Raise inside a guardrail (``Agent(input_guardrails=..., output_guardrails=...)``) to
+    refuse a text: the run ends ``RunState.BLOCKED`` with ``reason`` as its output, and the
+    refused text is neither returned nor stored.
+
+    Args:
+        reason: what the user is told (e.g. "I can't help with that request.").
+        guardrail: the guardrail's name (filled in by reactloop when left empty).
+    """
+
+    def __init__(self, reason: str, guardrail: str = "") -> None:
+        self.reason = reason
+        self.guardrail = guardrail
+        super().__init__(reason)

@@ -26,11 +26,15 @@ __all__ = [
     "CompactionEvent",
     "CustomEvent",
     "Event",
+    "FallbackEvent",
+    "GuardrailEvent",
+    "HandoffEvent",
     "IterationStartEvent",
     "ModelResponseEvent",
     "NoToolCallEvent",
     "PartialOutputEvent",
     "PlanUpdateEvent",
+    "QueuedEvent",
     "RequestEvent",
     "RetryEvent",
     "RunEndEvent",
@@ -43,19 +47,33 @@ __all__ = [
 ]
 
 log = logging.getLogger("reactloop")
+_NESTING = frozenset(("agent", "parent_run_id"))
 
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One thing that happened in a run. ``run_id`` is the run's own id; an event of a
+    sub-run (an agent called as a tool) reaching its parent's stream also carries ``agent``
+    (the sub-agent's name) and ``parent_run_id`` (the run that called it), so a consumer can
+    nest it; both are ``None`` on the events of the top run."""
+
     type: ClassVar[str] = "event"
     run_id: str
+    agent: str | None = field(default=None, kw_only=True)
+    """The sub-agent whose run this is (``None`` at the top)."""
+    parent_run_id: str | None = field(default=None, kw_only=True)
+    """The run that called this sub-run (``None`` at the top)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The event as JSON-ready data: ``{"type": ..., "run_id": ..., <fields>}`` (the one
-        serialiser that the CLI's ``--json``, the server's SSE and the logs all use)."""
+        serialiser that the CLI's ``--json``, the server's SSE and the logs all use);
+        ``agent`` and ``parent_run_id`` only on sub-run events."""
         d: dict[str, Any] = {"type": self.type}
         for f in fields(self):
-            d[f.name] = _plain(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if value is None and f.name in _NESTING:
+                continue
+            d[f.name] = _plain(value)
         return d
 
 
@@ -96,6 +114,8 @@ class ModelResponseEvent(Event):
     type: ClassVar[str] = "model_response"
     iteration: int
     response: ModelResponse
+    cost_usd: float | None = None
+    """What the call cost (US dollars, ``genai-prices``); None when the price is unknown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +185,17 @@ class ApprovalDecidedEvent(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class HandoffEvent(Event):
+    """The conversation was handed to another agent (``Agent(handoffs=[...])``): from the
+    next iteration on, ``to_agent``'s instructions, tools and model carry the same run."""
+
+    type: ClassVar[str] = "handoff"
+    iteration: int
+    from_agent: str
+    to_agent: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlanUpdateEvent(Event):
     type: ClassVar[str] = "plan_update"
     plan: Any
@@ -176,6 +207,44 @@ class RetryEvent(Event):
     attempt: int
     wait: float
     error: str
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackEvent(Event):
+    """A :class:`~reactloop.FallbackModel`'s model failed (its retries spent); the next one
+    takes the same request."""
+
+    type: ClassVar[str] = "fallback"
+    failed: str
+    """The model that failed."""
+    next: str
+    """The model that takes the request."""
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedEvent(Event):
+    """A model call waited for a free slot of its model's concurrency limit
+    (``Agent(model_concurrency=...)``)."""
+
+    type: ClassVar[str] = "queued"
+    model: str
+    waited: float
+    """Seconds spent waiting."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailEvent(Event):
+    """A guardrail checked a text: the user's message (``input``), the answer (``output``),
+    a tool call's arguments (``tool_input``) or a tool's result (``tool_output``)."""
+
+    type: ClassVar[str] = "guardrail"
+    kind: str
+    guardrail: str
+    """The guardrail's name (its function's name)."""
+    outcome: str
+    """``passed``, ``replaced`` or ``tripped`` (the run then ends ``BLOCKED``)."""
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +307,9 @@ def _plain(value: Any) -> Any:
         return {"text": value.text, "tool_calls": [c.to_dict() for c in value.tool_calls],
                 "usage": None if value.usage is None else {
                     "input_tokens": value.usage.input_tokens,
-                    "output_tokens": value.usage.output_tokens},
+                    "output_tokens": value.usage.output_tokens,
+                    "cache_read_tokens": value.usage.cache_read_tokens,
+                    "cache_write_tokens": value.usage.cache_write_tokens},
                 "finish_reason": value.finish_reason, "model_name": value.model_name}
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):

@@ -248,6 +248,10 @@ class ModelRequest:
     output_schema: OutputSchema | None = None
     """The typed final answer wanted, when the agent has an ``output_type``: a text answer
     must be JSON matching it (the model may still call tools first)."""
+    cache_key: str | None = None
+    """Stable for the whole conversation (the session's id, else the run's): adapters route
+    requests that share a prompt prefix to the same provider cache with it (OpenAI's
+    ``prompt_cache_key``, hashed)."""
 
     @property
     def all_tools(self) -> tuple[ToolSpec, ...]:

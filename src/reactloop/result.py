@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic
 
 from typing_extensions import TypeVar
@@ -31,6 +31,12 @@ class RunState(enum.StrEnum):
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
     ERROR = "error"
+    USAGE_LIMIT = "usage_limit"
+    """A usage limit (``Agent(usage_limits=...)``: requests, tool calls, tokens, cost) would
+    have been passed; the output says which and what was done, like ``MAX_ITERATIONS``."""
+    BLOCKED = "blocked"
+    """A guardrail tripped (``GuardrailTripped``); the output is its reason and nothing it
+    refused was returned or stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,9 @@ class ToolResult:
     duration: float = 0.0
     cached: bool = False
     """True when an identical earlier call's result was reused."""
+    run: RunResult[Any] | None = field(default=None, repr=False, compare=False)
+    """The sub-run's result when the call ran an agent (``agent.as_tool()``): its steps,
+    metrics and messages, nested under the call (not part of saved runs)."""
 
     @property
     def ok(self) -> bool:
@@ -83,9 +92,12 @@ class Step:
     started_at: float
     """Unix timestamp."""
     ended_at: float
+    model: str | None = None
+    """The model that answered in this step (with a ``FallbackModel``: the one that took
+    the request), when known."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "iteration": self.iteration,
             "text": self.text,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
@@ -93,6 +105,9 @@ class Step:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
         }
+        if self.model is not None:
+            d["model"] = self.model
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Step:
@@ -100,7 +115,8 @@ class Step:
                    tuple(ToolCall(c["name"], c.get("arguments") or {}, c.get("id"))
                          for c in d.get("tool_calls", ())),
                    tuple(ToolResult.from_dict(r) for r in d.get("results", ())),
-                   float(d.get("started_at", 0.0)), float(d.get("ended_at", 0.0)))
+                   float(d.get("started_at", 0.0)), float(d.get("ended_at", 0.0)),
+                   d.get("model"))
 
 
 @dataclass(slots=True)
@@ -110,24 +126,60 @@ class Metrics:
     execution_time: float = 0.0
     """Seconds."""
     input_tokens: int = 0
+    """Every input token (cache reads and writes included)."""
     output_tokens: int = 0
     success: bool = False
+    requests: int = 0
+    """Model calls (a retried cut-off reply and a summarizer's calls count too)."""
+    cache_read_tokens: int = 0
+    """Input tokens the provider served from its prompt cache (part of ``input_tokens``)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (part of ``input_tokens``)."""
+    cost_usd: float | None = 0.0
+    """What the model calls cost in US dollars, from ``genai-prices`` (``reactloop[cost]``);
+    ``None`` when any call's price is unknown ("cost unknown", never a made-up 0)."""
+    agents: Mapping[str, Metrics] = field(default_factory=dict)
+    """The sub-agents' share of these totals (agents called as tools, at any depth, and
+    agents that handed the run off), by agent name, each summed over its calls; empty
+    without either. The totals above include it: see :attr:`RunResult.metrics_by_agent` for
+    every agent's own share."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """The share of input tokens read from the prompt cache (None without input)."""
+        return self.cache_read_tokens / self.input_tokens if self.input_tokens else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "iterations": self.iterations,
             "tool_calls": self.tool_calls,
             "execution_time": self.execution_time,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "success": self.success,
+            "requests": self.requests,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": self.cost_usd,
         }
+        if self.agents:
+            d["agents"] = {name: m.to_dict() for name, m in self.agents.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Metrics:
+        cost = d.get("cost_usd", 0.0)
         return cls(int(d.get("iterations", 0)), int(d.get("tool_calls", 0)),
                    float(d.get("execution_time", 0.0)), int(d.get("input_tokens", 0)),
-                   int(d.get("output_tokens", 0)), bool(d.get("success", False)))
+                   int(d.get("output_tokens", 0)), bool(d.get("success", False)),
+                   int(d.get("requests", 0)), int(d.get("cache_read_tokens", 0)),
+                   int(d.get("cache_write_tokens", 0)),
+                   None if cost is None else float(cost),
+                   agents={str(k): cls.from_dict(v) for k, v in (d.get("agents") or {}).items()})
 
 
 @dataclass(slots=True)
@@ -157,10 +209,27 @@ class RunResult(Generic[OutputT]):
     for a run that ended without an answer, why (the question, the fallback explanation)."""
     pending_approvals: Sequence[PendingApproval] = ()
     """``WAITING_FOR_APPROVAL``: the calls waiting for a decision (resume with decisions)."""
+    agent: str = ""
+    """The name of the agent that answered (after a handoff: the agent handed to)."""
+    parent_run_id: str | None = None
+    """For a sub-run (an agent called as a tool): the run that called it."""
 
     def __post_init__(self) -> None:
         if not self.text and isinstance(self.output, str):
             self.text = self.output
+
+    @property
+    def metrics_by_agent(self) -> dict[str, Metrics]:
+        """Every agent's own share of :attr:`metrics`: this run's agent (what its own model
+        calls and tools did; after a handoff, since the handoff), each sub-agent and each
+        agent that handed off (:attr:`Metrics.agents`)."""
+        own = replace(self.metrics, agents={})
+        for sub in self.metrics.agents.values():
+            own = combine_metrics(own, sub, -1, shared_only=True)
+        out = dict(self.metrics.agents)
+        name = self.agent or "agent"
+        out[name] = merge_metrics(out[name], own) if name in out else own
+        return out
 
     @property
     def finished(self) -> bool:
@@ -180,6 +249,7 @@ class RunResult(Generic[OutputT]):
             "plan": jsonable(self.plan),
             "run_id": self.run_id,
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
+            "agent": self.agent,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -193,6 +263,35 @@ class RunResult(Generic[OutputT]):
         if self.context is None:
             raise ValueError("this result was not produced by a run; there is nothing to save")
         return json.dumps(self.context.to_dict(), ensure_ascii=False)
+
+
+_OWN_FIELDS = frozenset(("iterations", "execution_time"))
+"""Counted per run: a sub-agent's iterations and time are its own, not its parent's (every
+other number — tool calls, tokens, and whatever else is counted — adds up)."""
+
+
+def combine_metrics(a: Metrics, b: Metrics, sign: int = 1, *, shared_only: bool = False
+                    ) -> Metrics:
+    """``a`` plus (``sign=-1``: minus) ``b``, field by field; ``shared_only`` leaves the
+    per-run fields (iterations, time) as in ``a``. An unknown value (None) stays unknown;
+    ``success`` holds when both hold (for a sum); ``agents`` is ``a``'s."""
+    out = replace(a, agents=dict(a.agents))
+    for f in fields(Metrics):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "agents" or (shared_only and f.name in _OWN_FIELDS):
+            continue
+        if isinstance(x, bool):
+            setattr(out, f.name, x and y if sign > 0 else x)
+        elif isinstance(x, int | float) and isinstance(y, int | float):
+            setattr(out, f.name, x + sign * y)
+        else:  # None: unknown (a cost without a price)
+            setattr(out, f.name, None)
+    return out
+
+
+def merge_metrics(a: Metrics, b: Metrics) -> Metrics:
+    """Two shares of one agent's work added up (``success``: both succeeded)."""
+    return combine_metrics(a, b)
 
 
 def jsonable(value: Any) -> Any:

@@ -29,8 +29,12 @@ from reactloop._spec import RunSpec
 from reactloop.events import (
     CompactionEvent,
     Event,
+    FallbackEvent,
+    GuardrailEvent,
+    HandoffEvent,
     IterationStartEvent,
     NoToolCallEvent,
+    QueuedEvent,
     RunEndEvent,
     WarningEvent,
 )
@@ -87,7 +91,8 @@ class Telemetry(Settings):
                     if token is not None:
                         otel_context.detach(token)
                 handle = handlers.get(type(event))
-                if handle is not None:
+                # a sub-run's events (an agent called as a tool) are its own span's business
+                if handle is not None and event.parent_run_id is None:
                     starting = False if type(event) is IterationStartEvent else starting
                     handle(spec, run, event)
                 yield event
@@ -159,6 +164,11 @@ def _close(run: RunTrace, state: RunState, result: RunResult | None) -> None:
                       "reactloop.run.tool_calls": m.tool_calls,
                       "reactloop.usage.input_tokens": m.input_tokens,
                       "reactloop.usage.output_tokens": m.output_tokens})
+        if m.cache_read_tokens or m.cache_write_tokens:
+            attrs["reactloop.usage.cache_read_tokens"] = m.cache_read_tokens
+            attrs["reactloop.usage.cache_write_tokens"] = m.cache_write_tokens
+        if m.cost_usd is not None and m.requests:  # unknown: left out, never 0
+            attrs["reactloop.usage.cost_usd"] = m.cost_usd
     span.set_attributes(attrs)
     if state in _FAILED:
         error = result.error if result is not None else None
@@ -170,11 +180,40 @@ def _close(run: RunTrace, state: RunState, result: RunResult | None) -> None:
     span.end()
 
 
+def _handoff(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    """The run goes on with another agent: an event, and the agent that answers."""
+    run.span.add_event("reactloop.handoff", {"reactloop.handoff.from": event.from_agent,
+                                             "reactloop.handoff.to": event.to_agent})
+    run.span.set_attribute("reactloop.run.agent", event.to_agent)
+
+
 _Handler = Callable[[RunSpec, RunTrace, Any], None]
+def _guardrail(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    run.span.add_event("reactloop.guardrail", {
+        "reactloop.guardrail.kind": event.kind, "reactloop.guardrail.name": event.guardrail,
+        "reactloop.guardrail.outcome": event.outcome, "reactloop.iteration": run.iteration})
+
+
+def _fallback(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    run.span.add_event("reactloop.fallback", {
+        "reactloop.fallback.failed": event.failed, "reactloop.fallback.next": event.next,
+        "reactloop.fallback.error": event.error, "reactloop.iteration": run.iteration})
+
+
+def _queued(spec: RunSpec, run: RunTrace, event: Any) -> None:
+    run.span.add_event("reactloop.queued", {"reactloop.queued.model": event.model,
+                                            "reactloop.queued.seconds": event.waited,
+                                            "reactloop.iteration": run.iteration})
+
+
 _HANDLERS: dict[type[Event], _Handler] = {
     IterationStartEvent: _iteration,
     CompactionEvent: _compaction,
     NoToolCallEvent: _no_tool_call,
     WarningEvent: _warning,
+    GuardrailEvent: _guardrail,
+    FallbackEvent: _fallback,
+    QueuedEvent: _queued,
     RunEndEvent: _run_end,
+    HandoffEvent: _handoff,
 }

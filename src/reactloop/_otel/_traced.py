@@ -25,6 +25,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from reactloop._otel import _names as n
 from reactloop._otel._content import arguments_json, input_json, output_json, system_json
 from reactloop._otel._settings import RunTrace, Settings, error_type
+from reactloop.controls._cost import call_cost, price_key
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
 from reactloop.result import ToolResult
@@ -282,6 +283,10 @@ class _Chat:
                 out[n.CACHE_WRITE] = usage.cache_write_tokens
             settings.token_usage.record(usage.input_tokens, {**attrs, n.TOKEN_TYPE: "input"})
             settings.token_usage.record(usage.output_tokens, {**attrs, n.TOKEN_TYPE: "output"})
+            cost = call_cost(price_key(str(attrs[n.PROVIDER]), response.model_name or str(
+                attrs[n.REQUEST_MODEL])), usage)
+            if cost is not None:  # unknown prices are left out, never 0
+                out["reactloop.usage.cost_usd"] = cost
         if settings.include_content:
             out[n.OUTPUT_MESSAGES] = output_json(response, settings.hook)
         settings.duration.record(elapsed, attrs)

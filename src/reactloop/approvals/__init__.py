@@ -9,6 +9,11 @@ such a call runs the other calls of that response, then ends ``WAITING_FOR_APPRO
 denial as the tool's result), or approve with edited arguments — continue it, in this
 process or any other.
 
+A call that runs an agent (``agent.as_tool()``) whose own calls wait makes the whole run wait:
+its entry holds the sub-run's saved state (``"nested"``), :func:`pending_approvals` lists the
+sub-run's waiting calls in its place, decisions for them are recorded inside it, and once none
+waits the agent call counts as approved — resuming runs it again, which continues the sub-run.
+
 Where the state lives: the assistant message that made the calls carries, in
 ``metadata["approvals"]``, an entry per call that needs a decision (``{"hash": ...,
 "decision": None}``), and the decision once made. The history alone therefore says what
@@ -41,7 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from reactloop.errors import ApprovalError
-from reactloop.messages import Message, ToolCall
+from reactloop.messages import Message, ToolCall, message_from_dict
 
 __all__ = [
     "APPROVALS_KEY",
@@ -56,6 +61,11 @@ __all__ = [
 
 APPROVALS_KEY = "approvals"
 """The key of an assistant message's ``metadata`` that holds its calls' approval entries."""
+NESTED = "nested"
+"""The key of an approvals entry holding a waiting sub-run's state (``RunContext.to_dict()``)."""
+ASKS = "asks"
+"""The key of such an entry holding the question the sub-agent asked the user (the run waits
+for the answer, not for a decision)."""
 DENIED = "denied by the user: "
 """How the error of a denied call's result starts (a person's decision, not a failure)."""
 
@@ -206,10 +216,63 @@ def pending_approvals(messages: Sequence[Message]) -> list[PendingApproval]:
         entries = _entries(messages[i]) or {}
         for call in messages[i].tool_calls:
             entry = entries.get(call.id or "")
-            if entry is not None and entry.get("decision") is None and call.id not in answered:
+            if entry is None or entry.get("decision") is not None or call.id in answered:
+                continue
+            nested = entry.get(NESTED)
+            if isinstance(nested, Mapping):  # an agent's calls wait: theirs are the ones
+                out.extend(pending_approvals(_nested_messages(nested)))
+            else:
                 out.append(PendingApproval(call.id or "", call.name, dict(call.arguments),
                                            str(entry.get("hash", ""))))
     return out
+
+
+def _nested_messages(nested: Mapping[str, Any]) -> list[Message]:
+    return [message_from_dict(m) for m in nested.get("messages") or ()]
+
+
+def nested_runs(messages: Sequence[Message]) -> dict[str, Mapping[str, Any]]:
+    """The saved sub-runs of the decided agent calls of ``messages``, by call id (what
+    resuming continues)."""
+    gated, answered = _latest_turn(messages)
+    out: dict[str, Mapping[str, Any]] = {}
+    for i in gated:
+        for cid, entry in (_entries(messages[i]) or {}).items():
+            nested = entry.get(NESTED) if isinstance(entry, Mapping) else None
+            if isinstance(nested, Mapping) and cid not in answered:
+                out[cid] = nested
+    return out
+
+
+def _apply_nested(messages: Sequence[Message], decisions: list[Decision]
+                  ) -> tuple[list[Decision], dict[int, dict[str, Any]]]:
+    """Record the decisions for calls waiting inside sub-runs; the others are returned. The
+    changed approvals entries come back by message index."""
+    owner: dict[str, tuple[int, str]] = {}
+    gated, answered = _latest_turn(messages)
+    for i in gated:
+        for cid, entry in (_entries(messages[i]) or {}).items():
+            nested = entry.get(NESTED) if isinstance(entry, Mapping) else None
+            if isinstance(nested, Mapping) and entry.get("decision") is None \
+                    and cid not in answered:
+                for p in pending_approvals(_nested_messages(nested)):
+                    owner[p.call_id] = (i, cid)
+    groups: dict[tuple[int, str], list[Decision]] = {}
+    rest = []
+    for d in decisions:
+        if d.call_id in owner:
+            groups.setdefault(owner[d.call_id], []).append(d)
+        else:
+            rest.append(d)
+    changed: dict[int, dict[str, Any]] = {}
+    for (i, cid), ds in groups.items():
+        new = changed.setdefault(i, {k: dict(v) for k, v in (_entries(messages[i]) or {}).items()})
+        entry = new[cid]
+        inner = apply_decisions(_nested_messages(entry[NESTED]), ds)
+        entry[NESTED] = {**entry[NESTED], "messages": [m.to_dict() for m in inner]}
+        if not pending_approvals(inner):  # all decided: the agent call goes on
+            entry["decision"] = Decision(cid, str(entry.get("hash", "")), True).to_dict()
+    return rest, changed
 
 
 def decided_calls(messages: Sequence[Message]) -> list[tuple[ToolCall, Decision]]:
@@ -235,6 +298,8 @@ def apply_decisions(messages: Sequence[Message],
     other arguments than the call's (the hash differs), or when a call gets two decisions.
     Calls left without a decision keep waiting.
     """
+    checked = [d if isinstance(d, Decision) else Decision.from_dict(d) for d in decisions]
+    direct, changed = _apply_nested(messages, checked)
     index: dict[str, tuple[int, ToolCall, Mapping[str, Any]]] = {}
     answered: set[str] = set()
     for i, m in enumerate(messages):
@@ -246,10 +311,8 @@ def apply_decisions(messages: Sequence[Message],
         for call in m.tool_calls:
             if call.id and call.id in entries:
                 index[call.id] = (i, call, entries[call.id])
-    changed: dict[int, dict[str, Any]] = {}
     seen: set[str] = set()
-    for raw in decisions:
-        d = raw if isinstance(raw, Decision) else Decision.from_dict(raw)
+    for d in direct:
         _check(d, index, answered, seen, messages)
         i, call, entry = index[d.call_id]
         new = changed.setdefault(i, {k: dict(v) for k, v in (_entries(messages[i]) or {}).items()})

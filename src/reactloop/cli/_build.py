@@ -26,7 +26,9 @@ __all__ = ["NOTICE", "Setup", "build_agent", "build_model", "is_demo_model", "pi
 _AGENT_FLAGS = ("model", "base_url", "text_tools", "tool_choice", "max_iterations",
                 "tool_specs", "skill_dirs", "workspace", "mcp_config", "instructions",
                 "loop_control", "max_execution_time", "tool_timeout", "demo_tools",
-                "env_allow", "output_schema", "tool_selection", "skill_selection")
+                "env_allow", "output_schema", "tool_selection", "fallback_models", "max_cost",
+                "max_requests", "max_tool_calls", "max_input_tokens", "max_output_tokens",
+                "max_total_tokens", "skill_selection")
 _SMOLLM = "SmolLM2-135M"
 NOTICE = ("note: the embedded model is SmolLM2-135M, a tiny offline demo that is often wrong. "
           "For real answers use -m openai:gpt-4o-mini, -m ollama:llama3.2 or "
@@ -88,6 +90,9 @@ def _apply_config(opts: dict[str, Any], config: Config) -> str:
         opts["text_tools"] = True
     opts.setdefault("model_options", {k: per[k] for k in ("temperature", "max_tokens")
                                       if k in per})
+    # each --fallback-model with its own base_url from the config ([models."NAME"])
+    opts["fallback_urls"] = [config.model_options(m).get("base_url")
+                             for m in opts.get("fallback_models") or ()]
     return str(spec)
 
 
@@ -175,8 +180,17 @@ def build_agent(opts: dict[str, Any], runtime: Any = None) -> Any:
         model_settings=ModelSettings(tool_choice=opts.get("tool_choice") or "auto",
                                      **opts.get("model_options", {})),
         output_type=opts.get("output_type"), tool_selection=opts.get("tool_selection"),
-        skill_selection=bool(opts.get("skill_selection")), runtime=runtime,
+        runtime=runtime, usage_limits=_usage_limits(opts),
+        skill_selection=bool(opts.get("skill_selection")),
     )
+
+
+def _usage_limits(opts: dict[str, Any]) -> Any:
+    from reactloop import UsageLimits
+
+    return UsageLimits(max_cost_usd=opts.get("max_cost"), **{
+        name: opts.get(name) for name in ("max_requests", "max_tool_calls", "max_input_tokens",
+                                          "max_output_tokens", "max_total_tokens")})
 
 
 def build_workspace(opts: dict[str, Any]) -> Any:
@@ -199,9 +213,16 @@ def build_model(opts: dict[str, Any]) -> Any:
 
     try:
         model: Any = resolve_model(opts["model"], base_url=opts.get("base_url") or None)
+        fallbacks = [resolve_model(spec, base_url=url or None) for spec, url in
+                     zip(opts.get("fallback_models") or (), opts.get("fallback_urls") or (),
+                         strict=True)]
     except MissingAPIKey as exc:
         name = exc.env_vars[0]
         raise UserError(f"{exc}; or store it with: reactloop keys set {name}") from None
+    if fallbacks:
+        from reactloop import FallbackModel
+
+        model = FallbackModel(model, *fallbacks)
     if opts.get("text_tools"):
         from reactloop.models.text_protocol import TextToolProtocol
 

@@ -84,7 +84,7 @@ async def consume(events: AsyncIterator[Event], handle: Callable[[Event], None]
 
     async def feed() -> None:
         async for event in events:
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 got.append(event.result)
             else:
                 handle(event)

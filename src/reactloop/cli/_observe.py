@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from reactloop._redact import add_secret, redact
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta
 from reactloop.models._base import Model
+from reactloop.result import ToolResult
 from reactloop.runtime import Runtime, RuntimeWrapper
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
@@ -96,6 +97,27 @@ class ObservedRuntime(RuntimeWrapper):
             self.observer.call_ended(request, None, time.perf_counter() - started, exc)
             raise
         self.observer.call_ended(request, response, time.perf_counter() - started, None)
+
+    async def run_tools(self, batch: Any) -> list[ToolResult]:
+        """The batch, with MCP progress shown as it comes (``Observer.tool_progress``)."""
+        from reactloop.tools._source import caller_run
+
+        caller = caller_run.get()
+        tap = getattr(self.observer, "tool_progress", None)
+        if caller is None or tap is None:
+            return list(await self.inner.run_tools(batch))
+        emit = caller.emit
+
+        def watched(name: str, data: Any = None) -> None:
+            if name == "mcp_progress" and isinstance(data, dict):
+                tap(data)
+            emit(name, data)
+
+        token = caller_run.set(caller.with_emit(watched))
+        try:
+            return list(await self.inner.run_tools(batch))
+        finally:
+            caller_run.reset(token)
 
     def _wanted(self, tool: Tool) -> bool:
         if self.include and not any(tool_matches(p, tool) for p in self.include):

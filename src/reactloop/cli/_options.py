@@ -57,6 +57,30 @@ def seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> 
     return value
 
 
+def positive_usd(ctx: click.Context, param: click.Parameter, value: float | None
+                 ) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"{value} is not a positive number of US dollars "
+                                 "(e.g. 0.05)", ctx, param)
+    return value
+
+
+def _limit_options() -> list[Any]:
+    """Usage limits of each run (``UsageLimits``); over one, the run ends ``usage_limit``."""
+    count = click.IntRange(min=1)
+    return [
+        click.option("--max-cost", type=float, callback=positive_usd, metavar="USD",
+                     help="Stop the run before it spends more than this (US dollars, priced "
+                          "by genai-prices: reactloop[cost])."),
+        *(click.option(f"--max-{what}", type=count, metavar="N",
+                       help=f"Stop the run before it passes N {label}.")
+          for what, label in (("requests", "model calls"), ("tool-calls", "tool calls"),
+                              ("input-tokens", "input tokens"),
+                              ("output-tokens", "output tokens"),
+                              ("total-tokens", "input plus output tokens"))),
+    ]
+
+
 def agent_options(f: Any) -> Any:
     options = [
         click.option("--model", "-m", default=None,
@@ -100,6 +124,10 @@ def agent_options(f: Any) -> Any:
         click.option("--skill-selection", is_flag=True, default=False,
                      help="Load the skill that fits a question best before the model acts "
                           "(the embedded model always does)."),
+        click.option("--fallback-model", "fallback_models", multiple=True, metavar="MODEL",
+                     help="A model that takes the request when the one before it fails "
+                          "after its retries (5xx, 429, connection errors). Repeatable."),
+        *_limit_options(),
         click.option("--demo-tools/--no-demo-tools", default=None,
                      help="Built-in add/multiply/calculate/current_time tools "
                           "(default: on when no other tools are given)."),

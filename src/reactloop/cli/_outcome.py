@@ -26,6 +26,8 @@ EXIT_CODES = {
     "truncated": 5,
     "tool_errors": 6,
     "waiting_for_approval": 7,
+    "usage_limit": 8,
+    "blocked": 9,
     "cancelled": 130,
 }
 
@@ -84,6 +86,10 @@ def judge(result: RunResult, *, truncated: bool, model: Any = None,
                             "(--timeout); the answer is partial",
         RunState.CANCELLED: "cancelled",
         RunState.WAITING_FOR_APPROVAL: _waiting_note(result),
+        RunState.USAGE_LIMIT: "stopped at a usage limit (--max-requests, --max-tool-calls, "
+                              "--max-input-tokens, --max-output-tokens, --max-total-tokens, "
+                              "--max-cost); the answer says what was done",
+        RunState.BLOCKED: "a guardrail refused it; the answer is the guardrail's reason",
     }.get(state)
     if state is RunState.ERROR:  # the reason alone: it is printed after "run ended error: "
         extra = explain_error(result.error or result.output, model)

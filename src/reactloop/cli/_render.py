@@ -87,6 +87,16 @@ def _retry(d: Mapping[str, Any], limit: int | None) -> str:
             f"retry {d.get('attempt')} in {float(d.get('wait') or 0):.1f}s[/]")
 
 
+def _cache_and_cost(m: Any) -> str:
+    """The summary's cache hit rate (when the provider cached) and cost (when priced)."""
+    out = ""
+    if m.cache_hit_rate:
+        out += f" ({100 * m.cache_hit_rate:.0f} % from cache)"
+    if m.cost_usd is not None and m.requests:
+        out += f" · ${m.cost_usd:.4f}"
+    return out
+
+
 def _model_call(d: Mapping[str, Any], limit: int | None) -> str:
     secs = float(d.get("seconds") or 0)
     if d.get("error"):
@@ -94,7 +104,11 @@ def _model_call(d: Mapping[str, Any], limit: int | None) -> str:
     out, tin = int(d.get("output_tokens") or 0), int(d.get("input_tokens") or 0)
     rate = f" · {out / secs:.1f} tokens/s" if secs >= 0.1 and out else ""
     what = "summary for compaction" if d.get("summary") else "model"
-    line = f"[dim]  {what}: {secs:.1f}s · {tin} in, {out} out{rate}[/]"
+    cache = ""
+    if d.get("cache_read_tokens") or d.get("cache_write_tokens"):
+        cache = (f" · cache {int(d.get('cache_read_tokens') or 0)} read, "
+                 f"{int(d.get('cache_write_tokens') or 0)} written")
+    line = f"[dim]  {what}: {secs:.1f}s · {tin} in, {out} out{cache}{rate}[/]"
     if d.get("finish_reason") == "length":
         line += f"\n[yellow]  reply cut off at the output-token limit ({out} tokens)[/]"
     return line
@@ -139,12 +153,35 @@ def _approval_decided(d: Mapping[str, Any], limit: int | None) -> str:
     return f"[yellow]  {name}: approved[/]"
 
 
+def _fallback(d: Mapping[str, Any], limit: int | None) -> str:
+    return (f"[yellow]  {escape(str(d.get('failed')))} failed "
+            f"({escape(short(d.get('error', ''), 160))}); {escape(str(d.get('next')))} "
+            "takes the request[/]")
+
+
+def _guardrail(d: Mapping[str, Any], limit: int | None) -> str | None:
+    outcome, name = d.get("outcome"), escape(f"{d.get('guardrail')} ({d.get('kind')})")
+    if outcome == "tripped":
+        return f"[red]  guardrail {name} refused: {escape(short(d.get('reason', ''), 160))}[/]"
+    return f"[dim]  guardrail {name}: {escape(str(outcome))}[/]"
+
+
+def _queued(d: Mapping[str, Any], limit: int | None) -> str:
+    return (f"[dim]  waited {float(d.get('waited') or 0):.1f}s for a free "
+            f"{escape(str(d.get('model')))} slot (model concurrency)[/]")
+
+
+def _handoff(d: Mapping[str, Any], limit: int | None) -> str:
+    return f"[bold magenta]⇢ handed to {escape(str(d.get('to_agent')))}[/]"
+
+
 _FORMATS: dict[str, Format] = {
     "approval_requested": _approval_requested, "approval_decided": _approval_decided,
     "tool_call": _tool_call, "tool_result": _tool_result, "tool_error": _tool_result,
     "no_tool_call": _no_tool_call, "compaction": _compaction, "retry": _retry,
     "model_call": _model_call, "custom": _custom, "plan_update": _plan, "thought": _thought,
-    "warning": _warning,
+    "warning": _warning, "handoff": _handoff, "fallback": _fallback, "guardrail": _guardrail,
+    "queued": _queued,
 }
 
 
@@ -153,7 +190,9 @@ def trace_line(d: Mapping[str, Any], limit: int | None = _SHORT) -> str | None:
     kind = str(d.get("type"))
     fmt = _FORMATS.get(kind)
     if fmt is not None:
-        return fmt(d, limit)
+        line = fmt(d, limit)
+        agent = d.get("agent")  # a sub-agent's run (an agent called as a tool): indented
+        return f"    [magenta]{escape(str(agent))}[/] {line.lstrip()}" if agent and line else line
     if kind in _NOT_TRACED:
         return None
     rest = {k: v for k, v in d.items() if k not in ("type", "run_id")}
@@ -268,6 +307,8 @@ class Renderer:
                              "summary": not self.request_seen,
                              "input_tokens": usage.input_tokens if usage else 0,
                              "output_tokens": usage.output_tokens if usage else self.streamed,
+                             "cache_read_tokens": usage.cache_read_tokens if usage else 0,
+                             "cache_write_tokens": usage.cache_write_tokens if usage else 0,
                              "finish_reason": response.finish_reason if response else None,
                              # a cancelled call (not an Exception) did not fail
                              "error": f"{type(error).__name__}: {error}"
@@ -288,9 +329,20 @@ class Renderer:
             self.err.print(dumps(response_to_dict(response)), markup=False, highlight=False)
         self._record(d)
 
+    def tool_progress(self, data: Mapping[str, Any]) -> None:
+        """An MCP server's progress on the tool it runs, shown in the progress line."""
+        total, message = data.get("total"), data.get("message")
+        done = f"{data.get('progress', 0):g}" + (f"/{total:g}" if total else "")
+        self._set_phase(f"running {data.get('tool', 'a tool')} · {done}"
+                        + (f" · {short(message, 60)}" if message else ""))
+
     # -- events ------------------------------------------------------------------------------
     def handle(self, event: Event) -> None:
         t = event.type
+        if event.parent_run_id is not None:  # a sub-agent's run: its calls, under the call
+            if t in _FORMATS:
+                self._record(event.to_dict())
+            return
         if t == "text_delta":
             if self.first_delta_at is None:
                 self.first_delta_at = time.perf_counter()
@@ -365,7 +417,8 @@ class Renderer:
         calls = f"{m.tool_calls} tool call{'s' if m.tool_calls != 1 else ''}"
         line = (f"{mark} [bold]{outcome.label}[/] · {m.iterations} iteration"
                 f"{'s' if m.iterations != 1 else ''} · {calls} · "
-                f"{m.input_tokens}+{m.output_tokens} tokens · {m.execution_time:.1f}s")
+                f"{m.input_tokens}+{m.output_tokens} tokens{_cache_and_cost(m)} · "
+                f"{m.execution_time:.1f}s")
         self.err.print(line + (f" [dim]· {escape(footer)}[/]" if footer else ""),
                        highlight=False)
         for note in outcome.notes:

@@ -40,8 +40,11 @@ def make_record(result: RunResult, outcome: Outcome, *, prompt: str, model: str,
         "tool_calls": m.tool_calls,
         "input_tokens": m.input_tokens,
         "output_tokens": m.output_tokens,
+        "cache_read_tokens": m.cache_read_tokens,
+        "cache_write_tokens": m.cache_write_tokens,
         "duration": m.execution_time,
-        "cost": cost,
+        # genai-prices' price, else what the provider reported; None: unknown
+        "cost": m.cost_usd if m.cost_usd is not None and m.requests else cost,
         "error": None if result.error is None else f"{type(result.error).__name__}: "
                                                     f"{result.error}",
         "trace": trace,

@@ -33,6 +33,8 @@ HELP = """commands (never sent to the model):
   /session          the session's id, size and store
   /model [NAME]     the model; with NAME, switch to it (e.g. /model openai:gpt-4o-mini)
   /tools            the tools the agent can use
+  /resource SERVER URI   attach an MCP server's resource to your next message
+  /prompt [SERVER:]NAME [ARG=VALUE ...]   send an MCP server's prompt
   //text            send "/text" to the model
 keys: Enter sends · Alt-Enter or a line ending in \\ starts a new line · Ctrl-C clears the
 line (while the model works: cancels that turn) · Up/Down browse the history"""
@@ -96,7 +98,10 @@ class _Chat:
         self.conversation: Any = None
         self.commands: dict[str, Callable[[str], Awaitable[bool]]] = {
             "help": self._help, "exit": self._exit, "quit": self._exit, "clear": self._clear,
-            "session": self._session, "model": self._model, "tools": self._tools}
+            "session": self._session, "model": self._model, "tools": self._tools,
+            "resource": self._resource, "prompt": self._prompt}
+        self.attached: list[str] = []
+        """Resources (``/resource``) sent with the next message."""
 
     def prepare(self, opts: dict[str, Any], *, log: bool | None) -> Setup:
         """Build the agent (its model calls drawn by this chat's renderer) and open the
@@ -125,6 +130,10 @@ class _Chat:
             self._say(f"[yellow]The agent asked: {escape(str(waiting))}[/]")
         if interactive:
             self.approver = Approver.for_terminal(self.policy, self._plain, terminal=True)
+        self._configure_servers()
+        from reactloop.cli._mcp_client import ask_here
+
+        ask_here(self.approver.prompt, self._plain, self.renderer.stop)
         if self.conversation.pending_approvals:  # a session left waiting: decide first
             result = await self.approver.settle(None, self.conversation.pending_approvals,
                                                 self)
@@ -180,10 +189,21 @@ class _Chat:
         state = "continued" if c.messages else "new"
         return f"session {c.id} ({state})"
 
+    def _configure_servers(self) -> None:
+        """The servers of ``--mcp FILE``: the workspace is their root."""
+        if self.base_opts.get("agent_spec"):
+            return
+        from reactloop.cli._mcp_client import configure_servers
+
+        configure_servers(self.setup.agent.mcp_servers,
+                          workspace=self.base_opts.get("workspace"))
+
     async def _turn(self, text: str) -> None:
+        from reactloop.cli._mcp_client import attach
         from reactloop.cli._outcome import explain_error
         from reactloop.errors import ReactloopError
 
+        text, self.attached = attach(text, self.attached), []
         self.renderer.reset()
         started = time.time()
         try:
@@ -265,6 +285,7 @@ class _Chat:
         self.setup.agent, self.setup.model_spec = fresh.agent, fresh.model_spec
         self.renderer.model_spec = fresh.model_spec
         self.conversation.agent = fresh.agent
+        self._configure_servers()
         self.err.print(f"model {fresh.model_spec}", markup=False, highlight=False)
         show_notice(self.setup, self.err, self.verbosity)
         return True
@@ -281,6 +302,37 @@ class _Chat:
         if getattr(self.setup.agent, "mcp_servers", ()) and not self.setup.tools_seen:
             self.err.print("  (MCP servers' tools appear once the first message starts them)",
                            highlight=False)
+        return True
+
+
+    async def _resource(self, arg: str) -> bool:
+        from reactloop.cli._mcp_client import read_resource_spec
+        from reactloop.cli._outcome import explain_error
+        from reactloop.errors import ReactloopError
+
+        server, _, uri = arg.partition(" ")
+        try:
+            block = await read_resource_spec(self.setup.agent.mcp_servers,
+                                             f"{server}:{uri.strip()}")
+        except ReactloopError as exc:
+            self.err.print(f"/resource: {explain_error(exc)}", markup=False, highlight=False)
+            return True
+        self.attached.append(block)
+        self.err.print(f"attached {uri.strip()} ({len(block)} characters) to your next message",
+                       markup=False, highlight=False)
+        return True
+
+    async def _prompt(self, arg: str) -> bool:
+        from reactloop.cli._mcp_client import prompt_message
+        from reactloop.cli._outcome import explain_error
+        from reactloop.errors import ReactloopError
+
+        try:
+            text = await prompt_message(self.setup.agent.mcp_servers, arg)
+        except (ReactloopError, ValueError) as exc:
+            self.err.print(f"/prompt: {explain_error(exc)}", markup=False, highlight=False)
+            return True
+        await self._turn(text)
         return True
 
 

@@ -51,7 +51,7 @@ def _first_words(text: str, limit: int = 48) -> str:
 
 
 def _cost(value: Any) -> str:
-    return f"${value:.4f}" if isinstance(value, (int, float)) else "—"
+    return f"${value:.4f}" if isinstance(value, (int, float)) else "unknown"
 
 
 @click.group("logs", invoke_without_command=True)

@@ -61,7 +61,8 @@ async def _list_servers(servers: list[Any], console: Any, schema: bool,
 
 async def _list_one(server: Any, console: Any, schema: bool, include: tuple[str, ...],
                     exclude: tuple[str, ...]) -> bool:
-    """Print one server's tools; False (after printing why) when it did not start."""
+    """Print one server's tools, resources and prompts; False (after printing why) when it
+    did not start."""
     import json
 
     from rich.table import Table
@@ -93,11 +94,34 @@ async def _list_one(server: Any, console: Any, schema: bool, include: tuple[str,
                     text += "\n" + json.dumps(t.parameters, indent=2)
                 table.add_row(t.name, _access(t), text)
             console.print(table if tools else f"{title}\n  [dim](no tools)[/]")
+            await _print_resources_and_prompts(tools, console)
     except MCPServerError as exc:
         console.print(title)
         console.print(f"  {exc}", style="red", markup=False, highlight=False)
         return False
     return True
+
+
+async def _print_resources_and_prompts(opened: Any, console: Any) -> None:
+    """The server's resources (and templates) and prompts, when it has any."""
+    from rich.markup import escape
+
+    resources = await opened.list_resources()
+    if resources:
+        console.print("  [bold]resources[/] (read_resource, --mcp-resource, chat's /resource)")
+    for r in resources:
+        about = _first_paragraph(r.description, 100)
+        kind = " [dim](template)[/]" if r.template else ""
+        console.print(f"    [cyan]{escape(r.uri)}[/]{kind}  {escape(r.name)}"
+                      + (f" — {escape(about)}" if about else ""), highlight=False)
+    prompts = await opened.list_prompts()
+    if prompts:
+        console.print("  [bold]prompts[/] (chat's /prompt NAME ARG=VALUE …)")
+    for p in prompts:
+        args = " ".join(f"{a}=…" if required else f"[{a}=…]" for a, _, required in p.arguments)
+        about = _first_paragraph(p.description, 100)
+        console.print(f"    [cyan]{escape(p.name)}[/] {escape(args)}"
+                      + (f" — {escape(about)}" if about else ""), highlight=False)
 
 
 def _access(tool: Any) -> str:

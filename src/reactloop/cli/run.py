@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reactloop.cli._a2a_run import a2a_options, run_on_a2a_if_asked
 from reactloop.cli._options import agent_options, run_options
 from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
 
@@ -28,10 +29,14 @@ __all__ = ["run_command"]
 @agent_options
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
+@click.option("--mcp-resource", "mcp_resources", multiple=True, metavar="SERVER:URI",
+              help="Attach a resource of an MCP server (of --mcp FILE) to the task as context; "
+                   "repeatable.")
 @click.option("--output-schema", "output_schema", metavar="FILE.json",
               type=click.Path(exists=True, dir_okay=False),
               help="A JSON Schema the answer must match; the validated JSON is printed.")
 @temporal_options
+@a2a_options
 @click.pass_context
 def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     """Run TASK to completion and print the answer.
@@ -42,8 +47,10 @@ def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
     and no TASK, run decides the calls a stored session has waiting and goes on.
     Exit code: 0 completed, 1 error, 2 max iterations, 3 waiting for the user,
     4 timed out, 5 answer cut off, 6 the last tool step failed, 7 tool calls wait for
-    approval, 130 cancelled.
+    approval, 8 a usage limit was reached (--max-cost, --max-total-tokens, ...), 9 a
+    guardrail blocked the run, 130 cancelled.
     """
+    run_on_a2a_if_asked(ctx, task, opts)  # --a2a: a remote agent runs it (exits)
     run_on_temporal_if_asked(ctx, task, opts)  # --temporal: the run is a workflow (exits)
     code = _run_locally(ctx, task, opts)
     if code == 130:  # a cancelled local generation may still hold a worker thread: go now
@@ -59,7 +66,7 @@ def _run_locally(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> 
     from reactloop.cli._console import consoles, read_prompt, say, verbosity_of
     from reactloop.cli._render import QUIET, Renderer
 
-    as_json = opts.pop("as_json")
+    as_json, resources = opts.pop("as_json"), opts.pop("mcp_resources")
     verbosity = verbosity_of(opts.pop("verbose"), opts.pop("quiet"))
     session_id, cont, no_log = opts.pop("session_id"), opts.pop("cont"), opts.pop("no_log")
     # questions need a terminal: piped stdin is the task's text
@@ -79,8 +86,13 @@ def _run_locally(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> 
         try:
             renderer.model_spec = setup.model_spec
             sid = pick_session(setup.store, session_id, cont)
-            run = _Run(setup, renderer, as_json, Approver.for_terminal(policy, say(err),
-                                                                      terminal=terminal))
+            approver = Approver.for_terminal(policy, say(err), terminal=terminal)
+            if not opts.get("agent_spec"):  # servers of --mcp FILE: ours to configure
+                from reactloop.cli._mcp_client import configure_servers
+
+                configure_servers(setup.agent.mcp_servers, workspace=opts.get("workspace"))
+            run = _Run(setup, renderer, as_json, approver)
+            run.resources, run.terminal = tuple(resources), terminal
             return asyncio.run(run.main(prompt, sid))
         finally:
             if setup.store is not None:
@@ -98,6 +110,10 @@ class _Run:
         self.setup, self.renderer, self.as_json, self.approver = (setup, renderer, as_json,
                                                                   approver)
         self.session: Any = None
+        self.resources: tuple[str, ...] = ()
+        """``--mcp-resource SERVER:URI``: attached to the prompt as context."""
+        self.terminal = False
+        """MCP servers' questions can be asked (stdin is a terminal)."""
 
     async def main(self, prompt: str | None, sid: str | None) -> int:
         from reactloop.cli._build import show_notice
@@ -105,6 +121,12 @@ class _Run:
 
         setup, renderer = self.setup, self.renderer
         show_notice(setup, renderer.err, renderer.verbosity)
+        if self.terminal:
+            from reactloop.cli._mcp_client import ask_here
+
+            ask_here(self.approver.prompt, self.approver.say, renderer.stop)
+        if self.resources:
+            prompt = await self._attached(prompt)
         started = time.time()
         try:
             if setup.store is not None:
@@ -156,6 +178,16 @@ class _Run:
         if result is None or result.state is not RunState.WAITING_FOR_APPROVAL:
             return result
         return await self.approver.settle(result, result.pending_approvals, self)
+
+    async def _attached(self, prompt: str | None) -> str:
+        from reactloop.cli._mcp_client import attach, read_resource_spec
+        from reactloop.errors import UserError
+
+        if prompt is None:
+            raise UserError("--mcp-resource needs a TASK to attach the resources to")
+        servers = self.setup.agent.mcp_servers
+        return attach(prompt, [await read_resource_spec(servers, spec)
+                               for spec in self.resources])
 
     async def resume(self, last: RunResult[Any] | None, decisions: list[Any]
                      ) -> RunResult[Any] | None:

@@ -32,13 +32,17 @@ __all__ = ["serve_command"]
               help="Also answer to this Host name (e.g. behind a proxy). Repeatable.")
 @click.option("--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
               help="Let this browser origin (https://app.example) call the API. Repeatable.")
+@click.option("--a2a/--no-a2a", "a2a", default=None,
+              help="Answer the A2A protocol (agent card at /.well-known/agent-card.json, "
+                   "JSON-RPC at /api/a2a). Default: when the a2a extra is installed.")
 @click.option("--debug", is_flag=True,
               help="Send tools' tracebacks to clients also with --token (they show the "
                    "server's files; without a token, on loopback, they are always sent).")
 def serve_command(agent_spec: str | None, host: str, port: int,
                   store_path: str | None, token: str | None, allowed_hosts: tuple[str, ...],
-                  allowed_origins: tuple[str, ...], debug: bool, **opts: Any) -> None:
-    """Serve the agent over HTTP: sessions API, AG-UI, and the dev UI at the printed URL."""
+                  allowed_origins: tuple[str, ...], debug: bool, a2a: bool | None,
+                  **opts: Any) -> None:
+    """Serve the agent over HTTP: sessions API, AG-UI, A2A, and the dev UI at the printed URL."""
     from reactloop.serve import create_app
     from reactloop.serve._security import check_bind
 
@@ -46,7 +50,7 @@ def serve_command(agent_spec: str | None, host: str, port: int,
     check_bind(host, token)  # before the agent loads: fail fast
     agent = _agent(click.get_current_context(), agent_spec, opts)
     app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, debug=debug)
+                     allowed_origins=allowed_origins, debug=debug, a2a=a2a)
     from reactloop.cli._ids import store_label
     from reactloop.serve._uvicorn import run_server
     from reactloop.sessions import open_store
@@ -59,9 +63,19 @@ def serve_command(agent_spec: str | None, host: str, port: int,
         if token:
             click.echo("API calls need the header 'Authorization: Bearer <token>'; the dev UI "
                        "asks for the token once.")
+        if any(getattr(r, "path", "") == "/api/a2a" for r in _routes(app)):
+            click.echo(f"A2A: agent card at {url}.well-known/agent-card.json, JSON-RPC at "
+                       f"{url}api/a2a")
         click.echo("Press Ctrl-C to stop.")
 
     run_server(app, host, port, on_ready=ready)
+
+
+def _routes(app: Any) -> list[Any]:
+    """The routes of the app behind the guard (to say what is served)."""
+    while not hasattr(app, "routes") and hasattr(app, "app"):
+        app = app.app
+    return list(getattr(app, "routes", []))
 
 
 def _agent(ctx: click.Context, agent_spec: str | None, opts: dict[str, Any]) -> Any:

@@ -51,7 +51,7 @@ _ORDERS: tuple[str, ...] = get_args(OrderMode)
 _CASE_KEYS = ("name", "input", "tool_calls", "order", "max_tool_calls", "max_iterations",
               "output", "state", "rubric", "tags", "metadata")
 _OUTPUT_KEYS = ("contains", "not_contains", "regex", "equals")
-_CALL_KEYS = ("name", "args", "strict")
+_CALL_KEYS = ("name", "args", "strict", "agent")
 _SUITE_KEYS = ("agent", "judge", "defaults", "cases", "name")
 _STATES = tuple(s.value for s in RunState if s not in (RunState.THINKING, RunState.TOOL_CALLING))
 
@@ -69,11 +69,16 @@ class ExpectedCall:
     """Per-argument matchers. Arguments not listed are not checked (unless ``strict``)."""
     strict: bool = False
     """Fail when the call has arguments that are not listed."""
+    agent: str | None = None
+    """A call made by this sub-agent (an agent called as a tool) in its own run; None: a call
+    of the case's run. Expect a sub-agent call itself as a call named after the agent (with
+    its ``task``), and a handoff as a ``transfer_to_<agent>`` call."""
 
     def describe(self) -> str:
         args = ", ".join(f"{k}={m.describe()}" for k, m in self.args.items()
                          if m.kind != "ignore")
-        return f"{self.name}({args})"
+        by = f"{self.agent}: " if self.agent is not None else ""
+        return f"{by}{self.name}({args})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,8 +293,13 @@ def _call(value: Any, where: str) -> ExpectedCall:
     args = data.get("args") or {}
     if not isinstance(args, Mapping):
         raise EvalConfigError(f"{where}: 'args' must map argument names to expected values")
+    agent = data.get("agent")
+    if agent is not None and (not isinstance(agent, str) or not agent):
+        raise EvalConfigError(f"{where}: 'agent' names the sub-agent that makes the call (a "
+                              "non-empty string)")
     return ExpectedCall(name, {str(k): parse_matcher(v, f"{where}: args.{k}")
-                               for k, v in args.items()}, bool(data.get("strict", False)))
+                               for k, v in args.items()}, bool(data.get("strict", False)),
+                        agent)
 
 
 def _output(value: Any, where: str) -> OutputCheck:

@@ -157,11 +157,13 @@ class Report:
         return {"min": min(rates), "max": max(rates),
                 "stdev": statistics.stdev(rates) if len(rates) > 1 else 0.0}
 
-    def totals(self) -> dict[str, float]:
+    def totals(self) -> dict[str, Any]:
         runs = self.runs
         seconds = sum(r.transcript.seconds for r in runs)
+        costs = [r.transcript.cost_usd for r in runs]
         return {"input_tokens": sum(r.transcript.input_tokens for r in runs),
                 "output_tokens": sum(r.transcript.output_tokens for r in runs),
+                "cost_usd": None if None in costs else sum(c or 0.0 for c in costs),
                 "run_seconds": seconds, "seconds_per_run": seconds / len(runs) if runs else 0.0}
 
     def compare(self, baseline: Report, label: str = "baseline") -> Comparison:
@@ -197,6 +199,7 @@ class Report:
                 "repeat_pass_rates": [round(x, 4) for x in self.repeat_rates()],
                 "spread": {k: round(v, 4) for k, v in spread.items()},
                 "input_tokens": totals["input_tokens"], "output_tokens": totals["output_tokens"],
+                "cost_usd": totals["cost_usd"],
                 "seconds": round(self.seconds, 3),
                 "seconds_per_run": round(totals["seconds_per_run"], 3)},
             "cases": [c.to_dict() for c in self.cases],
@@ -244,6 +247,7 @@ class Report:
                      f"sd {100 * s['stdev']:.1f} points")
         return [line + ")",
                 f"tokens {totals['input_tokens']:,} in, {totals['output_tokens']:,} out; "
+                f"cost {_usd(totals['cost_usd'])}; "
                 f"time {self.seconds:.1f} s ({totals['seconds_per_run']:.1f} s per run)"]
 
     def to_text(self) -> str:
@@ -311,6 +315,10 @@ def _reasons(c: CaseReport) -> list[str]:
         return list(by_reason)
     return [f"[run{'s' * (len(runs) > 1)} {', '.join(map(str, runs))}] {reason}"
             for reason, runs in by_reason.items()]
+
+
+def _usd(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
 
 
 def _pct(x: float, digits: int = 1, sign: bool = True) -> str:

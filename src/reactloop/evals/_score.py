@@ -46,10 +46,12 @@ def score(case: Case, t: Transcript) -> list[Criterion]:
     out: list[Criterion] = []
     if t.state == "error" and (case.state is None or case.state.value != "error"):
         out.append(Criterion("run", False, f"the run failed: {t.error or 'unknown error'}", 0.0))
+    own = [c for c in t.calls if c.agent is None]  # sub-agents' calls when a case names them
     if case.tool_calls:
-        out.append(_trajectory(case, t.calls))
+        named = {e.agent for e in case.tool_calls if e.agent is not None}
+        out.append(_trajectory(case, [c for c in t.calls if c.agent is None or c.agent in named]))
     if case.max_tool_calls is not None:
-        n = len(t.calls)
+        n = len(own)
         out.append(Criterion("max_tool_calls", n <= case.max_tool_calls,
                              f"{n} tool call{'s' * (n != 1)} (at most {case.max_tool_calls})",
                              float(n <= case.max_tool_calls)))
@@ -74,6 +76,8 @@ def call_problems(expected: ExpectedCall, call: CallRecord) -> list[str]:
     """Why ``call`` does not satisfy ``expected`` ([] when it does)."""
     if call.name != expected.name:
         return [f"called {call.name}, not {expected.name}"]
+    if call.agent != expected.agent:
+        return [f"made by {call.agent or 'the agent'}, not by {expected.agent or 'the agent'}"]
     problems = []
     for key, matcher in expected.args.items():
         if key not in call.arguments:
@@ -90,7 +94,8 @@ def call_problems(expected: ExpectedCall, call: CallRecord) -> list[str]:
 
 def _show_call(call: CallRecord) -> str:
     args = ", ".join(f"{k}={show(v, 30)}" for k, v in call.arguments.items())
-    return f"{call.name}({args})"
+    by = f"{call.agent}: " if call.agent is not None else ""
+    return f"{by}{call.name}({args})"
 
 
 def _listing(calls: Sequence[CallRecord]) -> str:

@@ -33,15 +33,21 @@ class CallRecord:
     """The text the model saw (None if the call never finished)."""
     error: str | None = None
     turn: int = 0
+    agent: str | None = None
+    """The sub-agent whose run made the call (an agent called as a tool); None: the case's
+    own run (also after a handoff: ``transfer_to_…`` is a call of that run)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "arguments": dict(self.arguments), "result": self.result,
-                "error": self.error, "turn": self.turn}
+        d = {"name": self.name, "arguments": dict(self.arguments), "result": self.result,
+             "error": self.error, "turn": self.turn}
+        if self.agent is not None:
+            d["agent"] = self.agent
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CallRecord:
         return cls(d["name"], d.get("arguments") or {}, d.get("result"), d.get("error"),
-                   int(d.get("turn", 0)))
+                   int(d.get("turn", 0)), d.get("agent"))
 
 
 @dataclass(slots=True)
@@ -62,12 +68,15 @@ class Transcript:
     model: str = ""
     error: str | None = None
     """Why the run failed (``state == "error"``), or why it could not run at all."""
+    cost_usd: float | None = 0.0
+    """What the model calls cost (genai-prices); None when a price is unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"inputs": list(self.inputs), "calls": [c.to_dict() for c in self.calls],
                 "output": self.output, "state": self.state, "iterations": self.iterations,
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "seconds": round(self.seconds, 4), "model": self.model, "error": self.error}
+                "seconds": round(self.seconds, 4), "model": self.model, "error": self.error,
+                "cost_usd": self.cost_usd}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Transcript:
@@ -76,7 +85,7 @@ class Transcript:
                    d.get("output") or "", d.get("state") or "error",
                    int(d.get("iterations", 0)), int(d.get("input_tokens", 0)),
                    int(d.get("output_tokens", 0)), float(d.get("seconds", 0.0)),
-                   d.get("model") or "", d.get("error"))
+                   d.get("model") or "", d.get("error"), d.get("cost_usd"))
 
 
 class TranscriptBuilder:
@@ -93,7 +102,8 @@ class TranscriptBuilder:
     def add(self, event: Event) -> None:
         t = self.transcript
         if isinstance(event, ToolCallEvent):
-            record = CallRecord(event.call.name, dict(event.call.arguments), turn=self._turn)
+            record = CallRecord(event.call.name, dict(event.call.arguments), turn=self._turn,
+                                agent=event.agent)
             t.calls.append(record)
             self._by_id[event.call.id or f"#{len(t.calls)}"] = record
         elif isinstance(event, (ToolResultEvent, ToolErrorEvent)):
@@ -103,12 +113,14 @@ class TranscriptBuilder:
                 found.result, found.error = r.content, r.error
         elif isinstance(event, RunStartEvent):
             t.model = t.model or event.model
-        elif isinstance(event, RunEndEvent):
+        elif isinstance(event, RunEndEvent) and event.parent_run_id is None:
             result = event.result
             m = result.metrics
             t.output, t.state = result.output, result.state.value
             t.iterations += m.iterations
             t.input_tokens += m.input_tokens
             t.output_tokens += m.output_tokens
+            t.cost_usd = None if t.cost_usd is None or m.cost_usd is None \
+                else t.cost_usd + m.cost_usd
             if result.error is not None:
                 t.error = f"{type(result.error).__name__}: {result.error}"

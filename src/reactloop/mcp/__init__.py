@@ -17,12 +17,23 @@ gets an error result naming the server. Events: ``mcp_warning`` (custom event) w
 ``kind`` (``skipped``, ``connection_lost``, ``restarted``, ``restart_failed``,
 ``stdout_noise``: lines on a stdio server's stdout that are not JSON-RPC, ignored), ``message``
 and ``stderr_tail``.
+
+Beyond tools (``MCPServer.stdio/http/sse(..., sampling=, sampling_model=, elicitation=,
+roots=, resources=)``): sampling answered by the run's model (``mcp_sampling`` events,
+:mod:`~reactloop.mcp._sampling`), elicitation by a handler (``mcp_elicitation``,
+:mod:`~reactloop.mcp._elicitation`), progress (``mcp_progress``), server logs (the
+``reactloop.mcp.<server>`` loggers), tool-list changes (``mcp_tools_changed``), resources and
+prompts (two tools for the model; ``list_resources``, ``read_resource``,
+``subscribe_resource`` → ``mcp_resource_updated``, ``list_prompts``, ``get_prompt`` on what
+``open()`` yields), roots; see :mod:`~reactloop.mcp._client_side`.
 """
 
 from reactloop.mcp._config import load_mcp_config
+from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer
 from reactloop.mcp._tool_source import MCPServer, MCPServerError, MCPTool, MCPTools
 
-__all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools", "load_mcp_config", "serve_stdio"]
+__all__ = ["Elicitation", "ElicitationAnswer", "MCPServer", "MCPServerError", "MCPTool",
+           "MCPTools", "load_mcp_config", "serve_stdio"]
 
 
 async def serve_stdio(tools: object = (), *, agent: object = None, name: str = "reactloop") -> None:

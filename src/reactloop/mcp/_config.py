@@ -13,6 +13,11 @@ Also accepted: VS Code's ``{"servers": {...}}``, a ``type`` of ``stdio``/``http`
 fnmatch patterns such as ``"git_*"``). Other keys (``autoApprove``…) are ignored.
 ``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the environment; a relative
 ``cwd`` is relative to the file.
+
+MCP's client features: ``"type": "sse"`` (the older HTTP+SSE transport),
+``"bearer_token_env": "VAR"`` (``Authorization: Bearer`` from the environment; header values
+under secret-looking names are redacted everywhere), ``"sampling"`` (``allow``/``ask``/
+``deny``), ``"sampling_model"`` (e.g. ``"openai:gpt-4o-mini"``) and ``"resources": false``.
 """
 
 from __future__ import annotations
@@ -87,13 +92,8 @@ def _server(name: str, entry: Any, where: _Where) -> MCPServer | None:
     if entry.get("disabled") is True:
         return None
     kind = entry.get("type")
-    if kind is not None and kind not in _HTTP_TYPES | {"stdio"}:
-        hint = (
-            " (the older SSE transport is not supported; use streamable HTTP)"
-            if kind == "sse"
-            else ""
-        )
-        raise where.error("'type'", f"must be 'stdio' or 'http', got {kind!r}{hint}")
+    if kind is not None and kind not in _HTTP_TYPES | {"stdio", "sse"}:
+        raise where.error("'type'", f"must be 'stdio', 'http' or 'sse', got {kind!r}")
     has_command, has_url = "command" in entry, "url" in entry
     if has_command and has_url:
         raise where.error("entry", "has both 'command' and 'url'; give one")
@@ -104,8 +104,9 @@ def _server(name: str, entry: Any, where: _Where) -> MCPServer | None:
         url = _string(entry, "url", where)
         if not url.startswith(("http://", "https://")):
             raise where.error("'url'", f"must start with http:// or https://, got {url!r}")
-        headers = _string_map(entry, "headers", where)
-        return MCPServer.http(url, headers=headers, name=name, **options)
+        headers = _with_bearer(_string_map(entry, "headers", where), entry, where)
+        factory = MCPServer.sse if kind == "sse" else MCPServer.http
+        return factory(url, headers=headers, name=name, **options)
     cwd = _string(entry, "cwd", where, required=False)
     return MCPServer.stdio(
         _string(entry, "command", where),
@@ -133,7 +134,32 @@ def _options(entry: dict[str, Any], where: _Where) -> dict[str, Any]:
     for key in ("include", "exclude"):
         if key in entry:
             out[key] = _string_list(entry, key, where)
+    if "sampling" in entry:
+        if entry["sampling"] not in ("allow", "ask", "deny"):
+            raise where.error("'sampling'", f"must be 'allow', 'ask' or 'deny', got "
+                                            f"{entry['sampling']!r}")
+        out["sampling"] = entry["sampling"]
+    if "sampling_model" in entry:
+        out["sampling_model"] = _string(entry, "sampling_model", where)
+    if "resources" in entry:
+        if not isinstance(entry["resources"], bool):
+            raise where.error("'resources'", f"must be true or false, got {entry['resources']!r}")
+        out["resources"] = entry["resources"]
     return out
+
+
+def _with_bearer(headers: dict[str, str] | None, entry: dict[str, Any], where: _Where
+                 ) -> dict[str, str] | None:
+    """``"bearer_token_env": "VAR"``: ``Authorization: Bearer <$VAR>`` (the value is read
+    from the environment and never printed; an unset variable is an error naming it)."""
+    if "bearer_token_env" not in entry:
+        return headers
+    var = _string(entry, "bearer_token_env", where)
+    token = os.environ.get(var, "").strip()
+    if not token:
+        raise where.error("'bearer_token_env'", f"names ${var}, which is not set in the "
+                                                "environment")
+    return {**(headers or {}), "Authorization": f"Bearer {token}"}
 
 
 def _string(

@@ -29,7 +29,9 @@ from mcp.shared.exceptions import MCPError
 
 from reactloop._version import __version__
 from reactloop.errors import ToolRetry
+from reactloop.mcp._client_side import ClientSide
 from reactloop.mcp._errors import MCPServerError, ServerConfig
+from reactloop.tools._source import caller_run
 
 if TYPE_CHECKING:
     from mcp.client import Transport
@@ -165,8 +167,9 @@ class _WriteWatch:
 class Connection:
     """One started server process (stdio) or HTTP session, owned by its own task."""
 
-    def __init__(self, server: ServerConfig) -> None:
+    def __init__(self, server: ServerConfig, side: ClientSide) -> None:
         self.server = server
+        self.side = side
         self.client: Client | None = None
         self.tools: list[types.Tool] = []
         self.failure: BaseException | None = None
@@ -226,11 +229,13 @@ class Connection:
     async def _own(self, ready: asyncio.Future[None]) -> None:
         _CONNECTION.set(self)  # this task's own context: the SDK's tasks inherit it
         try:
-            async with Client(self._transport(), client_info=_client_info()) as client:
+            async with Client(self._transport(), client_info=_client_info(),
+                              **self.side.client_options()) as client:
                 self.tools = await _list_tools(client)
-                self.client = client
-                ready.set_result(None)
-                await self._stop.wait()
+                async with _listening(client, self.side):  # no change is missed after this
+                    self.client = client
+                    ready.set_result(None)
+                    await self._stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()
@@ -256,6 +261,8 @@ class Connection:
                 cwd=server.cwd,
             )
             inner = stdio_client(params, errlog=cast(Any, self._stderr))
+        elif server.transport == "sse":
+            inner = _sse_transport(server.url, server.headers)
         else:
             inner = _http_transport(server.url, server.headers)
         return cast("Transport", self._watched(inner))
@@ -298,7 +305,8 @@ class Connection:
 
     # -- calls -------------------------------------------------------------------------------
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Call a tool; raises ``_Lost`` when the connection ends and TimeoutError on timeout."""
+        """Call a tool; raises ``_Lost`` when the connection ends and TimeoutError on timeout
+        (time the user spends answering the server's questions does not count)."""
         timeout = self.server.timeout
         client, owner = self.client, self._owner
         if client is None or owner is None or not self.connected:
@@ -307,13 +315,12 @@ class Connection:
 
         async def send() -> types.CallToolResult:
             _ATTEMPT.set(attempt)  # this task's own context copy: only this call is marked
-            return await client.call_tool(name, dict(arguments))
+            return await client.call_tool(name, dict(arguments),
+                                          progress_callback=self.side.progress(name))
 
         task = asyncio.create_task(send())
         try:
-            done, _ = await asyncio.wait(
-                {task, owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            done = await self._wait(task, owner, timeout)
         finally:
             if not task.done():
                 task.cancel()  # the SDK tells the server the request was cancelled
@@ -331,11 +338,31 @@ class Connection:
             raise TimeoutError(timeout)
         raise _Lost(sent=await self._reached_server(attempt))
 
+    async def _wait(self, task: asyncio.Task[Any], owner: asyncio.Task[None], limit: float
+                    ) -> set[asyncio.Task[Any]]:
+        """Wait for the call (or the connection's end) at most ``limit`` seconds, not
+        counting the time a person spends answering the server's questions: the clock starts
+        again after each answer."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + limit
+        while True:
+            done, _ = await asyncio.wait({task, owner}, timeout=max(0.0, until - loop.time()),
+                                         return_when=asyncio.FIRST_COMPLETED)
+            now = loop.time()
+            if done:
+                return done
+            if self.side.asking:
+                until = now + limit
+            elif self.side.answered + limit > now:
+                until = self.side.answered + limit
+            else:
+                return done
+
     async def _reached_server(self, attempt: _Attempt) -> bool:
         self._lost = True
         if not attempt.sent:
             return False
-        if self.server.transport == "http" and self._owner is not None:
+        if self.server.transport != "stdio" and self._owner is not None:
             # a refused connection fails the transport: wait for that verdict
             await asyncio.wait({self._owner}, timeout=_CLOSE_WAIT)
             return not _refused(self.failure)
@@ -349,6 +376,8 @@ class Link:
     def __init__(self, server: ServerConfig, emit: Emit) -> None:
         self.server = server
         self.emit = emit
+        self.side = ClientSide(server, emit)
+        """Sampling, elicitation, roots, logs, progress and list changes of this server."""
         self.conn: Connection | None = None
         self.down: str | None = None
         self.restarts = 0
@@ -365,11 +394,40 @@ class Link:
 
     async def close(self) -> None:
         self._closed.set()  # a call still running must not restart the server after this
+        await self.side.stop()
         conn, self.conn = self.conn, None
         if conn is not None:
             await conn.close()
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+        caller = caller_run.get()
+        self.side.enter(caller)  # sampling and progress reach the run that called
+        try:
+            return await self._call(tool, arguments)
+        finally:
+            self.side.leave(caller)
+
+    async def list_tools(self) -> list[types.Tool]:
+        """List the server's tools again (after it said they changed)."""
+        client = await self.client()
+        self.side.tools_changed = False
+        return await _list_tools(client, refresh=True)
+
+    async def client(self) -> Client:
+        """The SDK's client of the live connection (restarted first if it was lost)."""
+        conn, _ = await self._live(None)
+        client = conn.client
+        if client is None:
+            raise ToolRetry(f"MCP server {self.server.name!r} is not connected")
+        return client
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        """What the server announced (None while not connected)."""
+        client = self.conn.client if self.conn is not None else None
+        return client.server_capabilities if client is not None else None
+
+    async def _call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         name, timeout = self.server.name, self.server.timeout
         conn, restarted = await self._live(None)
         while True:
@@ -437,7 +495,7 @@ class Link:
         return conn
 
     async def _connect(self) -> Connection:
-        conn = Connection(self.server)
+        conn = Connection(self.server, self.side)
         try:
             await conn.start()
         except BaseException as exc:
@@ -461,7 +519,7 @@ class Link:
 
 def _start_error(server: ServerConfig, exc: Exception, tail: str, noise: str = ""
                  ) -> MCPServerError:
-    what = "could not be reached" if server.transport == "http" else "failed to start"
+    what = "could not be reached" if server.transport != "stdio" else "failed to start"
     reason = _reason(exc) + (f"; {noise}" if noise else "")
     message = f"MCP server {server.name!r} ({server.describe()}) {what}: {reason}"
     if tail:
@@ -512,11 +570,53 @@ async def _http_transport(url: str, headers: Mapping[str, str] | None) -> AsyncI
         yield streams
 
 
-async def _list_tools(client: Client) -> list[types.Tool]:
+@asynccontextmanager
+async def _listening(client: Client, side: ClientSide) -> AsyncIterator[None]:
+    """On 2026-07-28 connections list changes arrive on a ``subscriptions/listen`` stream
+    (older servers send ``notifications/tools/list_changed``, heard by ``side``)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    caps = client.server_capabilities.tools
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (caps and caps.list_changed):
+        yield
+        return
+
+    acked = asyncio.Event()
+
+    async def listen() -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                acked.set()
+                async for _ in events:
+                    side.tools_changed = True
+        except Exception as exc:  # no list changes then; the tools keep working
+            logging.getLogger("reactloop.mcp").debug("MCP server %r: listen ended: %r",
+                                                     side.server.name, exc)
+        finally:
+            acked.set()
+
+    task = asyncio.create_task(listen())
+    try:
+        await acked.wait()
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+@asynccontextmanager
+async def _sse_transport(url: str, headers: Mapping[str, str] | None) -> AsyncIterator[Any]:
+    from mcp.client.sse import sse_client
+
+    async with sse_client(url, headers=dict(headers or {}), timeout=30.0) as streams:
+        yield streams
+
+
+async def _list_tools(client: Client, refresh: bool = False) -> list[types.Tool]:
     tools: list[types.Tool] = []
     cursor: str | None = None
     for _ in range(1000):  # a server whose cursor never ends cannot hang us
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
         tools.extend(page.tools)
         cursor = page.next_cursor
         if not cursor:

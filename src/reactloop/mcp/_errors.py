@@ -6,9 +6,12 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from reactloop.errors import ReactloopError, UserError
+
+if TYPE_CHECKING:
+    from reactloop.mcp._elicitation import Elicitor
 
 __all__ = ["INSTALL_HINT", "MCPServerError", "ServerConfig", "require_sdk"]
 
@@ -48,7 +51,7 @@ class ServerConfig(Protocol):
     connection module does not import the server module that imports it)."""
 
     @property
-    def transport(self) -> Literal["stdio", "http"]: ...
+    def transport(self) -> Literal["stdio", "http", "sse"]: ...
     @property
     def name(self) -> str: ...
     @property
@@ -67,5 +70,13 @@ class ServerConfig(Protocol):
     def timeout(self) -> float: ...
     @property
     def startup_timeout(self) -> float: ...
+    @property
+    def sampling(self) -> Literal["allow", "ask", "deny"] | None: ...
+    @property
+    def sampling_model(self) -> Any: ...
+    @property
+    def elicitation(self) -> Elicitor | None: ...
+    @property
+    def roots(self) -> Sequence[str]: ...
 
     def describe(self) -> str: ...

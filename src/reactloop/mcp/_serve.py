@@ -10,11 +10,14 @@ rule that asks for this call, or a served agent whose run stops for an approval,
 answers ``isError`` with a sentence naming how to allow it: ``reactloop mcp serve
 --approve-all`` (``approve_all=True`` here), off by default, approves every such call. In
 ``tools/list`` these tools carry ``destructiveHint: true``, so clients can warn before calling.
+A client that supports elicitation is asked instead (:mod:`reactloop.mcp._serve_features`,
+which also sends progress and log entries of long tools).
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -24,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from reactloop.approvals._gate import gated_calls
 from reactloop.errors import UserError
+from reactloop.mcp._serve_features import Reporter, current_reporter
 from reactloop.messages import ToolCall
 from reactloop.tools._registry import ToolRegistry, as_tool
 from reactloop.tools._tool import Tool
@@ -83,13 +87,19 @@ def agent_tool(agent: Any, *, approve_all: bool = False) -> Tool:
     about = f" Its instructions: {instructions.splitlines()[0][:300]}" if instructions else ""
 
     async def run_agent(task: str) -> str:
-        result = await _settled(agent.run(task))
+        reporter = current_reporter.get()
+        result = await _run(agent, task, reporter)
         while getattr(result, "pending_approvals", None):
-            waiting = ", ".join(p.tool_name for p in result.pending_approvals)
-            if not approve_all:
+            pending = result.pending_approvals
+            waiting = ", ".join(p.tool_name for p in pending)
+            if approve_all:
+                decisions = [p.approve() for p in pending]
+            elif reporter is not None and reporter.can_ask_now():  # the client's user decides
+                decisions = [p.approve() if await reporter.approve(p.tool_name, p.arguments)
+                             else p.deny("the user declined") for p in pending]
+            else:
                 raise RuntimeError(_refusal(f"the agent's call of {waiting}"))
-            result = await _settled(agent.resume(
-                result, decisions=[p.approve() for p in result.pending_approvals]))
+            result = await _settled(agent.resume(result, decisions=decisions))
         error = getattr(result, "error", None)
         if error is not None:
             raise RuntimeError(f"the agent failed: {error}")
@@ -115,6 +125,24 @@ async def _settled(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+async def _run(agent: Any, task: str, reporter: Reporter | None) -> Any:
+    """Run the served agent; with a client to tell, stream it: each iteration is progress,
+    each tool call a log entry."""
+    if reporter is None or not callable(getattr(agent, "stream", None)):
+        return await _settled(agent.run(task))
+    result = None
+    async for event in agent.stream(task):
+        kind = getattr(event, "type", "")
+        if kind == "iteration_start":
+            reporter.progress(event.iteration, event.max_iterations,
+                              f"iteration {event.iteration}")
+        elif kind == "tool_call":
+            reporter.log("info", f"calling {event.call.name}")
+        elif kind == "run_end":
+            result = event.result
+    return result
+
+
 def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
                  approve_all: bool = False) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) that lists and runs ``tools``.
@@ -123,20 +151,29 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
     from reactloop._version import __version__
 
     registry = ToolRegistry(tools)
+    level: list[types.LoggingLevel] = ["info"]  # what the client asked for (logging/setLevel)
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[_spec(registry, n) for n in registry.names])
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         call = ToolCall(params.name, dict(params.arguments or {}), id=str(ctx.request_id or ""))
+        reporter = Reporter(ctx, level[0])
         if not approve_all and gated_calls([call], registry, False, _RUN_ID, None, {}):
-            return types.CallToolResult(content=[types.TextContent(
-                type="text", text=_refusal(f"the call of {params.name}"))], is_error=True)
-        result = await registry.execute_one(call, run_id=_RUN_ID)
+            refused = await _ask_approval(reporter, params)
+            if refused is not None:
+                return refused
+        token = current_reporter.set(reporter)
+        try:
+            result = await registry.execute_one(call, run_id=_RUN_ID, emit=reporter.emit)
+        finally:
+            current_reporter.reset(token)
+        await reporter.drain()
         text = result.content if result.ok else (result.error or "the tool failed")
         value = result.to_dict()["result"]  # JSON-safe; objects also go out as structured content
         return types.CallToolResult(
@@ -149,13 +186,40 @@ def build_server(tools: Iterable[Tool], *, name: str = "reactloop",
         t = registry.get(tool_name)
         return None if t is None else t.parameters
 
-    return Server(
-        name,
-        version=__version__,
-        get_tool_input_schema=input_schema,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        level[0] = params.level
+        return types.EmptyResult()
+
+    with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; clients use it
+        warnings.simplefilter("ignore")
+        return Server(
+            name,
+            version=__version__,
+            get_tool_input_schema=input_schema,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_level,
+        )
+
+
+async def _ask_approval(reporter: Reporter, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult | None:
+    """A gated call: None when the client's user approved it, else what to answer (the
+    refusal, the user's no, or the question itself on a 2026-07-28 connection)."""
+    arguments = dict(params.arguments or {})
+    if not reporter.can_ask():
+        return _error(_refusal(f"the call of {params.name}"))
+    approved = await reporter.approve(params.name, arguments, params.input_responses)
+    if approved is None:  # 2026-07-28: the question goes back as an input-required result
+        return reporter.approval_request(params.name, arguments)
+    if not approved:
+        return _error(f"the user declined the call of {params.name}; it was not run.")
+    return None
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                is_error=True)
 
 
 def _spec(registry: ToolRegistry, name: str) -> types.Tool:

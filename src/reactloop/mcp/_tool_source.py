@@ -14,20 +14,42 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from typing_extensions import Unpack
+
+from reactloop._redact import add_secret, is_secret_name
 from reactloop.errors import UserError
 from reactloop.mcp._errors import MCPServerError, require_sdk
 from reactloop.mcp._names import derive_http_name, derive_stdio_name, safe_name, tool_names
+from reactloop.mcp._options import ClientOptions, check_options
 from reactloop.tools._tool import Tool
 
 if TYPE_CHECKING:
     import mcp_types
 
     from reactloop.mcp._connection import Link
+    from reactloop.mcp._elicitation import Elicitor
+    from reactloop.mcp._resources import PromptInfo, ResourceInfo
+    from reactloop.messages import Message
     from reactloop.tools._source import Emit
 
 __all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPTools"]
 
 log = logging.getLogger("reactloop.mcp")
+
+
+def _secret_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``headers``, their values under secret-looking names (``Authorization``, ``X-Api-Key``)
+    registered for redaction: a token never shows in events, logs or errors."""
+    if headers is None:
+        return None
+    for key, secret in headers.items():
+        if is_secret_name(key):
+            add_secret(secret.removeprefix("Bearer ").strip())
+    return dict(headers)
+
+
+def _ignore(name: str, data: Any = None) -> None:
+    """The default ``emit``: events go nowhere."""
 
 
 
@@ -50,6 +72,10 @@ class MCPTool(Tool):
         """``readOnlyHint`` as the server sent it (None: not said)."""
         self.destructive = destructive
         """``destructiveHint`` as the server sent it (None: not said)."""
+
+    live_events = True
+    """Its server's progress, questions and sampling are events while it runs (a streaming
+    run yields them at once, not after the tool batch)."""
 
     @property
     def writes(self) -> bool | None:
@@ -82,6 +108,44 @@ class MCPTools(list[Tool]):
         """How often the server was restarted after it stopped."""
         return 0 if self._link is None else self._link.restarts
 
+    def _live(self) -> Link:
+        if self._link is None:
+            raise MCPServerError(f"MCP server {self.server.name!r} is not running (it was "
+                                 "skipped)", server=self.server.name)
+        return self._link
+
+    async def list_resources(self) -> list[ResourceInfo]:
+        """The server's resources and resource templates."""
+        from reactloop.mcp._resources import list_resources
+
+        return await list_resources(self._live())
+
+    async def read_resource(self, uri: str) -> str:
+        """A resource's content as text (raises ``ToolRetry`` with the server's message)."""
+        from reactloop.mcp._resources import read_resource
+
+        return await read_resource(self._live(), uri)
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Hear about changes of a resource: ``mcp_resource_updated`` events (``server``,
+        ``uri``) in the ``emit`` given to ``open`` (or the run calling the server)."""
+        from reactloop.mcp._resources import subscribe_resource
+
+        await subscribe_resource(self._live(), uri)
+
+    async def list_prompts(self) -> list[PromptInfo]:
+        """The server's prompts (name, description, arguments)."""
+        from reactloop.mcp._resources import list_prompts
+
+        return await list_prompts(self._live())
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None
+                         ) -> list[Message]:
+        """A prompt's messages, e.g. to send: ``await session.send(msgs[-1].content)``."""
+        from reactloop.mcp._resources import get_prompt
+
+        return await get_prompt(self._live(), name, arguments)
+
 
 class MCPServer:
     """An MCP server whose tools an agent can call. Build one with :meth:`stdio` or :meth:`http`.
@@ -106,12 +170,12 @@ class MCPServer:
     independent connection.
     """
 
-    transport: Literal["stdio", "http"]
+    transport: Literal["stdio", "http", "sse"]
 
     def __init__(
         self,
         *,
-        transport: Literal["stdio", "http"],
+        transport: Literal["stdio", "http", "sse"],
         name: str,
         command: str = "",
         args: Sequence[str] = (),
@@ -125,6 +189,7 @@ class MCPServer:
         prefix: str | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
     ) -> None:
         """Prefer :meth:`stdio` and :meth:`http`; this stores what they checked."""
         require_sdk()
@@ -138,7 +203,7 @@ class MCPServer:
         self.env = dict(env) if env is not None else None
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.url = url
-        self.headers = dict(headers) if headers is not None else None
+        self.headers = _secret_headers(headers)
         self.required = required
         self.timeout = float(timeout)
         """Seconds one tool call may take before the model gets a timeout error."""
@@ -154,6 +219,17 @@ class MCPServer:
         them); None: all."""
         self.exclude = tuple(exclude)
         """Never these tools (names or patterns)."""
+        checked = check_options(self.name, options)
+        self.sampling: Literal["allow", "ask", "deny"] | None = checked["sampling"]
+        """Whether the server's sampling requests are answered (None: by transport)."""
+        self.sampling_model: Any = checked["sampling_model"]
+        """The model that answers them (None: the calling run's model)."""
+        self.elicitation: Elicitor | None = checked["elicitation"]
+        """Asks the user when the server asks (None: not announced)."""
+        self.roots: tuple[str, ...] = checked["roots"]
+        """Directories offered as the client's roots."""
+        self.resources: bool = checked["resources"]
+        """Offer ``<prefix>list_resources``/``read_resource`` tools (if the server has any)."""
 
     @classmethod
     def stdio(
@@ -170,22 +246,21 @@ class MCPServer:
         startup_timeout: float | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
     ) -> MCPServer:
         """A server started as a subprocess that speaks MCP over its stdin/stdout.
 
         Args:
             command: the program, e.g. ``"mcp-server-time"``, ``"uvx"`` or ``"npx"``.
             args: its arguments.
-            env: extra environment variables. Like other MCP clients, the server otherwise
-                inherits only a minimal environment (``HOME``, ``PATH``, ``USER``…), so pass
-                API keys and the like here.
-            cwd: its working directory. The server's stderr is captured; its last lines are
-                shown when it fails to start and sent with ``mcp_warning`` events.
+            env: extra environment variables (API keys…); like other MCP clients, the server
+                otherwise inherits only ``HOME``, ``PATH``, ``USER`` and a few more.
+            cwd: its working directory. Its stderr's last lines are shown when it fails to
+                start and sent with ``mcp_warning`` events.
             name: the server's name, the default prefix of its tool names. By default it is
                 derived from the program: ``mcp-server-time`` and ``python -m mcp_server_time``
                 give ``time``, ``npx -y @modelcontextprotocol/server-filesystem`` gives
-                ``filesystem`` (``mcp-server-``/``server-`` prefixes and ``-mcp`` suffixes are
-                dropped).
+                ``filesystem`` (``mcp-server-``/``server-``/``-mcp`` are dropped).
             required: if False, a server that fails to start is skipped with an
                 ``mcp_warning`` event instead of failing the run.
             timeout: seconds one tool call may take.
@@ -194,6 +269,7 @@ class MCPServer:
             include: offer only these tools: names or fnmatch patterns (``"git_*"``), matched
                 against the server's name for the tool and the name the model sees.
             exclude: never offer these tools (names or patterns, as for ``include``).
+            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``.
         """
         if not isinstance(command, str) or not command.strip():
             raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
@@ -214,6 +290,7 @@ class MCPServer:
             prefix=prefix,
             include=include,
             exclude=exclude,
+            **options,
         )
 
     @classmethod
@@ -229,6 +306,7 @@ class MCPServer:
         startup_timeout: float | None = None,
         include: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
     ) -> MCPServer:
         """A server reached over MCP's streamable HTTP transport at ``url``.
 
@@ -250,11 +328,35 @@ class MCPServer:
             prefix=prefix,
             include=include,
             exclude=exclude,
+            **options,
         )
 
+    @classmethod
+    def sse(
+        cls,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        required: bool = True,
+        timeout: float = 60.0,
+        prefix: str | None = None,
+        *,
+        startup_timeout: float | None = None,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
+        **options: Unpack[ClientOptions],
+    ) -> MCPServer:
+        """A server reached over MCP's older HTTP+SSE transport (protocol 2024-11-05, still
+        common) at ``url``, usually ending in ``/sse``. Arguments as in :meth:`http`."""
+        server = cls.http(url, headers, name, required, timeout, prefix,
+                          startup_timeout=startup_timeout, include=include, exclude=exclude,
+                          **options)
+        server.transport = "sse"
+        return server
+
     def describe(self) -> str:
-        """The command line or URL, for messages."""
-        if self.transport == "http":
+        """The command line or URL, for messages (never the headers)."""
+        if self.transport != "stdio":
             return self.url
         return shlex.join([self.command, *self.args])
 
@@ -262,7 +364,7 @@ class MCPServer:
         return f"MCPServer.{self.transport}({self.describe()!r}, name={self.name!r})"
 
     @asynccontextmanager
-    async def open(self, emit: Emit) -> AsyncIterator[MCPTools]:
+    async def open(self, emit: Emit = _ignore) -> AsyncIterator[MCPTools]:
         """Start the server and yield its tools; stop it on exit.
 
         Raises:
@@ -292,7 +394,11 @@ class MCPServer:
             if listing is None:
                 yield MCPTools([], self, None)
             else:
-                yield MCPTools(self._tools(link, listing, emit), self, link)
+                tools = [*self._tools(link, listing, emit),
+                         *await self._resource_tools(link, listing)]
+                link.side.known.update(t.name for t in tools)
+                link.side.tools_changed = False  # listed just now
+                yield MCPTools(tools, self, link)
         finally:
             await link.close()
 
@@ -310,6 +416,44 @@ class MCPServer:
                                                 f"{', '.join(names)}"})
         return [self._tool(link, t, n) for t, n in pairs]
 
+    async def _resource_tools(self, link: Link, listing: Sequence[mcp_types.Tool]
+                              ) -> list[Tool]:
+        """The resource tools, when the server has resources (announcing the capability
+        with nothing in it, as SDK servers do by default, adds no tools)."""
+        caps = link.capabilities
+        if not self.resources or caps is None or caps.resources is None:
+            return []
+        from reactloop.mcp._resources import list_resources, resource_tools
+
+        try:
+            if not await list_resources(link):
+                return []
+        except Exception as exc:  # a server that fails to list: its tools still work
+            log.info("MCP server %r: listing resources failed: %r", self.name, exc)
+            return []
+
+        taken = set(tool_names(self.prefix, [t.name for t in listing]))
+        return [t for t in resource_tools(link, self.prefix, taken)
+                if self._wanted(t.name[len(self.prefix):], t.name)]
+
+    async def _refresh(self, link: Link) -> None:
+        """The server said its tools changed: list them again and offer the new ones to the
+        calling run (appended, so the request prefix changes once; tools that went away stay
+        listed and their calls get the server's error)."""
+        from reactloop.tools._source import caller_run
+
+        listing = await link.list_tools()
+        caller = caller_run.get()
+        if caller is None:
+            return
+        known = link.side.known
+        tools = [t for t in self._tools(link, listing, caller.emit) if t.name not in known]
+        known.update(t.name for t in tools)
+        if tools:
+            caller.add_tools(tools)
+            caller.emit("mcp_tools_changed", {"server": self.name,
+                                              "added": [t.name for t in tools]})
+
     def _wanted(self, remote: str, public: str) -> bool:
         if self.include is not None and not any(_matches(p, remote, public)
                                                 for p in self.include):
@@ -322,7 +466,10 @@ class MCPServer:
         remote = spec.name
 
         async def call(**arguments: Any) -> Any:
-            return tool_output(await link.call(remote, arguments))
+            result = await link.call(remote, arguments)
+            if link.side.tools_changed:  # offered from the next iteration on
+                await self._refresh(link)
+            return tool_output(result)
 
         call.__qualname__ = call.__name__ = public_name
         description = spec.description or spec.title or f"{remote} (from MCP server {self.name!r})"

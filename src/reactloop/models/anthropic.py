@@ -29,6 +29,7 @@ from reactloop.messages import (
     ToolSpec,
     Usage,
 )
+from reactloop.models._anthropic_cache import add_cache_breakpoints
 from reactloop.models._profiles import anthropic_context_window
 from reactloop.models._provider import (
     ProviderModel,
@@ -88,6 +89,8 @@ class AnthropicModel(ProviderModel):
         max_response_chars: the cap on one response's text, thinking and tool-call arguments
             (default: ``max_tokens * 32``); past it the response ends with
             ``finish_reason="length"``.
+        prompt_caching: mark prompt-cache breakpoints automatically (the tools/system block,
+            the previous and the latest history message); ``False`` sends none.
     """
 
     provider = "anthropic"
@@ -105,6 +108,7 @@ class AnthropicModel(ProviderModel):
         on_retry: RetryListener | None = None,
         context_window: int | None = None,
         max_response_chars: int | None = None,
+        prompt_caching: bool = True,
     ) -> None:
         require_extra("anthropic", "anthropic", "AnthropicModel")
         key = self._api_key(api_key)
@@ -114,6 +118,7 @@ class AnthropicModel(ProviderModel):
                          context_window=context_window or anthropic_context_window(name),
                          max_response_chars=max_response_chars)
         self.max_tokens = max_tokens
+        self.prompt_caching = prompt_caching
         # max_retries=0: retrying is ours (with_retries), so waits are reported as run events
         self._client: Any = AsyncAnthropic(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout
@@ -123,7 +128,7 @@ class AnthropicModel(ProviderModel):
         return translate_error(exc)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = build_params(request, self.name, self.max_tokens)
+        params = build_params(request, self.name, self.max_tokens, cache=self.prompt_caching)
         raw = await self._call(lambda: self._client.messages.with_raw_response.create(**params))
         with translating(translate_error):
             message = await parsed_reply(raw, WHERE)
@@ -131,7 +136,7 @@ class AnthropicModel(ProviderModel):
                              self.budget(request, self.max_tokens))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        params = build_params(request, self.name, self.max_tokens)
+        params = build_params(request, self.name, self.max_tokens, cache=self.prompt_caching)
         # only opening the stream is retried: once text has been yielded, a retry would repeat it
         raw = await self._call(
             lambda: self._client.messages.with_raw_response.create(**params, stream=True))
@@ -238,8 +243,10 @@ def render_messages(request: ModelRequest) -> tuple[str, list[dict[str, Any]]]:
     return "\n\n".join(system), out
 
 
-def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str, Any]:
-    """Keyword arguments for ``client.messages.create``."""
+def build_params(request: ModelRequest, model: str, max_tokens: int, *,
+                 cache: bool = True) -> dict[str, Any]:
+    """Keyword arguments for ``client.messages.create`` (with prompt-cache breakpoints
+    unless ``cache`` is False: :mod:`reactloop.models._anthropic_cache`)."""
     system, messages = render_messages(request)
     params: dict[str, Any] = {
         "model": model,
@@ -261,6 +268,8 @@ def build_params(request: ModelRequest, model: str, max_tokens: int) -> dict[str
                                               "schema": structured_schema(out.schema)}}
     if request.settings.extra:
         params["extra_body"] = dict(request.settings.extra)
+    if cache:
+        add_cache_breakpoints(params, notes=bool(request.notes))
     return params
 
 

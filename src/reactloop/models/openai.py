@@ -24,6 +24,7 @@ Key lookup, error translation, retries and the size cap are shared with the othe
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -111,6 +112,9 @@ class OpenAIModel(ProviderModel):
         max_response_chars: the cap on one response's text plus tool-call arguments (default:
             ``max_tokens * 32`` when the request sets ``max_tokens``, else 1 MiB); past it the
             response ends with ``finish_reason="length"``.
+        prompt_cache_key: send a ``prompt_cache_key`` stable per session (a hash of its id),
+            so its requests reach the same prompt cache; ``None`` (the default) sends it to
+            OpenAI's own API only (other servers may reject the field).
     """
 
     provider = "openai"
@@ -129,6 +133,7 @@ class OpenAIModel(ProviderModel):
         on_retry: RetryListener | None = None,
         schema_format: str = "json_schema",
         max_response_chars: int | None = None,
+        prompt_cache_key: bool | None = None,
     ) -> None:
         if not name:
             raise UserError("OpenAIModel needs a model name, e.g. OpenAIModel('gpt-4o-mini')")
@@ -148,13 +153,14 @@ class OpenAIModel(ProviderModel):
         # OpenAI's own API wants max_completion_tokens (reasoning models reject max_tokens);
         # compatible servers mostly know only max_tokens
         self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
+        self.prompt_cache_key = base_url is None if prompt_cache_key is None else prompt_cache_key
 
     def _translate(self, exc: Exception) -> Exception:
         return translate_error(exc)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         return build_params(request, self.name, max_tokens_field=self._max_tokens_field,
-                            schema_format=self.schema_format)
+                            schema_format=self.schema_format, cache_key=self.prompt_cache_key)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
@@ -290,8 +296,9 @@ def response_format(request: ModelRequest, schema_format: str = "json_schema"
 
 def build_params(request: ModelRequest, model_name: str, *,
                  max_tokens_field: str = "max_tokens",
-                 schema_format: str = "json_schema") -> dict[str, Any]:
-    """The keyword arguments of ``client.chat.completions.create`` for ``request``."""
+                 schema_format: str = "json_schema", cache_key: bool = False) -> dict[str, Any]:
+    """The keyword arguments of ``client.chat.completions.create`` for ``request``
+    (``cache_key``: with ``prompt_cache_key``, from ``request.cache_key``)."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -309,6 +316,9 @@ def build_params(request: ModelRequest, model_name: str, *,
         params[max_tokens_field] = settings.max_tokens
     if settings.temperature is not None:
         params["temperature"] = settings.temperature
+    if cache_key and request.cache_key:  # hashed: a session id is not the provider's business
+        params["prompt_cache_key"] = "rl-" + hashlib.sha256(
+            request.cache_key.encode()).hexdigest()[:32]
     if settings.extra:
         # extra_body passes any field through, also ones this SDK version does not know
         params["extra_body"] = dict(settings.extra)

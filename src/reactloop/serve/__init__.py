@@ -1,5 +1,5 @@
 """``reactloop serve``: an agent over HTTP — a sessions API with server-sent events, the AG-UI
-protocol, and a dev UI that shows every iteration of a run.
+and A2A protocols, and a dev UI that shows every iteration of a run.
 
 ::
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from reactloop.agent import Agent
+    from reactloop.serve._security import Policy
     from reactloop.sessions import SessionStore
 
 __all__ = ["create_app"]
@@ -42,11 +43,37 @@ def _require_extra() -> None:
                         "install it with: pip install 'reactloop[serve]'")
 
 
+def _a2a_wanted(a2a: bool | None) -> bool:
+    """Whether to serve A2A: ``a2a``, or (None) whether its extra is installed."""
+    installed = all(importlib.util.find_spec(m) is not None for m in ("a2a", "sse_starlette"))
+    if a2a and not installed:
+        raise UserError("serving A2A needs a2a-sdk, which is not installed; install it with: "
+                        "pip install 'reactloop[a2a]'")
+    return installed if a2a is None else a2a
+
+
+def _policy(host: str, token: str | None, allowed_hosts: Iterable[str],
+            allowed_origins: Iterable[str], max_body_bytes: int) -> Policy:
+    """The guard's policy from ``create_app``'s arguments (checked: see there)."""
+    from reactloop.serve._security import LOOPBACK_HOSTS, WILDCARD_HOSTS, Policy, check_bind
+
+    check_bind(host, token)
+    if max_body_bytes < 1024:
+        raise UserError(f"max_body_bytes must be at least 1024, got {max_body_bytes}")
+    bind = host.strip("[]").lower()
+    hosts = None if bind in WILDCARD_HOSTS else frozenset(
+        {*LOOPBACK_HOSTS, bind, *(h.strip("[]").lower() for h in allowed_hosts)})
+    return Policy(token=token, allowed_hosts=hosts,
+                  allowed_origins=frozenset(o.rstrip("/") for o in allowed_origins),
+                  max_body=max_body_bytes)
+
+
 def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None = None,
                token: str | None = None, *, host: str = "127.0.0.1",
                allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
-               max_body_bytes: int = DEFAULT_MAX_BODY, debug: bool = False) -> ASGIApp:
-    """The ASGI app serving ``agent``: sessions API, SSE runs, AG-UI and the dev UI.
+               max_body_bytes: int = DEFAULT_MAX_BODY, debug: bool = False,
+               a2a: bool | None = None) -> ASGIApp:
+    """The ASGI app serving ``agent``: sessions API, SSE runs, AG-UI, A2A and the dev UI.
 
     Args:
         agent: the :class:`~reactloop.Agent` every session runs (one run per session at a
@@ -66,34 +93,26 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
             clients also when a token is set. They show the server's file paths, so with a
             token (serving beyond this machine) clients get the error sentence only; without
             one (loopback, the dev UI) they always get the traceback.
+        a2a: answer the A2A protocol (the agent card at ``/.well-known/agent-card.json``,
+            JSON-RPC at ``/api/a2a``, behind the token like the rest of ``/api/``). None (the
+            default): when the ``a2a`` extra (``a2a-sdk``) is installed; True: required.
 
     Raises:
-        UserError: the ``serve`` extra is missing, ``host`` is exposed without a token, the
-            token is too short, or ``agent`` is not an Agent.
+        UserError: the ``serve`` extra is missing (or the ``a2a`` one, with ``a2a=True``),
+            ``host`` is exposed without a token, the token is too short, or ``agent`` is not
+            an Agent.
     """
     _require_extra()
+    serve_a2a = _a2a_wanted(a2a)
     from reactloop.agent import Agent
     from reactloop.serve._app import build_app
-    from reactloop.serve._security import (
-        LOOPBACK_HOSTS,
-        WILDCARD_HOSTS,
-        Policy,
-        check_bind,
-        environ_secrets,
-    )
+    from reactloop.serve._security import environ_secrets
     from reactloop.sessions import open_store
 
     if not isinstance(agent, Agent):
         raise UserError(f"create_app needs a reactloop Agent, got {type(agent).__name__}")
-    check_bind(host, token)
-    if max_body_bytes < 1024:
-        raise UserError(f"max_body_bytes must be at least 1024, got {max_body_bytes}")
-    bind = host.strip("[]").lower()
-    hosts = None if bind in WILDCARD_HOSTS else frozenset(
-        {*LOOPBACK_HOSTS, bind, *(h.strip("[]").lower() for h in allowed_hosts)})
-    policy = Policy(token=token, allowed_hosts=hosts,
-                    allowed_origins=frozenset(o.rstrip("/") for o in allowed_origins),
-                    max_body=max_body_bytes)
+    policy = _policy(host, token, allowed_hosts, allowed_origins, max_body_bytes)
     owns_store = store is None or isinstance(store, (str, os.PathLike))
     return build_app(agent, open_store(store), owns_store=owns_store, policy=policy,
-                     scrub=environ_secrets(token), details=debug or token is None)
+                     scrub=environ_secrets(token), details=debug or token is None,
+                     a2a=serve_a2a)

@@ -21,6 +21,8 @@ reactloop event                        AG-UI events
 ``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``, or
                                        ``interrupt`` when calls wait for approval) or
                                        ``RUN_ERROR``
+any event of a sub-run (an agent       ``CUSTOM`` named ``reactloop.sub_run``, the event's JSON
+called as a tool: ``parent_run_id``)   (with ``agent``, ``run_id``, ``parent_run_id``) as value
 =====================================  ==========================================================
 
 Approvals: a run that ends ``WAITING_FOR_APPROVAL`` finishes with an ``interrupt`` outcome, one
@@ -69,6 +71,7 @@ from ag_ui.core import (
 
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError
+from reactloop.serve._security import event_data
 
 if TYPE_CHECKING:
     from reactloop.approvals import PendingApproval
@@ -177,9 +180,12 @@ class AGUITranslator:
     the interrupts of calls waiting for approval."""
 
     def __init__(self, thread_id: str, run_id: str,
-                 tool_schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 tool_schemas: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 details: bool = True) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self.details = details
+        """Whether tools' tracebacks reach the client (see ``serve`` ``details``)."""
         self.tool_schemas = tool_schemas or {}
         self._parent = _new_id()  # the assistant message of the current iteration
         self._open_text: str | None = None
@@ -190,12 +196,16 @@ class AGUITranslator:
 
     def translate(self, event: Event) -> list[BaseEvent]:
         """The AG-UI events for one reactloop event (often none or several)."""
+        if event.parent_run_id is not None:  # a sub-agent's run: nested, as it is
+            return [CustomEvent(name="reactloop.sub_run",
+                                value=event_data(event, details=self.details))]
         handler: Callable[[Any], list[BaseEvent]] | None = getattr(self, f"on_{event.type}",
                                                                     None)
         if handler is not None:
             return handler(event)
         if event.type in _AS_CUSTOM:
-            return [CustomEvent(name=f"reactloop.{event.type}", value=event.to_dict())]
+            return [CustomEvent(name=f"reactloop.{event.type}",
+                                value=event_data(event, details=self.details))]
         return []
 
     def error(self, message: str) -> list[BaseEvent]:

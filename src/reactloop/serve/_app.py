@@ -18,6 +18,7 @@ Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
   400 for a malformed decision, 409 for one that names no waiting call, a call already
   decided, or other arguments (another hash)
 - ``POST /api/agui`` → AG-UI (see ``_agui``; approvals are interrupts, answered by ``resume``)
+- ``GET /.well-known/agent-card.json`` and ``POST /api/a2a`` → A2A (see ``_a2a``), when on
 - ``GET /api/skills/{name}/files/{path}`` → one file of one of the agent's skills (the dev UI
   draws the airport map from the airport skill's data)
 - ``GET /`` and ``/static/...`` → the dev UI
@@ -54,7 +55,7 @@ from starlette.staticfiles import StaticFiles
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, SessionStoreError, UserError
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
-from reactloop.serve._security import Guard, Policy, Scrubber
+from reactloop.serve._security import Guard, Policy, Scrubber, event_data
 from reactloop.sessions._store import check_session_id
 
 if TYPE_CHECKING:
@@ -96,16 +97,29 @@ class ApiError(Exception):
 
 
 def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Policy,
-              scrub: Scrubber, details: bool) -> ASGIApp:
+              scrub: Scrubber, details: bool, a2a: bool = False) -> ASGIApp:
     """The app behind ``create_app`` (arguments already checked there); ``details``: send
-    tools' tracebacks to clients."""
+    tools' tracebacks to clients; ``a2a``: answer the A2A protocol too (``_a2a``)."""
     api = _Api(agent, store, scrub, details=details)
+    extra: list[Route] = []
+    a2a_lifespan = None
+    if a2a:
+        from reactloop.serve._a2a import a2a_routes
+
+        extra, a2a_lifespan = a2a_routes(agent, api.runs, _skills_of(agent), scrub,
+                                         details=details, token=policy.token is not None)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        if owns_store:
-            store.close()
+        try:
+            if a2a_lifespan is None:
+                yield
+            else:
+                async with a2a_lifespan():
+                    yield
+        finally:
+            if owns_store:
+                store.close()
 
     routes = [
         Route("/", _index, methods=["GET"]),
@@ -120,6 +134,7 @@ def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Po
         Route("/api/agui", api.agui, methods=["POST"]),
         Route("/api/skills/{name}/files/{path:path}", api.skill_file, methods=["GET"]),
         Mount("/static", app=_Static(directory=STATIC), name="static"),
+        *extra,
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         ApiError: api.on_api_error, HTTPException: api.on_http_error,
@@ -336,10 +351,7 @@ class _Api:
             yield _utf8(f"event: error\ndata: {data}\n\n")
 
     def _frame(self, event: Event) -> str:
-        data = event.to_dict()
-        result = data.get("result")
-        if not self.details and isinstance(result, dict) and result.get("traceback"):
-            data["result"] = {**result, "traceback": None}  # the error sentence stays
+        data = event_data(event, details=self.details)  # the error sentence stays
         return f"event: {event.type}\ndata: {self.scrub.json(data)}\n\n"
 
     async def agui(self, request: Request) -> Response:
@@ -371,7 +383,8 @@ class _Api:
             raise ApiError(400, str(exc)) from None
         run = await self._start(_checked_id(run_input.thread_id), text, decisions)
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
-        translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas)
+        translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas,
+                                    details=self.details)
         return StreamingResponse(self._agui(run, translator, encoder),
                                  media_type=encoder.get_content_type(),
                                  headers=_STREAM_HEADERS)

@@ -127,6 +127,12 @@ class Run:
             self._queue.get_nowait()
             raise self._failure
 
+    async def stop(self) -> None:
+        """Cancel the run and wait until it has ended (``CANCELLED`` stored, the session
+        released)."""
+        self._task.cancel()
+        await asyncio.wait([self._task])
+
     async def batches(self) -> AsyncIterator[list[Event]]:
         """The run's events in order, in batches of those already waiting (so a busy server
         writes several events at once); an empty batch after :data:`KEEPALIVE` seconds of

@@ -30,7 +30,24 @@ if TYPE_CHECKING:  # only types: this module imports without the serve extra
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["LOOPBACK_HOSTS", "MIN_TOKEN_LENGTH", "WILDCARD_HOSTS", "Guard", "Policy", "Scrubber",
-           "check_bind", "environ_secrets", "is_loopback", "secret_values"]
+           "check_bind", "environ_secrets", "event_data", "is_loopback", "secret_values"]
+
+def event_data(event: Any, *, details: bool) -> dict[str, Any]:
+    """``event.to_dict()`` as a client may see it: without ``details``, every tool traceback in
+    it (a ``tool_error``'s, and those inside a sub-run's or a result's steps) is dropped and
+    the error sentence stays. The one rule for SSE, AG-UI and any other encoder."""
+    data: dict[str, Any] = event.to_dict()
+    return data if details else _without_tracebacks(data)
+
+
+def _without_tracebacks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (None if k == "traceback" else _without_tracebacks(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_tracebacks(v) for v in value]
+    return value
+
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 """Bind addresses that keep the server on this machine (no token needed)."""

@@ -13,11 +13,27 @@ import os
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
-from reactloop.approvals import Decision, PendingApproval, apply_decisions, pending_approvals
+from reactloop.approvals import (
+    APPROVALS_KEY,
+    ASKS,
+    Decision,
+    PendingApproval,
+    apply_decisions,
+    pending_approvals,
+)
+from reactloop.controls._limits import Budget, UsageLimits, outer_budget
 from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
 from reactloop.messages import Message
@@ -111,6 +127,9 @@ class Session:
         store: a :class:`SessionStore` or the path of a SQLite file; ``None``: in memory.
         history: earlier messages to start a new session with.
         wait: seconds :meth:`send` waits for another writer of the session.
+
+    Set :attr:`usage_limits` to hold the whole session (every send, in this process) to
+    :class:`~reactloop.UsageLimits`; each run also keeps its agent's own limits.
     """
 
     def __init__(self, agent: AgentLike, session_id: str | None = None,
@@ -124,6 +143,10 @@ class Session:
         self.wait = wait
         self.last: RunResult | None = None
         """The result of the latest :meth:`send` in this process."""
+        self.usage_limits: UsageLimits | None = None
+        """Limits on the session's total usage (its sends in this process); a send that
+        would pass one ends ``RunState.USAGE_LIMIT``."""
+        self._spent = Budget()
         if history:
             self._start(history)
         self._messages: list[Message] = self._open()
@@ -162,6 +185,25 @@ class Session:
         self._wait = float(seconds)
 
     @property
+    def usage(self) -> dict[str, Any]:
+        """What the session's runs used in this process: ``requests``, ``tool_calls``,
+        ``input_tokens``, ``output_tokens`` and ``cost_usd`` (None: unknown)."""
+        return self._spent.to_dict()
+
+    @contextmanager
+    def _in_budget(self) -> Iterator[None]:
+        """Runs started inside count toward the session's limits (from what the session
+        used before)."""
+        if self.usage_limits is None:
+            yield
+            return
+        token = outer_budget.set(self._spent.seeded(self.usage_limits))
+        try:
+            yield
+        finally:
+            outer_budget.reset(token)
+
+    @property
     def messages(self) -> list[Message]:
         """The history (a copy): as stored after the latest send, or when opened."""
         return list(self._messages)
@@ -173,13 +215,19 @@ class Session:
         if last is not None and last.role == "tool" and last.name == "ask_question" \
                 and not last.is_error:
             return last.content
+        entries = last.metadata.get(APPROVALS_KEY) if last is not None else None
+        if isinstance(entries, Mapping):  # a sub-agent (an agent called as a tool) asked
+            for entry in entries.values():
+                if isinstance(entry, Mapping) and entry.get(ASKS) and \
+                        entry.get("decision") is None:
+                    return str(entry[ASKS])
         return None
 
     async def send(self, text: str) -> RunResult:
         """Run the agent on ``text`` after the stored history; return the result."""
         result: RunResult | None = None
         async for event in self._events(text, stream=False):
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 result = event.result
         assert result is not None
         return result
@@ -218,7 +266,7 @@ class Session:
         never runs a call twice (it is answered as interrupted)."""
         result: RunResult[Any] | None = None
         async for event in self._events(None, stream=False, decisions=decisions):
-            if isinstance(event, RunEndEvent):
+            if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                 result = event.result
         assert result is not None
         return result
@@ -258,13 +306,13 @@ class Session:
                 history = self._messages = apply_decisions(history, decisions)
                 writer.replace(history)
             source = (self._run_events(text, history, write) if not stream
-                      else self.agent.resume_stream(history, on_message=write, **self._tell)
-                      if text is None
-                      else self.agent.stream(text, history=history, on_message=write,
-                                             **self._tell))
+                      else self._started(self.agent.resume_stream(
+                          history, on_message=write, **self._tell)) if text is None
+                      else self._started(self.agent.stream(
+                          text, history=history, on_message=write, **self._tell)))
             try:
                 async for event in source:
-                    if isinstance(event, RunEndEvent):
+                    if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                         if failed:  # the run went on without its store: report the store
                             raise failed[0]
                         self._settle(writer, event.result, [*history, *written])
@@ -286,11 +334,28 @@ class Session:
 
     async def _run_events(self, text: str | None, history: Sequence[Message],
                           write: Callable[[Message], None]) -> AsyncIterator[Event]:
-        result = await (self.agent.resume(history, on_message=write, **self._tell)
-                        if text is None
-                        else self.agent.run(text, history=history, on_message=write,
-                                            **self._tell))
+        with self._in_budget():
+            result = await (self.agent.resume(history, on_message=write, **self._tell)
+                            if text is None
+                            else self.agent.run(text, history=history, on_message=write,
+                                                **self._tell))
         yield RunEndEvent(result.run_id, result)
+
+    async def _started(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """``events``, the run started (its first event) inside the session's budget."""
+        try:
+            with self._in_budget():
+                try:
+                    first = await anext(aiter(events))
+                except StopAsyncIteration:
+                    return
+            yield first
+            async for event in events:
+                yield event
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     def _settle(self, writer: SessionWriter, result: RunResult,
                 stored: Sequence[Message]) -> None:
@@ -299,6 +364,7 @@ class Session:
             writer.replace(messages)
         self._messages = messages
         self.last = result
+        self._spent.add(result.metrics)
 
     def clear(self) -> None:
         """Forget the history (the session id stays)."""

@@ -129,8 +129,12 @@ def check_session_id(session_id: object, *, what: str = "session id") -> str:
 
     The one rule for ids, in every store and on every route of ``reactloop serve``: 1 to 200
     characters, not all blank, none a control character below U+0020 or a lone surrogate
-    (no database column or URL takes those safely). ``/`` is allowed (the server takes it
-    percent-encoded). ``what`` names the id in the message (``"run id"``)."""
+    (no database column or URL takes those safely), and not ``.`` or ``..`` (browsers and
+    proxies collapse those path segments, so no URL reaches them). ``/`` is allowed (the
+    server takes it percent-encoded). ``what`` names the id in the message (``"run id"``)."""
+    if session_id in (".", ".."):
+        raise UserError(f"a {what} cannot be {session_id!r} (a URL cannot name it): "
+                        "choose another id")
     if (not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200
             or any(ord(ch) < 32 or 0xD800 <= ord(ch) < 0xE000
                    for ch in session_id)):

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["PASSTHROUGH_MODULES", "Names", "TemporalAgent", "sandbox_runner"]
 
 PASSTHROUGH_MODULES = ("reactloop", "docstring_parser", "json_repair", "yaml", "platformdirs",
-                       "rich", "click")
+                       "rich", "click", "genai_prices")
 """Modules the workflow sandbox shares with the worker instead of re-importing them:
-reactloop's loop is deterministic given its runtime, and the agent (configuration) is shared."""
+reactloop's loop is deterministic given its runtime, and the agent (configuration) is shared;
+the loop prices each model call with ``genai-prices`` (a price table: pure lookups)."""
 
 
 def sandbox_runner() -> WorkflowRunner:
@@ -77,9 +78,23 @@ class TemporalAgent:
         self.heartbeat_timeout = heartbeat_timeout
         self.max_payload_bytes, self.history_limit = int(max_payload_bytes), int(history_limit)
         self.names = Names(name or agent.name, _static_tools(agent))
+        self._subs: dict[str, TemporalAgent] = {}
+        for t in agent.spec.tools.specs():
+            sub = getattr(agent.spec.tools.get(t.name), "agent", None)
+            if isinstance(sub, Agent) and sub.name not in self._subs:
+                self._subs[sub.name] = TemporalAgent(
+                    sub, model_timeout=model_timeout, tool_timeout=tool_timeout,
+                    heartbeat_timeout=heartbeat_timeout, max_payload_bytes=max_payload_bytes,
+                    history_limit=history_limit)
         self._pool = SourcePool()
         self._workflow: type | None = None
         self._activities: list[Callable[..., Any]] | None = None
+
+    @property
+    def subs(self) -> dict[str, TemporalAgent]:
+        """The agents its tools run (``agent.as_tool()``), by name: they run inside this
+        agent's workflow (each model and tool call an activity of their own names)."""
+        return self._subs
 
     # -- what a worker hosts -----------------------------------------------------------------
     @property
@@ -98,6 +113,8 @@ class TemporalAgent:
         if self._activities is None:
             _warm(self.agent)
             self._activities = build_activities(self, self._pool)
+            for sub in self._subs.values():
+                self._activities += sub.activities
         return self._activities
 
     def worker(self, client: Client, task_queue: str, **options: Any) -> Worker:

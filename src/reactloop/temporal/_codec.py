@@ -71,7 +71,7 @@ def request_to_dict(r: ModelRequest) -> dict[str, Any]:
             "tools": [_spec(t) for t in r.tools], "notes": list(r.notes),
             "settings": {"max_tokens": s.max_tokens, "temperature": s.temperature,
                          "tool_choice": s.tool_choice, "extra": dict(s.extra)},
-            "declared_tools": [_spec(t) for t in r.declared_tools]}
+            "declared_tools": [_spec(t) for t in r.declared_tools], "cache_key": r.cache_key}
 
 
 def request_from_dict(d: Mapping[str, Any]) -> ModelRequest:
@@ -81,7 +81,8 @@ def request_from_dict(d: Mapping[str, Any]) -> ModelRequest:
     return ModelRequest(str(d["system"]), tuple(message_from_dict(m) for m in d["messages"]),
                         tuple(_spec_from(t) for t in d.get("tools") or ()),
                         tuple(d.get("notes") or ()), settings,
-                        tuple(_spec_from(t) for t in d.get("declared_tools") or ()))
+                        tuple(_spec_from(t) for t in d.get("declared_tools") or ()),
+                        cache_key=d.get("cache_key"))
 
 
 def response_to_dict(r: ModelResponse) -> dict[str, Any]:
@@ -162,7 +163,8 @@ def run_result_to_dict(result: RunResult) -> dict[str, Any]:
     if context is not None:
         context["steps"] = [_step(s) for s in result.steps]
     return {"output": result.output, "state": result.state.value, "error": _error(result.error),
-            "plan": jsonable(result.plan), "run_id": result.run_id, "context": context}
+            "plan": jsonable(result.plan), "run_id": result.run_id, "context": context,
+            "agent": result.agent}
 
 
 def run_result_from_dict(d: Mapping[str, Any]) -> RunResult:
@@ -178,7 +180,8 @@ def run_result_from_dict(d: Mapping[str, Any]) -> RunResult:
     waiting = tuple(ctx.pending_approvals) if state is RunState.WAITING_FOR_APPROVAL else ()
     return RunResult(str(d["output"]), state, list(ctx.steps), ctx.metrics,
                      list(ctx.messages), error_from_dict(d.get("error")), plan,
-                     str(d.get("run_id") or ctx.run_id), ctx, pending_approvals=waiting)
+                     str(d.get("run_id") or ctx.run_id), ctx, pending_approvals=waiting,
+                     agent=str(d.get("agent") or ""))
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -187,8 +190,11 @@ def event_to_dict(event: Event) -> dict[str, Any] | None:
     if isinstance(event, StepEvent):
         return None
     if isinstance(event, RunEndEvent):
-        return {"type": "run_end", "run_id": event.run_id,
-                "result": run_result_to_dict(event.result)}
+        d: dict[str, Any] = {"type": "run_end", "run_id": event.run_id,
+                             "result": run_result_to_dict(event.result)}
+        if event.parent_run_id is not None:  # a sub-run's end (an agent called as a tool)
+            d.update(agent=event.agent, parent_run_id=event.parent_run_id)
+        return d
     return event.to_dict()
 
 
@@ -232,7 +238,7 @@ def event_from_dict(d: Mapping[str, Any]) -> Event:
     """Inverse of :func:`event_to_dict` (keys other than the event's fields are ignored)."""
     cls = _event_types().get(str(d.get("type")))
     if cls is None:
-        return _other_type(str(d.get("type")))(str(d.get("run_id", "")), dict(d))  # type: ignore[call-arg]
+        return _other_type(str(d.get("type")))(str(d.get("run_id", "")), data=dict(d))  # type: ignore[call-arg]
     kwargs = {f.name: _field(f.name, d[f.name]) for f in dataclasses.fields(cls) if f.name in d}
     return cls(**kwargs)
 

@@ -3,7 +3,7 @@ names and settings (:class:`Durable`, implemented by ``TemporalAgent``), and act
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -26,6 +26,12 @@ class Durable(Protocol):
     max_payload_bytes: int
     history_limit: int
 
+    @property
+    def subs(self) -> Mapping[str, Durable]:
+        """The agents its tools run (``agent.as_tool()``), by name: they run inside its
+        workflow, with activities of their own."""
+        ...
+
     def model_options(self, model: Model) -> dict[str, Any]: ...
 
     def tool_options(self, tool: Tool, timeout: float) -> dict[str, Any]: ...
@@ -44,6 +50,8 @@ class Names:
     - ``<agent>.tool.<tool>``: one call of a tool known when the worker starts (the agent's
       tools and the skills' tools); ``<agent>.tool``: any other tool
     - ``<agent>.mcp.<server>.list`` and ``<agent>.mcp.<server>.call``: an MCP server's tools
+    - an agent its tools run (``agent.as_tool()``) has these same names under its own name
+      (``<sub-agent>.model``, ...); its run is part of the caller's workflow
     """
 
     def __init__(self, base: str, tools: Iterable[str]) -> None:

@@ -119,7 +119,7 @@ class _Conversation:
             ctx = await self.begin(given, rt, messages, state)
             async with aclosing(run_events(spec, ctx, rt, stream=False)) as events:
                 async for event in events:
-                    if isinstance(event, RunEndEvent):
+                    if isinstance(event, RunEndEvent) and event.parent_run_id is None:
                         result = event.result
                         self.result = await self._fit_result(run_result_to_dict(result))
                         self.done += 1

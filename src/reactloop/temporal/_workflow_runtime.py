@@ -26,6 +26,7 @@ from temporalio.exceptions import (
     TimeoutType,
 )
 
+from reactloop import _nesting
 from reactloop.errors import ModelError, ReactloopError
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
@@ -125,6 +126,9 @@ class WorkflowRuntime:
 
     async def _tool(self, call: ToolCall, batch: ToolBatch) -> ToolResult:
         t = batch.registry.get(call.name) if isinstance(call.name, str) else None
+        sub = self.agent.subs.get(getattr(getattr(t, "agent", None), "name", ""))
+        if sub is not None:  # an agent called as a tool: its run is part of this workflow
+            return await self._subrun(call, batch)
         if t is None or not isinstance(call.arguments, Mapping) or (
                 call.name in CONTROL_TOOL_NAMES and t.origin.startswith("reactloop")):
             # unknown tools, garbage arguments and the loop-control tools (which only echo
@@ -152,6 +156,19 @@ class WorkflowRuntime:
         for event_name, data in out.get("events") or ():
             batch.emit(event_name, data)
         return result_from_dict(out["result"])
+
+    async def _subrun(self, call: ToolCall, batch: ToolBatch) -> ToolResult:
+        """An agent's run inside this workflow, on a runtime of its own (its model and tool
+        calls are activities of its own names), so a worker that dies mid-sub-run costs no
+        completed call."""
+        subs = self.agent.subs
+        token = _nesting.runtime_for.set(lambda agent: WorkflowRuntime(subs[agent.name]))
+        try:
+            r = await batch.registry.execute_one(call, batch.run_id, batch.default_timeout,
+                                                 batch.deps, batch.emit, None, batch.state)
+        finally:
+            _nesting.runtime_for.reset(token)
+        return dataclasses.replace(r, duration=0.0)  # workflow time only
 
     # -- tool sources (MCP) ------------------------------------------------------------------
     def open_source(self, source: ToolSource, emit: Emit

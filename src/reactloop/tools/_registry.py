@@ -16,7 +16,17 @@ from reactloop.messages import ToolCall, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.tools._tool import Tool, ToolArgumentsError, ToolContext
 
-__all__ = ["ToolRegistry", "as_tool", "serialize_result"]
+__all__ = ["ToolRegistry", "WithRun", "as_tool", "serialize_result"]
+
+
+class WithRun:
+    """A tool's answer together with the run that produced it (an agent called as a tool):
+    the model sees ``value`` (or ``error``), the :class:`ToolResult` keeps ``run``."""
+
+    __slots__ = ("error", "run", "value")
+
+    def __init__(self, value: Any, run: Any, error: str | None = None) -> None:
+        self.value, self.run, self.error = value, run, error
 
 
 def as_tool(obj: Any, origin: str | None = None) -> Tool:
@@ -165,18 +175,16 @@ class ToolRegistry:
         started = time.perf_counter()
         try:
             value = await _call(t, call.arguments, ctx, timeout)
+            if type(value) is WithRun:
+                return _with_run(call, value, started)
             content = serialize_result(value)
         except ToolArgumentsError as exc:
             return _error(call, str(exc), started=started)
         except ToolRetry as exc:
             return _error(call, exc.message, started=started)
         except TimeoutError:
-            return _error(
-                call,
-                f"Tool '{t.name}' timed out after {timeout:g} s; try simpler arguments "
-                "or another approach",
-                started=started,
-            )
+            return _error(call, f"Tool '{t.name}' timed out after {timeout:g} s; try simpler "
+                                "arguments or another approach", started=started)
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # the run is being cancelled
@@ -211,6 +219,16 @@ async def _call(t: Tool, arguments: Mapping[str, Any], ctx: ToolContext | None,
         return await t.call(arguments, ctx)
     async with asyncio.timeout(seconds):
         return await t.call(arguments, ctx)
+
+
+def _with_run(call: ToolCall, value: WithRun, started: float) -> ToolResult:
+    if value.error is not None:
+        r = _error(call, value.error, started=started)
+        return ToolResult(r.name, None, r.error, r.call_id, r.arguments, r.content,
+                          duration=r.duration, run=value.run)
+    return ToolResult(call.name, value.value, None, call.id or "", call.arguments,
+                      serialize_result(value.value), duration=time.perf_counter() - started,
+                      run=value.run)
 
 
 def _failed(call: ToolCall, exc: BaseException, started: float) -> ToolResult:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
 from reactloop.tools._tool import Tool
 
-__all__ = ["Emit", "ToolSource"]
+__all__ = ["CallerRun", "Emit", "ToolSource", "caller_run"]
 
 Emit = Callable[[str, Any], None]
 """``emit(name, data)`` sends a ``custom`` event into the run's event stream."""
@@ -24,3 +25,46 @@ class ToolSource(Protocol):
     def open(self, emit: Emit) -> AbstractAsyncContextManager[Sequence[Tool]]:
         """An async context manager whose value is the tools to register."""
         ...
+
+
+class CallerRun:
+    """What a tool source may use of the run whose tool batch is calling it: an MCP server
+    that asks the client's model to generate (MCP sampling) is answered with the run's model,
+    within the run's deadline, its usage counted in the run's metrics.
+
+    The loop sets :data:`caller_run` around each tool batch; tasks the batch starts copy it.
+    A runtime that runs tools elsewhere (a Temporal worker) has none: sources then fall back
+    to what they were configured with."""
+
+    __slots__ = ("add_tools", "call_model", "count_usage", "emit", "model", "run_id",
+                 "time_left")
+
+    def __init__(self, model: Any, run_id: str, emit: Emit,
+                 count_usage: Callable[[int, int], None],
+                 add_tools: Callable[[Sequence[Tool]], None],
+                 time_left: float | None,
+                 call_model: Callable[[Any, Any], Awaitable[Any]] | None = None) -> None:
+        self.model = model
+        """The run's model (a ``reactloop.models.Model``)."""
+        self.call_model = call_model
+        """``await call_model(model, request)`` through the run's runtime (so the call is
+        traced and observed like the run's own); None: call the model directly."""
+        self.run_id = run_id
+        self.emit = emit
+        """Queues a ``custom`` event in the run's stream."""
+        self.count_usage = count_usage
+        """``count_usage(input_tokens, output_tokens)`` adds to the run's metrics."""
+        self.add_tools = add_tools
+        """Offers more tools from the next iteration on (appended: the prefix changes once)."""
+        self.time_left = time_left
+        """Seconds left before the run's deadline when the batch started (None: none)."""
+
+    def with_emit(self, emit: Emit) -> CallerRun:
+        """The same run with events going through ``emit`` (a runtime wrapper that watches
+        them as they happen, e.g. the CLI's progress line)."""
+        return CallerRun(self.model, self.run_id, emit, self.count_usage, self.add_tools,
+                         self.time_left, self.call_model)
+
+
+caller_run: ContextVar[CallerRun | None] = ContextVar("reactloop_caller_run", default=None)
+"""The run whose tool batch is executing (None outside any batch)."""

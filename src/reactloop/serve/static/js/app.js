@@ -262,6 +262,7 @@ class App {
   async follow(start) {
     let result = null;
     await start((type, data) => {
+      if (data && data.parent_run_id) return this.trace.subRun(type, data); // a sub-agent's run
       this.trace.handle(type, data);
       this.chat.handle(type, data);
       this.map.handle(type, data);

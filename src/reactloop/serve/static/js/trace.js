@@ -38,6 +38,7 @@ export class Trace {
     this.turn = null;
     this.iter = null;
     this.calls = new Map();
+    this.subs = new Map(); // sub-runs (agents called as tools) by run id
     this.setPlan(null);
   }
 
@@ -85,6 +86,50 @@ export class Trace {
     target.append(node);
     this.follower.poke();
     return node;
+  }
+
+  // -- sub-runs: an agent called as a tool, nested under the call that started it ---------------
+  subRun(type, data) {
+    let box = this.subs.get(data.run_id);
+    if (!box) {
+      const parent = this.subs.get(data.parent_run_id);
+      const host = parent ? parent.last : this.runningCall(data.agent);
+      const state = h("span.badge.running", { text: "running" });
+      const node = h("div.sub-run", { dataset: { agent: data.agent, runId: data.run_id } }, h("div.sub-head", {}, h("span.sub-agent", { text: data.agent }), state));
+      (host ? host : this.row("call")).append(node);
+      box = { node, state, calls: new Map(), last: null };
+      this.subs.set(data.run_id, box);
+    }
+    if (type === "tool_call") {
+      const c = data.call;
+      const line = h("div.sub-call", { dataset: { tool: c.name, state: "running" } }, h("span.sub-call-name", { text: `→ ${c.name}(${argsInline(c.arguments)})` }), h("span.sub-call-result.dim"));
+      box.node.append(line);
+      box.calls.set(c.id, line);
+      box.last = line;
+    } else if (type === "tool_result" || type === "tool_error") {
+      const line = box.calls.get(data.result.call_id);
+      if (line) {
+        line.dataset.state = type === "tool_error" ? "error" : "ok";
+        line.querySelector(".sub-call-result").textContent = ` ↳ ${short(resultText(data.result), 160)}`;
+      }
+    } else if (type === "model_response") {
+      const r = data.response || {};
+      if (r.text && !(r.tool_calls || []).length) box.node.append(h("div.sub-reply", { text: short(r.text, 400) }));
+    } else if (type === "run_end") {
+      const state = (data.result || {}).state || "completed";
+      box.node.dataset.state = state;
+      box.state.className = `badge ${state}`;
+      box.state.textContent = STATE_LABELS[state] || state;
+    }
+    this.follower.poke();
+  }
+
+  /** The agent call a new sub-run belongs to: the latest running call (of that agent's tool). */
+  runningCall(agent) {
+    const running = [...this.calls.values()].filter((c) => c.node.dataset.state === "running");
+    const named = running.filter((c) => c.node.dataset.tool === agent);
+    const found = (named.length ? named : running).at(-1);
+    return found ? found.node : null;
   }
 
   // -- live events ---------------------------------------------------------------------------

@@ -1,0 +1,213 @@
+"""The client's side of one MCP connection: what reactloop answers and hears from a server.
+
+* ``sampling/createMessage`` → :mod:`reactloop.mcp._sampling` (the run's model);
+* ``elicitation/create`` → the server's elicitation handler (:mod:`reactloop.mcp._elicitation`);
+* ``roots/list`` → the server's roots (the workspace, when the CLI has one);
+* ``notifications/message`` (server logs) → the ``reactloop.mcp`` logger, as
+  ``reactloop.mcp.<server>`` records at the matching level;
+* ``notifications/progress`` of a tool call → ``mcp_progress`` events (``server``, ``tool``,
+  ``progress``, ``total``, ``message``);
+* ``notifications/tools/list_changed`` → the tools are listed again after the next call
+  of that server, and new ones offered from the next iteration on (``mcp_tools_changed``).
+
+One :class:`ClientSide` per ``open()``; it outlives restarts of the server. Imported only with
+the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from reactloop.mcp._elicitation import Elicitation, answer_of, default_elicitor
+from reactloop.mcp._sampling import answer_sampling, default_policy
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientRequestContext, IncomingMessage
+    from mcp.shared.dispatcher import ProgressFnT
+
+    from reactloop.mcp._errors import ServerConfig
+    from reactloop.tools._source import CallerRun, Emit
+
+__all__ = ["ClientSide"]
+
+log = logging.getLogger("reactloop.mcp")
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
+           "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
+           "alert": logging.CRITICAL, "emergency": logging.CRITICAL}
+
+
+class ClientSide:
+    """Callbacks of the SDK's client for one server, and the calls in flight on it."""
+
+    def __init__(self, server: ServerConfig, emit: Emit) -> None:
+        self.server, self.emit = server, emit
+        self.callers: list[CallerRun] = []
+        """Runs with a tool call open on this server, oldest first."""
+        self.last_caller: CallerRun | None = None
+        self.tools_changed = False
+        """The server said its tools changed and they were not listed again since."""
+        self.tasks: list[asyncio.Task[None]] = []
+        """Resource subscriptions listening (2026-07-28 connections)."""
+        self.known: set[str] = set()
+        """Names of the tools offered so far."""
+        self.asking = 0
+        """Questions to the user open now (a call's timeout waits while there are)."""
+        self.answered = float("-inf")
+        """When the last question was answered (the event loop's clock)."""
+        self.policy = server.sampling or default_policy(server.transport)
+        self.elicitation = server.elicitation or default_elicitor.get()
+        """Who answers the server's questions (the server's handler, else the context's)."""
+        self.model: Any = None  # the server's own sampling model, resolved on first use
+        self.root_list = [{"uri": Path(r).resolve().as_uri(), "name": Path(r).name or r}
+                          for r in server.roots]
+        """The roots as ``roots/list`` answers them (absolute ``file://`` URIs)."""
+
+    # -- what the SDK's client is given ----------------------------------------------------------
+    def client_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``mcp.Client``: a capability is announced only when
+        reactloop can honour it."""
+        # 2026-07-28 servers send logs only to a client that opts in, per request
+        level = "debug" if logging.getLogger(f"reactloop.mcp.{self.server.name}").isEnabledFor(
+            logging.DEBUG) else "info"
+        out: dict[str, Any] = {"logging_callback": self.on_log, "log_level": level,
+                               "message_handler": self.on_message}
+        if self.policy == "allow" or (self.policy == "ask" and self.elicitation is not None):
+            out["sampling_callback"] = self.on_sampling
+        if self.elicitation is not None:
+            out["elicitation_callback"] = self.on_elicitation
+        if self.server.roots:
+            out["list_roots_callback"] = self.on_roots
+        return out
+
+    def caller(self) -> CallerRun | None:
+        """The run whose call is open on this server (the latest), else the last one seen."""
+        return self.callers[-1] if self.callers else self.last_caller
+
+    def enter(self, caller: CallerRun | None) -> None:
+        if caller is not None:
+            self.callers.append(caller)
+            self.last_caller = caller
+
+    def leave(self, caller: CallerRun | None) -> None:
+        if caller is not None and caller in self.callers:
+            self.callers.remove(caller)
+
+    def _emit(self, name: str, data: dict[str, Any]) -> None:
+        caller = self.caller()
+        (caller.emit if caller is not None else self.emit)(name, data)
+
+    # -- requests from the server ----------------------------------------------------------------
+    async def on_sampling(self, context: ClientRequestContext,
+                          params: types.CreateMessageRequestParams
+                          ) -> types.CreateMessageResult | types.ErrorData:
+        server = self.server
+        if self.model is None and server.sampling_model is not None:
+            from reactloop.models._resolve import resolve_model
+
+            try:
+                self.model = resolve_model(server.sampling_model)
+            except Exception as exc:  # a bad model name: the server hears it, the run goes on
+                return types.ErrorData(code=types.INTERNAL_ERROR,
+                                       message=f"sampling_model {server.sampling_model!r}: {exc}")
+        asking = self.policy == "ask"  # a person decides: the call's timeout waits
+        self.asking += asking
+        try:
+            return await answer_sampling(
+                params, server=server.name, policy=self.policy, model=self.model,
+                caller=self.caller(), emit=self.emit, ask=self.elicitation,
+                limit=server.timeout)
+        finally:
+            self.asking -= asking
+            if asking:
+                self.answered = asyncio.get_running_loop().time()
+
+    async def on_elicitation(self, context: ClientRequestContext,
+                             params: types.ElicitRequestParams
+                             ) -> types.ElicitResult | types.ErrorData:
+        handler = self.elicitation
+        if handler is None:  # pragma: no cover - the capability is not announced then
+            return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
+        if isinstance(params, types.ElicitRequestURLParams):
+            request = Elicitation(self.server.name, params.message, mode="url", url=params.url)
+        else:
+            request = Elicitation(self.server.name, params.message,
+                                  dict(params.requested_schema or {}))
+        self.asking += 1
+        try:
+            answer = await answer_of(handler, request)
+        except Exception as exc:  # the server hears why; the tool call goes on
+            self._emit("mcp_elicitation", {"server": self.server.name, "action": "error",
+                                           "message": params.message, "error": str(exc)})
+            return types.ErrorData(code=types.INTERNAL_ERROR,
+                                   message=f"the elicitation handler failed: {exc}")
+        finally:
+            self.asking -= 1
+            self.answered = asyncio.get_running_loop().time()
+        self._emit("mcp_elicitation", {"server": self.server.name, "action": answer.action,
+                                       "message": params.message})
+        content = dict(answer.content or {}) if answer.action == "accept" else None
+        return types.ElicitResult(action=answer.action, content=content)
+
+    async def on_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate({"roots": self.root_list})
+
+    # -- notifications ---------------------------------------------------------------------------
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        name = f"reactloop.mcp.{self.server.name}"
+        data = params.data if isinstance(params.data, str) else repr(params.data)
+        origin = f" ({params.logger})" if params.logger else ""
+        logging.getLogger(name).log(_LEVELS.get(params.level, logging.INFO),
+                                    "MCP server %r%s: %s", self.server.name, origin, data)
+
+    async def on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools_changed = True
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self.resource_updated(str(message.params.uri))
+        elif isinstance(message, Exception):
+            log.debug("MCP server %r: transport error: %r", self.server.name, message)
+
+    def resource_updated(self, uri: str) -> None:
+        self._emit("mcp_resource_updated", {"server": self.server.name, "uri": uri})
+
+    async def listen_resource(self, client: Any, uri: str) -> None:
+        """Subscribe to ``uri`` on a 2026-07-28 connection (a ``subscriptions/listen``
+        stream, ended by :meth:`stop`); returns once the server acknowledged it."""
+        acked = asyncio.Event()
+
+        async def listen() -> None:
+            try:
+                async with client.listen(resource_subscriptions=[uri]) as events:
+                    acked.set()
+                    async for event in events:
+                        self.resource_updated(str(getattr(event, "uri", uri)))
+            except Exception as exc:
+                log.debug("MCP server %r: subscription to %s ended: %r", self.server.name,
+                          uri, exc)
+            finally:
+                acked.set()
+
+        self.tasks.append(asyncio.create_task(listen()))
+        await acked.wait()
+
+    async def stop(self) -> None:
+        """End the subscriptions (before the connection closes)."""
+        tasks, self.tasks = self.tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def progress(self, tool: str) -> ProgressFnT:
+        """The progress callback of one call of ``tool``."""
+        async def on_progress(progress: float, total: float | None, message: str | None
+                              ) -> None:
+            self._emit("mcp_progress", {"server": self.server.name, "tool": tool,
+                                        "progress": progress, "total": total,
+                                        "message": message})
+        return on_progress

@@ -1,0 +1,206 @@
+"""MCP elicitation: a server asks the user for input while one of its tools runs.
+
+This is the classic form (the server asks inside an open ``tools/call``): a *live* wait in the
+process that holds the connection. The tool call, and with it the run, waits until the handler
+answers; if the process dies meanwhile, the call ends like any interrupted tool ("may or may
+not have taken effect"). Declining and cancelling are answers the server receives.
+
+The handler is yours to give: ``MCPServer.stdio(..., elicitation=handler)`` with
+``handler(request: Elicitation) -> ElicitationAnswer`` (sync or async). ``reactloop run`` and
+``reactloop chat`` ask on the terminal (:mod:`reactloop.mcp._ask_terminal`). Without a
+handler reactloop does not announce the capability, so servers do not ask; a server that asks
+anyway gets an error at once (its tool fails with a clear message, never a hang).
+
+Values only: this module imports neither the SDK nor anything that does.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Elicitation", "ElicitationAnswer", "Elicitor", "FormField", "answer_of",
+           "default_elicitor", "form_fields"]
+
+Action = Literal["accept", "decline", "cancel"]
+
+
+@dataclass(frozen=True)
+class Elicitation:
+    """What a server asks the user."""
+
+    server: str
+    """The server's name."""
+    message: str
+    """The server's question, to show the user."""
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    """The requested JSON schema (form mode): a flat object of strings, numbers, booleans
+    and enums."""
+    mode: Literal["form", "url"] = "form"
+    """``url``: the server asks the user to open :attr:`url` (sign in, pay…) instead."""
+    url: str | None = None
+    tool: str | None = None
+    """The tool whose call is waiting (when one is known)."""
+
+    @property
+    def fields(self) -> list[FormField]:
+        """The form's fields, in schema order."""
+        return form_fields(self.schema)
+
+
+@dataclass(frozen=True)
+class ElicitationAnswer:
+    """The user's answer: ``accept`` with :attr:`content` (the form's values), ``decline``
+    (no) or ``cancel`` (dismissed without choosing)."""
+
+    action: Action
+    content: Mapping[str, Any] | None = None
+
+    @classmethod
+    def accept(cls, **content: Any) -> ElicitationAnswer:
+        return cls("accept", content)
+
+    @classmethod
+    def decline(cls) -> ElicitationAnswer:
+        return cls("decline")
+
+    @classmethod
+    def cancel(cls) -> ElicitationAnswer:
+        return cls("cancel")
+
+
+Elicitor = Callable[[Elicitation], "Awaitable[ElicitationAnswer] | ElicitationAnswer"]
+"""``handler(request) -> ElicitationAnswer``, sync or async."""
+
+
+default_elicitor: ContextVar[Elicitor | None] = ContextVar("reactloop_mcp_elicitor",
+                                                          default=None)
+"""The handler of servers that have none of their own, for servers opened in this context
+(``reactloop run`` and ``chat`` set the terminal form here, so ``--agent`` servers ask too)."""
+
+
+async def answer_of(handler: Elicitor, request: Elicitation) -> ElicitationAnswer:
+    """Ask ``handler``; its answer, checked (a wrong type is a ``TypeError`` naming it)."""
+    got = handler(request)
+    if inspect.isawaitable(got):
+        got = await got
+    if not isinstance(got, ElicitationAnswer):
+        raise TypeError(f"an elicitation handler must return an ElicitationAnswer, got {got!r}")
+    return got
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One field of a requested schema (MCP allows only flat primitive fields)."""
+
+    name: str
+    title: str
+    description: str
+    kind: Literal["string", "integer", "number", "boolean", "choice", "choices"]
+    required: bool
+    default: Any = None
+    options: Sequence[tuple[str, str]] = ()
+    """For choices: ``(value, label)`` pairs."""
+    minimum: float | None = None
+    maximum: float | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    fmt: str | None = None
+    """``email``, ``uri``, ``date``, ``date-time`` (strings)."""
+
+    def parse(self, text: str) -> Any:
+        """The value typed as ``text``; ``ValueError`` with a message for the user."""
+        text = text.strip()
+        if self.kind == "boolean":
+            low = text.lower()
+            if low in ("y", "yes", "true", "1"):
+                return True
+            if low in ("n", "no", "false", "0"):
+                return False
+            raise ValueError("answer yes or no")
+        if self.kind in ("integer", "number"):
+            return self._number(text)
+        if self.kind == "choice":
+            return self._choice(text)
+        if self.kind == "choices":
+            picked = [self._choice(p) for p in text.split(",") if p.strip()]
+            if self.min_items is not None and len(picked) < self.min_items:
+                raise ValueError(f"choose at least {self.min_items}")
+            if self.max_items is not None and len(picked) > self.max_items:
+                raise ValueError(f"choose at most {self.max_items}")
+            return picked
+        if self.fmt is not None and not _FORMATS.get(self.fmt, _ANY).match(text):
+            raise ValueError(f"not a valid {self.fmt}")
+        return text
+
+    def _number(self, text: str) -> float | int:
+        try:
+            value: float | int = int(text) if self.kind == "integer" else float(text)
+        except ValueError:
+            raise ValueError(f"not {'an integer' if self.kind == 'integer' else 'a number'}"
+                             ) from None
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"must be at least {self.minimum:g}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"must be at most {self.maximum:g}")
+        return value
+
+    def _choice(self, text: str) -> str:
+        text = text.strip()
+        for i, (value, label) in enumerate(self.options, 1):
+            if text in (value, label, str(i)):
+                return value
+        raise ValueError("choose one of " + ", ".join(f"{i} ({label})" for i, (_, label)
+                                                       in enumerate(self.options, 1)))
+
+
+_ANY = re.compile(r".*", re.S)
+_FORMATS = {
+    "email": re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+"),
+    "uri": re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+"),
+    "date": re.compile(r"\d{4}-\d{2}-\d{2}"),
+    "date-time": re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
+                            r"(Z|[+-]\d{2}:?\d{2})?"),
+}
+
+
+def form_fields(schema: Mapping[str, Any]) -> list[FormField]:
+    """The fields of a requested schema, in order."""
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    return [_field(name, spec, name in required) for name, spec in props.items()
+            if isinstance(spec, Mapping)]
+
+
+def _field(name: str, spec: Mapping[str, Any], required: bool) -> FormField:
+    kind: Any = spec.get("type", "string")
+    options = _options(spec)
+    if kind == "array":
+        items = spec.get("items") or {}
+        options, kind = _options(items), "choices"
+    elif options:
+        kind = "choice"
+    elif kind not in ("string", "integer", "number", "boolean"):
+        kind = "string"
+    return FormField(
+        name=name, title=str(spec.get("title") or name),
+        description=str(spec.get("description") or ""), kind=kind, required=required,
+        default=spec.get("default"), options=options, minimum=spec.get("minimum"),
+        maximum=spec.get("maximum"), min_items=spec.get("minItems"),
+        max_items=spec.get("maxItems"), fmt=spec.get("format"))
+
+
+def _options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    if "enum" in spec:
+        values = [str(v) for v in spec["enum"]]
+        names = spec.get("enumNames") or values
+        return list(zip(values, [str(n) for n in names], strict=False))
+    for key in ("oneOf", "anyOf"):
+        if isinstance(spec.get(key), list):
+            return [(str(o.get("const")), str(o.get("title") or o.get("const")))
+                    for o in spec[key] if isinstance(o, Mapping) and "const" in o]
+    return []
