@@ -100,6 +100,15 @@ def test_worker_otel_measures_three_modes_and_every_span_arrives() -> None:
     assert finite_positive(out["sdk_floor_per_iteration_s"])
 
 
+def test_attachments_benchmark_stores_each_picture_once() -> None:
+    attachments = load("attachments")
+    out = attachments.measure(images=3, mb=0.05, turns=2, repeat=1)
+    assert out["attachment_bytes"] == out["pictures_bytes"]
+    assert out["file_bytes"] < 2 * out["pictures_bytes"] + 200_000
+    assert out["bytes_sent_on_resume"] == out["pictures_bytes"]
+    assert out["history_bytes_resent"] > 3 * out["pictures_bytes"]
+
+
 def test_multi_agent_benchmark_compares_both_tools() -> None:
     bench = load("multi_agent")
     out = asyncio.run(bench.measure(calls=3, runs=2, warmup=1))  # each run checks its work

@@ -166,7 +166,7 @@ def test_a_store_made_by_older_reactloop_is_migrated_and_keeps_everything(
     assert runs[0]["prompt"] == "next" and runs[0]["session_id"] == "old"
     assert len(runs) == 1 + early_cli_runs
     with closing(sqlite3.connect(store)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
         assert [r[0] for r in conn.execute("SELECT role FROM messages ORDER BY seq")] == [
             "user", "user", "assistant"]
     deleted = reactloop(tmp_path, "sessions", "delete", "old", "--store", str(store))

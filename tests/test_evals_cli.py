@@ -93,7 +93,7 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert proc.stderr.strip() == (
         f"reactloop eval: {bad}: cases[0] ('x'): unknown key 'ouput' (did you mean 'output'?); "
         "allowed: name, input, tool_calls, order, max_tool_calls, max_iterations, output, state, "
-        "rubric, tags, metadata")
+        "rubric, tags, metadata, attachments")
     both = reactloop("eval", str(CASES), "--agent", f"{TOY}:agent", "--model", "local")
     assert both.returncode == 2 and "drop --model" in both.stderr
     assert "Traceback" not in both.stderr

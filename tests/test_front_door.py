@@ -10,8 +10,8 @@ import pytest
 
 PUBLIC: dict[str, set[str]] = {
     "reactloop": {
-        "Agent", "ApprovalError", "Conversation", "Decision", "FallbackModel",
-        "GuardrailTripped", "OutputValidationError",
+        "Agent", "ApprovalError", "Attachment", "Conversation", "Decision", "Document",
+        "FallbackModel", "GuardrailTripped", "Image", "OutputValidationError",
         "PendingApproval", "Event", "Handoff", "Message", "Metrics", "Model", "ModelError",
         "ModelHTTPError", "ModelRequest", "ModelResponse", "ModelSettings", "PromptBuilder",
         "ReactloopError", "RetryPolicy", "RunContext", "RunResult", "RunState", "SessionBusy",
@@ -35,6 +35,10 @@ PUBLIC: dict[str, set[str]] = {
         "RetryEvent", "RunEndEvent", "RunStartEvent", "TextDeltaEvent", "ToolCallEvent",
         "ToolErrorEvent", "ToolResultEvent", "WarningEvent",
     },
+    "reactloop.attachments": {"DOCUMENT_TYPES", "IMAGE_TYPES", "MAX_ATTACHMENTS",
+                              "MAX_PART_BYTES", "Attachment", "AttachmentKind", "Document",
+                              "Image", "Prompt", "attachment_from_path",
+                              "attachment_from_ref", "split_prompt"},
     "reactloop.controls": {"FallbackModel", "GuardrailTripped", "UsageLimits",
                            "agent_guardrail", "concurrent_guardrail"},
     "reactloop.extensions": {"Extension"},
@@ -43,7 +47,8 @@ PUBLIC: dict[str, set[str]] = {
     "reactloop.messages": {
         "FinishReason", "Message", "ModelRequest", "ModelResponse", "ModelSettings",
         "OutputMode", "OutputSchema", "Role",
-        "TextDelta", "ToolCall", "ToolChoice", "ToolSpec", "Usage", "message_from_dict",
+        "TextDelta", "ToolCall", "ToolChoice", "ToolSpec", "Usage", "attachment_blobs",
+        "message_from_dict",
         "messages_from_json", "messages_to_json",
     },
     "reactloop.models": {"FinishReason", "Model", "ModelRequest", "ModelResponse",

@@ -286,6 +286,9 @@ def test_an_unexpected_failure_is_a_json_500_without_its_details(tmp_path: Path)
         error = assert_json_error(r, 500)
         assert "internal error (RuntimeError)" in error and "the server's log" in error
         assert str(tmp_path) not in r.text
+        # the server closes the connection after a crash and says so: the client opens a new
+        # one instead of meeting a reset on the old one
+        assert r.headers["connection"] == "close"
         assert client.get("/api/health").json() == {"status": "ok"}
 
 

@@ -85,12 +85,12 @@ def test_migrations_are_numbered_and_a_newer_schema_is_refused(postgres_url: str
     store.append("s", [Message.user("kept")])
     with psycopg.connect(postgres_url) as conn:
         assert conn.execute("SELECT version FROM reactloop_migrations ORDER BY version"
-                            ).fetchall() == [(1,), (2,)]
+                            ).fetchall() == [(1,), (2,), (3,)]
         conn.execute("INSERT INTO reactloop_migrations VALUES (99, 0)")
     store.close()
     PostgresStore(postgres_url).close()  # nothing opened yet: no error
     with pytest.raises(SessionStoreError, match=r"newer reactloop \(schema 99; this one "
-                                                r"knows up to 2\): upgrade reactloop"):
+                                                r"knows up to 3\): upgrade reactloop"):
         PostgresStore(postgres_url).get("s")
     with psycopg.connect(postgres_url) as conn:  # refused, and nothing was changed
         assert conn.execute("SELECT data FROM reactloop_messages").fetchall() == [
@@ -194,7 +194,8 @@ def test_a_database_of_schema_1_gains_the_run_log(postgres_url: str) -> None:
     PostgresStore(postgres_url).append("s", [Message.user("kept")])
     with psycopg.connect(postgres_url) as conn:  # as reactloop left it before the run log
         conn.execute("DROP TABLE reactloop_runs")
-        conn.execute("DELETE FROM reactloop_migrations WHERE version = 2")
+        conn.execute("DROP TABLE reactloop_attachments")
+        conn.execute("DELETE FROM reactloop_migrations WHERE version >= 2")
     store = PostgresStore(postgres_url)
     assert store.get("s") == [Message.user("kept")]
     store.log_run("r1", "s", {"prompt": "hi"})

@@ -18,6 +18,7 @@ from reactloop._multi import Handoff
 from reactloop._version import __version__ as __version__
 from reactloop.agent import Agent
 from reactloop.approvals import Decision, PendingApproval
+from reactloop.attachments import Attachment, Document, Image
 from reactloop.controls import FallbackModel, UsageLimits
 from reactloop.errors import (
     ApprovalError,
@@ -53,12 +54,15 @@ from reactloop.tools._tool import Tool, ToolContext, tool
 __all__ = [
     "Agent",
     "ApprovalError",
+    "Attachment",
     "Conversation",
     "Decision",
+    "Document",
     "Event",
     "FallbackModel",
     "GuardrailTripped",
     "Handoff",
+    "Image",
     "Message",
     "Metrics",
     "Model",

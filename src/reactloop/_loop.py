@@ -26,6 +26,7 @@ from typing import Any
 
 from reactloop import _nesting
 from reactloop import _notes as notes
+from reactloop._attach import Fitter
 from reactloop._multi import (
     filtered_history,
     hand_over_usage,
@@ -88,29 +89,9 @@ _Ending = tuple[RunState, str]
 class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
-    __slots__ = (
-        "again",
-        "answered",
-        "asked",
-        "chosen",
-        "controls",
-        "cost",
-        "ctx",
-        "deadline",
-        "error",
-        "frame",
-        "gated",
-        "handed",
-        "rt",
-        "selectable",
-        "spec",
-        "stack",
-        "started",
-        "step_events",
-        "stream",
-        "streamed",
-        "value",
-    )
+    __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
+                 "error", "fit", "frame", "gated", "handed", "rt", "selectable", "spec", "stack",
+                 "started", "step_events", "stream", "streamed", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
         self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
@@ -135,6 +116,7 @@ class _Loop:
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
+        self.fit = Fitter(spec.model, ctx.emit_custom)  # what the model takes of attachments
         self.asked: str | None = None
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
@@ -294,7 +276,8 @@ class _Loop:
             extra.append(notes.answer_after_failure(failed))
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
-        return ModelRequest(spec.system, tuple(messages), tools, tuple(extra), spec.settings,
+        return ModelRequest(spec.system, self.fit.messages(messages), tools, tuple(extra),
+                            spec.settings,
                             declared if tools is not declared else (),
                             None if out is None else out.request_schema,
                             ctx.conversation_id or ctx.run_id)
@@ -477,8 +460,8 @@ class _Loop:
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
-        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None)
-                     for r in results))
+        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
+                                  attachments=r.attachments) for r in results))
         step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step

@@ -19,6 +19,7 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from reactloop import _instrument, _nesting
+from reactloop._attach import check_accepts
 from reactloop._loop import run_events
 from reactloop._multi import (
     DEFAULT_MAX_DEPTH,
@@ -39,6 +40,7 @@ from reactloop.approvals import (
     waiting_run_id,
 )
 from reactloop.approvals._gate import turn_iterations
+from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import UserError
 from reactloop.events import Event, RunEndEvent, dispatch
 from reactloop.extensions import Extension
@@ -265,7 +267,7 @@ class Agent(Generic[OutputT]):
             answer[3], self.tool_selection, self.controls, handoffs)
 
     # -- public entry points -----------------------------------------------------------------
-    async def run(self, prompt: str, *, history: Sequence[Message] = (),
+    async def run(self, prompt: Prompt, *, history: Sequence[Message] = (),
                   on_message: Callable[[Message], None] | None = None,
                   conversation_id: str | None = None) -> RunResult[OutputT]:
         """Run the agent on ``prompt`` (after ``history``, if any) and return the result.
@@ -274,7 +276,9 @@ class Agent(Generic[OutputT]):
         the matching ``RunState`` (the error is kept on ``result.error``).
 
         Args:
-            prompt: the user's message.
+            prompt: the user's message: a string, or a list of strings and attachments
+                (``["What is in this picture?", Image.from_path("shot.png")]``). A part the
+                model cannot take is refused here, before any call (see ``reactloop._attach``).
             history: earlier messages of the conversation.
             on_message: called with every message the run adds to the history (the prompt
                 first), before the run goes on: a write-ahead hook for stores.
@@ -284,11 +288,11 @@ class Agent(Generic[OutputT]):
         return await self._drive(self._context(prompt, history, on_message, None,
                                                conversation_id))
 
-    def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult[OutputT]:
+    def run_sync(self, prompt: Prompt, *, history: Sequence[Message] = ()) -> RunResult[OutputT]:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
         return asyncio.run(self.run(prompt, history=history))
 
-    def stream(self, prompt: str, *, history: Sequence[Message] = (),
+    def stream(self, prompt: Prompt, *, history: Sequence[Message] = (),
                on_message: Callable[[Message], None] | None = None,
                conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
         """Yield the run's events as they happen, with ``text_delta`` events while the model
@@ -317,7 +321,7 @@ class Agent(Generic[OutputT]):
 
         return Session(self, session_id, open_store(store))
 
-    async def resume(self, saved: Saved, prompt: str | None = None, *,
+    async def resume(self, saved: Saved, prompt: Prompt | None = None, *,
                      decisions: Iterable[Decision | Mapping[str, Any]] = (),
                      on_message: Callable[[Message], None] | None = None,
                      conversation_id: str | None = None) -> RunResult[OutputT]:
@@ -337,13 +341,13 @@ class Agent(Generic[OutputT]):
         return await self._drive(self._resumed(saved, prompt, decisions, on_message,
                                                conversation_id))
 
-    def resume_sync(self, saved: Saved, prompt: str | None = None, *,
+    def resume_sync(self, saved: Saved, prompt: Prompt | None = None, *,
                     decisions: Iterable[Decision | Mapping[str, Any]] = ()
                     ) -> RunResult[OutputT]:
         """Blocking :meth:`resume`."""
         return asyncio.run(self.resume(saved, prompt, decisions=decisions))
 
-    def resume_stream(self, saved: Saved, prompt: str | None = None, *,
+    def resume_stream(self, saved: Saved, prompt: Prompt | None = None, *,
                       decisions: Iterable[Decision | Mapping[str, Any]] = (),
                       on_message: Callable[[Message], None] | None = None,
                       conversation_id: str | None = None) -> AsyncGenerator[Event, None]:
@@ -352,7 +356,7 @@ class Agent(Generic[OutputT]):
         return self._events(functools.partial(self._resumed, saved, prompt, decisions,
                                               on_message, conversation_id), stream=True)
 
-    def _resumed(self, saved: Saved, prompt: str | None,
+    def _resumed(self, saved: Saved, prompt: Prompt | None,
                  decisions: Iterable[Decision | Mapping[str, Any]],
                  on_message: Callable[[Message], None] | None,
                  conversation_id: str | None = None) -> RunContext:
@@ -363,7 +367,7 @@ class Agent(Generic[OutputT]):
                             "waiting for approval are answered before the next message")
         if decisions:
             messages = apply_decisions(messages, decisions)
-        if prompt is not None and (answered := answer_question(messages, prompt)) is not None:
+        if isinstance(prompt, str) and (answered := answer_question(messages, prompt)) is not None:
             messages = answered  # a sub-agent asked: its run goes on with the answer
         elif prompt is not None:
             return self._context(prompt, messages, on_message, old.state, conversation_id)
@@ -380,14 +384,14 @@ class Agent(Generic[OutputT]):
         ctx.reminders = old.reminders
         return ctx
 
-    def _context(self, prompt: str, history: Sequence[Message],
+    def _context(self, prompt: Prompt, history: Sequence[Message],
                  on_message: Callable[[Message], None] | None,
                  state: Mapping[str, Any] | None,
                  conversation_id: str | None = None) -> RunContext:
-        if not isinstance(prompt, str):
-            raise UserError(f"prompt must be a string, got {type(prompt).__name__}")
-        if history and answer_question(history, prompt) is not None:  # a sub-agent asked
-            return self._resumed(history, prompt, (), on_message, conversation_id)
+        text, parts = split_prompt(prompt)
+        if history and not parts and answer_question(history, text) is not None:
+            # a sub-agent asked the user: its run goes on with the answer
+            return self._resumed(history, text, (), on_message, conversation_id)
         if history and (waiting := _waiting(history)):
             raise UserError(f"{waiting} wait for approval: resume with decisions first "
                             "(session.resume(decisions) or agent.resume(saved, "
@@ -395,13 +399,16 @@ class Agent(Generic[OutputT]):
         spec = self.spec
         if spec.handoffs:  # after a handoff: the agent that spoke last
             spec = speaking(spec, history)
-        ctx = RunContext(self.runtime.new_id(), prompt, history, tools=spec.tools.copy(),
+        if parts:  # refused before any call when the model cannot take them
+            check_accepts(spec.model, parts)
+        ctx = RunContext(self.runtime.new_id(), text, history, tools=spec.tools.copy(),
                          deps=spec.deps, state=state, on_message=on_message,
                          conversation_id=conversation_id)
+        message = Message("user", text, attachments=parts)
         if self.controls is not None and self.controls.input_guardrails:
-            ctx.messages.append(Message.user(prompt))  # stored once the guardrails pass
+            ctx.messages.append(message)  # stored once the guardrails pass
         else:
-            ctx.append(Message.user(prompt))
+            ctx.append(message)
         return ctx
 
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:

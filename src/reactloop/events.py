@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from reactloop.approvals import Decision, PendingApproval
+from reactloop.attachments import Attachment
 from reactloop.messages import ModelResponse, ToolCall
 from reactloop.result import ToolResult
 
@@ -298,11 +299,16 @@ class StepEvent(Event):
 def _plain(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, Attachment):  # a reference: bytes never go into events
+        return value.ref()
     if isinstance(value, ToolResult):
-        return {"name": value.name, "call_id": value.call_id,
-                "arguments": _plain(dict(value.arguments)), "result": _plain(value.result),
-                "error": value.error, "content": value.content, "traceback": value.traceback,
-                "duration": value.duration, "cached": value.cached}
+        d = {"name": value.name, "call_id": value.call_id,
+             "arguments": _plain(dict(value.arguments)), "result": _plain(value.result),
+             "error": value.error, "content": value.content, "traceback": value.traceback,
+             "duration": value.duration, "cached": value.cached}
+        if value.attachments:
+            d["attachments"] = [a.ref() for a in value.attachments]
+        return d
     if isinstance(value, ModelResponse):
         return {"text": value.text, "tool_calls": [c.to_dict() for c in value.tool_calls],
                 "usage": None if value.usage is None else {

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from reactloop.attachments import Attachment, attachment_from_ref
+
 __all__ = [
     "FinishReason",
     "Message",
@@ -25,6 +27,7 @@ __all__ = [
     "ToolChoice",
     "ToolSpec",
     "Usage",
+    "attachment_blobs",
     "message_from_dict",
     "messages_from_json",
     "messages_to_json",
@@ -102,6 +105,9 @@ class Message:
     provider_details: Mapping[str, Any] | None = None
     """What a provider needs back on the next turn (thought signatures, reasoning ids),
     keyed by provider; JSON values only. Stored and serialised with the message."""
+    attachments: tuple[Attachment, ...] = ()
+    """User and tool messages: images and documents sent with ``content`` (after it).
+    Serialised as references (:meth:`Attachment.ref`); stores keep the bytes once per hash."""
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -109,6 +115,7 @@ class Message:
 
     @classmethod
     def user(cls, content: str, **metadata: Any) -> Message:
+        """A user message (with attachments: ``Message("user", text, attachments=...)``)."""
         return cls("user", content, metadata=metadata)
 
     @classmethod
@@ -119,8 +126,10 @@ class Message:
                    provider_details=provider_details or None, metadata=metadata or {})
 
     @classmethod
-    def tool(cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False) -> Message:
-        return cls("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error)
+    def tool(cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False,
+             attachments: Iterable[Attachment] = ()) -> Message:
+        return cls("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error,
+                   attachments=tuple(attachments))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict holding only the fields that are set."""
@@ -137,11 +146,15 @@ class Message:
             d["metadata"] = dict(self.metadata)
         if self.provider_details:
             d["provider_details"] = dict(self.provider_details)
+        if self.attachments:
+            d["attachments"] = [a.ref() for a in self.attachments]
         return d
 
 
-def message_from_dict(d: Mapping[str, Any]) -> Message:
-    """Inverse of :meth:`Message.to_dict`."""
+def message_from_dict(d: Mapping[str, Any],
+                      blobs: Mapping[str, bytes] | None = None) -> Message:
+    """Inverse of :meth:`Message.to_dict`; attachments get their bytes from ``blobs``
+    (by sha256) when given, else stay references (see :func:`attachment_blobs`)."""
     role = d["role"]
     if role not in ("system", "user", "assistant", "tool"):
         raise ValueError(f"unknown message role {role!r}")
@@ -158,15 +171,23 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
         is_error=bool(d.get("is_error", False)),
         metadata=d.get("metadata") or {},
         provider_details=d.get("provider_details") or None,
+        attachments=tuple(attachment_from_ref(a, blobs) for a in d.get("attachments") or ()),
     )
 
 
+def attachment_blobs(messages: Iterable[Message]) -> dict[str, Attachment]:
+    """The attachments of ``messages`` that have bytes, once each, by sha256."""
+    return {a.sha256: a for m in messages for a in m.attachments if a.data is not None}
+
+
 def messages_to_json(messages: Sequence[Message]) -> str:
+    """The history as JSON: a list of messages, attachments as references (their bytes are
+    not in it; keep them with :func:`attachment_blobs`, as saved runs and stores do)."""
     return json.dumps([m.to_dict() for m in messages], ensure_ascii=False)
 
 
-def messages_from_json(text: str) -> list[Message]:
-    return [message_from_dict(d) for d in json.loads(text)]
+def messages_from_json(text: str, blobs: Mapping[str, bytes] | None = None) -> list[Message]:
+    return [message_from_dict(d, blobs) for d in json.loads(text)]
 
 
 # -- what goes to a model and comes back: values too, so events and results can hold them --

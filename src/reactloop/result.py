@@ -11,6 +11,7 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from reactloop.approvals import PendingApproval
+from reactloop.attachments import Attachment
 from reactloop.messages import Message, ToolCall
 
 __all__ = ["Metrics", "OutputT", "RunResult", "RunState", "Step", "ToolResult", "jsonable"]
@@ -57,6 +58,8 @@ class ToolResult:
     duration: float = 0.0
     cached: bool = False
     """True when an identical earlier call's result was reused."""
+    attachments: tuple[Attachment, ...] = ()
+    """Images and documents the tool returned (they go to the model with ``content``)."""
     run: RunResult[Any] | None = field(default=None, repr=False, compare=False)
     """The sub-run's result when the call ran an agent (``agent.as_tool()``): its steps,
     metrics and messages, nested under the call (not part of saved runs)."""
@@ -259,10 +262,11 @@ class RunResult(Generic[OutputT]):
         """The run's state as JSON — history, steps, metrics, the plan, loaded skills, every
         extension's state, the calls waiting for approval — for :meth:`Agent.resume` in any
         process (the answer to the question a ``WAITING_FOR_USER`` run asked, or the decisions
-        a ``WAITING_FOR_APPROVAL`` run waits for)."""
+        a ``WAITING_FOR_APPROVAL`` run waits for). Attachments are written once each, by
+        content hash, however often the history mentions them."""
         if self.context is None:
             raise ValueError("this result was not produced by a run; there is nothing to save")
-        return json.dumps(self.context.to_dict(), ensure_ascii=False)
+        return json.dumps(self.context.to_dict(attachments=True), ensure_ascii=False)
 
 
 _OWN_FIELDS = frozenset(("iterations", "execution_time"))
@@ -298,6 +302,10 @@ def jsonable(value: Any) -> Any:
     """``value`` as JSON data (objects with ``to_dict``, dataclasses, pydantic models…)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, Attachment):  # a reference: bytes never go into events or JSON
+        return value.ref()
+    if isinstance(value, list | tuple) and any(isinstance(v, Attachment) for v in value):
+        return [jsonable(v) for v in value]
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict) and not isinstance(value, type):
         return to_dict()

@@ -12,12 +12,13 @@ registry, and nothing that imports it back.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reactloop.approvals import PendingApproval, pending_approvals
 from reactloop.events import CustomEvent, Event
-from reactloop.messages import Message, ToolCall, message_from_dict
+from reactloop.messages import Message, ToolCall, attachment_blobs, message_from_dict
 from reactloop.result import Metrics, Step, ToolResult, jsonable
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._tool import Tool
@@ -110,12 +111,15 @@ class RunContext:
         return pending_approvals(self.messages)
 
     # -- serialisation ------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, attachments: bool = False) -> dict[str, Any]:
         """The run as JSON-ready data (tools and ``deps`` are configuration, not state).
 
         ``pending_approvals`` is there for readers without reactloop (a UI, a workflow);
-        it is derived from ``messages``, which stay the source when the run is read back."""
-        return {
+        it is derived from ``messages``, which stay the source when the run is read back.
+        Messages hold attachments as references; with ``attachments``, their bytes are added
+        once per content hash (base64, under ``"attachments"``), as :meth:`RunResult.save`
+        does."""
+        data: dict[str, Any] = {
             "version": SNAPSHOT_VERSION,
             "run_id": self.run_id,
             "prompt": self.prompt,
@@ -128,6 +132,11 @@ class RunContext:
             "reminders": self.reminders,
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
         }
+        if attachments and (blobs := attachment_blobs(self.messages)):
+            data["attachments"] = {sha: {"media_type": a.media_type,
+                                         "data": base64.b64encode(a.data or b"").decode()}
+                                   for sha, a in blobs.items()}
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, deps: Any = None) -> RunContext:
@@ -137,8 +146,10 @@ class RunContext:
         if not isinstance(version, int) or version > SNAPSHOT_VERSION:
             raise ValueError(f"a saved run of version {version!r} cannot be read by this "
                              f"reactloop (it reads up to {SNAPSHOT_VERSION}); upgrade reactloop")
+        blobs = {sha: base64.b64decode(b["data"])
+                 for sha, b in (data.get("attachments") or {}).items()}
         ctx = cls(str(data["run_id"]), str(data.get("prompt", "")),
-                  [message_from_dict(m) for m in data.get("messages", ())],
+                  [message_from_dict(m, blobs) for m in data.get("messages", ())],
                   deps=deps, state=data.get("state") or {})
         ctx.iteration = int(data.get("iteration", 0))
         ctx.steps = [Step.from_dict(s) for s in data.get("steps", ())]

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from reactloop.attachments import IMAGE_TYPES
 from reactloop.errors import ModelError
 from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from reactloop.models._base import Model
@@ -57,6 +58,14 @@ async def _stream_words(response: ModelResponse) -> AsyncIterator[TextDelta | Mo
     yield response
 
 
+def _accepts(accepts: Iterable[str] | None) -> frozenset[str]:
+    """What a test double reads natively: every image type and PDF unless told (``()`` makes
+    it text-only, like the embedded model)."""
+    if accepts is None:
+        return frozenset((*IMAGE_TYPES, "application/pdf"))
+    return frozenset(accepts)
+
+
 class ScriptedModel(Model):
     """Replays responses in order and records every request in :attr:`requests`.
 
@@ -68,7 +77,9 @@ class ScriptedModel(Model):
     name = "scripted"
     provider = "reactloop.testing"
 
-    def __init__(self, responses: Iterable[ScriptItem], *, usage: bool = True) -> None:
+    def __init__(self, responses: Iterable[ScriptItem], *, usage: bool = True,
+                 accepts: Iterable[str] | None = None) -> None:
+        self.accepts = _accepts(accepts)
         self._script = list(responses)
         self._next = 0
         self._usage = usage
@@ -120,7 +131,9 @@ class FunctionModel(Model):
         fn: Callable[[ModelRequest], ScriptItem | Awaitable[ScriptItem]],
         *,
         context_window: int | None = None,
+        accepts: Iterable[str] | None = None,
     ) -> None:
+        self.accepts = _accepts(accepts)
         self.fn = fn
         self.requests: list[ModelRequest] = []
         self.context_window = context_window

@@ -40,14 +40,28 @@ def _dumps(value: Any) -> str:
 def _parts(m: Message, hook: Redact) -> list[dict[str, Any]]:
     if m.role == "tool":
         return [{"type": "tool_call_response", "id": m.tool_call_id,
-                 "response": hook(m.content)}]
+                 "response": hook(m.content)}, *_attachments(m)]
     parts: list[dict[str, Any]] = []
     if m.content:
         parts.append({"type": "text", "content": hook(m.content)})
     for c in m.tool_calls:
         parts.append({"type": "tool_call", "id": c.id, "name": c.name,
                       "arguments": scrub(c.arguments, hook)})
-    return parts
+    return parts + _attachments(m)
+
+
+def _attachments(m: Message) -> list[dict[str, Any]]:
+    """Attachments as the conventions' ``uri`` (a URL) or ``file`` parts (the content hash as
+    the file id): never the bytes."""
+    out: list[dict[str, Any]] = []
+    for a in m.attachments:
+        part: dict[str, Any] = {"modality": a.kind, "mime_type": a.media_type}
+        if a.url is not None:
+            part.update(type="uri", uri=a.url)
+        else:
+            part.update(type="file", file_id=f"sha256:{a.sha256}", size=a.size)
+        out.append(part)
+    return out
 
 
 def input_json(request: ModelRequest, hook: Redact) -> str:

@@ -231,6 +231,10 @@ class _Chat:
             attrs[n.REQUEST_TEMPERATURE] = s.temperature
         if stream:
             attrs[n.REQUEST_STREAM] = True
+        parts = [a for m in request.messages for a in m.attachments]
+        if parts:  # types and sizes only: bytes never go into a trace
+            attrs["reactloop.request.attachment.types"] = [a.media_type for a in parts]
+            attrs["reactloop.request.attachment.sizes"] = [a.size for a in parts]
         if run is not None:
             attrs["reactloop.iteration"] = run.iteration
             if run.conversation_id:

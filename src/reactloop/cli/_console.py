@@ -32,10 +32,17 @@ def say(console: Any) -> Callable[[str], None]:
     return line
 
 
-def read_prompt(task: str | None, *, optional: bool = False) -> str | None:
+def read_prompt(task: str | None, *, optional: bool = False,
+                stdin_taken: bool = False) -> str | None:
     """The prompt: TASK, with piped stdin appended; ``-`` reads the whole task from stdin.
-    ``optional``: None (instead of an error) when there is no task at all."""
+    ``optional``: None (instead of an error) when there is no task at all. ``stdin_taken``:
+    stdin held a file's bytes (``--attach -``), so TASK is the whole prompt."""
     stdin = sys.stdin
+    if stdin_taken:
+        if task is None or task == "-" or not task.strip():
+            raise click.UsageError("--attach - reads a file from stdin: give the TASK as an "
+                                   "argument")
+        return task
     piped = stdin is not None and not stdin.closed and not stdin.isatty()
     if task == "-":
         text = stdin.read() if stdin is not None and not stdin.closed else ""

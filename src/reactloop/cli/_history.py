@@ -40,7 +40,8 @@ def render_history(console: Console, messages: Sequence[Message], *, full: bool 
         elif m.role == "user" and kind is not None:
             console.print(f"[dim]  ({kind}) {escape(_cut(m.content, full))}[/]")
         elif m.role == "user":
-            console.print(Panel(escape(_cut(m.content, full)), title="user", title_align="left",
+            shown = "\n".join([_cut(m.content, full), *(a.label() for a in m.attachments)])
+            console.print(Panel(escape(shown), title="user", title_align="left",
                                 border_style="cyan"))
         elif m.role == "assistant":
             if m.content.strip():

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from reactloop.approvals import Decision
+from reactloop.attachments import Attachment, Prompt
 from reactloop.cli._approve import Approver, Policy
 from reactloop.cli._build import Setup, pick_session, prepare, show_notice, start_tracing
 from reactloop.cli._console import consoles, consume, say, verbosity_of
@@ -33,6 +34,7 @@ HELP = """commands (never sent to the model):
   /session          the session's id, size and store
   /model [NAME]     the model; with NAME, switch to it (e.g. /model openai:gpt-4o-mini)
   /tools            the tools the agent can use
+  /attach PATH      send the file (a picture or a document) with your next message
   /resource SERVER URI   attach an MCP server's resource to your next message
   /prompt [SERVER:]NAME [ARG=VALUE ...]   send an MCP server's prompt
   //text            send "/text" to the model
@@ -99,7 +101,9 @@ class _Chat:
         self.commands: dict[str, Callable[[str], Awaitable[bool]]] = {
             "help": self._help, "exit": self._exit, "quit": self._exit, "clear": self._clear,
             "session": self._session, "model": self._model, "tools": self._tools,
-            "resource": self._resource, "prompt": self._prompt}
+            "attach": self._attach, "resource": self._resource, "prompt": self._prompt}
+        self.staged: list[Attachment] = []
+        """Files ``/attach`` staged for the next message."""
         self.attached: list[str] = []
         """Resources (``/resource``) sent with the next message."""
 
@@ -206,8 +210,10 @@ class _Chat:
         text, self.attached = attach(text, self.attached), []
         self.renderer.reset()
         started = time.time()
+        sent: Prompt = [text, *self.staged] if self.staged else text
+        self.staged = []
         try:
-            result, interrupted = await consume(self.conversation.stream(text),
+            result, interrupted = await consume(self.conversation.stream(sent),
                                                 self.renderer.handle)
             self.renderer.stop()
             if result is not None and result.state is RunState.WAITING_FOR_APPROVAL:
@@ -234,6 +240,24 @@ class _Chat:
                            highlight=False)
             return True
         return await handler(arg.strip())
+
+    async def _attach(self, arg: str) -> bool:
+        from reactloop.cli._attach import load_attachment
+        from reactloop.errors import UserError
+
+        if not arg:
+            self.err.print("/attach PATH: give the file to send with your next message",
+                           highlight=False)
+            return True
+        try:
+            part = load_attachment(arg)
+        except UserError as exc:  # a bad file: one line, the chat goes on
+            self.err.print(f"reactloop: {exc}", markup=False, highlight=False)
+            return True
+        self.staged.append(part)
+        self.err.print(f"attached {part.label()}: it goes with your next message",
+                       markup=False, highlight=False)
+        return True
 
     async def _help(self, arg: str) -> bool:
         self.err.print(HELP, markup=False, highlight=False)

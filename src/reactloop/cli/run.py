@@ -16,6 +16,7 @@ from reactloop.cli._options import agent_options, run_options
 from reactloop.cli._temporal_run import run_on_temporal_if_asked, temporal_options
 
 if TYPE_CHECKING:
+    from reactloop.attachments import Attachment, Prompt
     from reactloop.cli._approve import Approver
     from reactloop.cli._build import Setup
     from reactloop.cli._render import Renderer
@@ -28,6 +29,10 @@ __all__ = ["run_command"]
 @click.argument("task", required=False)
 @agent_options
 @run_options
+@click.option("--attach", "-a", "attach", multiple=True, metavar="FILE",
+              help="Send FILE with the task: a picture (PNG, JPEG, GIF, WebP) or a document "
+                   "(PDF, text, Markdown, CSV, HTML, JSON); '-' reads its bytes from stdin. "
+                   "Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
 @click.option("--mcp-resource", "mcp_resources", multiple=True, metavar="SERVER:URI",
               help="Attach a resource of an MCP server (of --mcp FILE) to the task as context; "
@@ -62,6 +67,7 @@ def run_command(ctx: click.Context, /, task: str | None, **opts: Any) -> None:
 
 def _run_locally(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> int:
     from reactloop.cli._approve import Approver, load_output_schema, policy_of
+    from reactloop.cli._attach import load_attachments
     from reactloop.cli._build import pick_session, prepare, start_tracing
     from reactloop.cli._console import consoles, read_prompt, say, verbosity_of
     from reactloop.cli._render import QUIET, Renderer
@@ -74,7 +80,10 @@ def _run_locally(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> 
     policy = policy_of(opts.pop("approve_all"), opts.pop("deny_all"), can_ask=terminal)
     if opts.get("output_schema"):
         opts["output_type"] = load_output_schema(opts["output_schema"])
-    prompt = read_prompt(task, optional=bool(session_id or cont))
+    attach = opts.pop("attach")
+    parts = load_attachments(attach) if attach else ()
+    prompt = read_prompt(task, optional=bool(session_id or cont) and not parts,
+                         stdin_taken="-" in attach)
     err, out = consoles(QUIET if as_json else verbosity)
     seen: dict[str, Any] = {}
     renderer = Renderer(err, out, verbosity=QUIET if as_json else verbosity, tools_seen=seen)
@@ -93,6 +102,7 @@ def _run_locally(ctx: click.Context, task: str | None, opts: dict[str, Any]) -> 
                 configure_servers(setup.agent.mcp_servers, workspace=opts.get("workspace"))
             run = _Run(setup, renderer, as_json, approver)
             run.resources, run.terminal = tuple(resources), terminal
+            run.parts = parts
             return asyncio.run(run.main(prompt, sid))
         finally:
             if setup.store is not None:
@@ -110,6 +120,8 @@ class _Run:
         self.setup, self.renderer, self.as_json, self.approver = (setup, renderer, as_json,
                                                                   approver)
         self.session: Any = None
+        self.parts: tuple[Attachment, ...] = ()
+        """Files sent with the task (``--attach``)."""
         self.resources: tuple[str, ...] = ()
         """``--mcp-resource SERVER:URI``: attached to the prompt as context."""
         self.terminal = False
@@ -172,9 +184,10 @@ class _Run:
             say("reactloop: give a TASK: this session has no tool calls waiting for approval")
             return 2
         target = session if session is not None else self.setup.agent
+        sent: Prompt = [prompt, *self.parts] if self.parts else prompt
         # --json runs as before, without streaming (servers and scripts that never stream)
-        result = await self._drive(_ended(target, prompt) if self.as_json
-                                   else target.stream(prompt))
+        result = await self._drive(_ended(target, sent) if self.as_json
+                                   else target.stream(sent))
         if result is None or result.state is not RunState.WAITING_FOR_APPROVAL:
             return result
         return await self.approver.settle(result, result.pending_approvals, self)
@@ -210,7 +223,7 @@ class _Run:
         return " · ".join(parts)
 
 
-async def _ended(target: Any, prompt: str) -> AsyncIterator[Any]:
+async def _ended(target: Any, prompt: Prompt) -> AsyncIterator[Any]:
     """A non-streaming run (``session.send`` / ``agent.run``) as its one ``run_end`` event."""
     from reactloop.events import RunEndEvent
 

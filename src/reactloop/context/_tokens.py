@@ -14,6 +14,9 @@ Which counter a model gets (:meth:`TokenCounter.for_model`):
    when to compact.
 
 Each message adds :data:`PER_MESSAGE` tokens for the role and delimiters, as chat templates do.
+Attachments count by a documented estimate (:func:`attachment_tokens`): an image
+:data:`IMAGE_TOKENS` (less for a small PNG or GIF), a PDF :data:`PDF_PAGE_TOKENS` a page, a
+text document its text.
 Counts are cached per message object, so a long conversation is not re-counted on every
 iteration: the loop keeps the same immutable :class:`Message` objects from one request to the
 next and only new ones are counted.
@@ -22,9 +25,11 @@ next and only new ones are counted.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from reactloop.attachments import Attachment
 from reactloop.messages import Message, ModelRequest, ToolSpec
 from reactloop.models._base import Model
 
@@ -34,6 +39,40 @@ PER_MESSAGE = 4
 """Tokens added per message for the role and the template's delimiters."""
 _CACHE_SIZE = 16_384  # cached message counts; the whole cache is dropped when it overflows
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+
+
+IMAGE_TOKENS = 1_600
+"""The estimate for an image: about what Anthropic charges for a full-size picture (OpenAI's
+high detail charges 765 for a 1024×1024 one); a smaller PNG or GIF counts
+``width × height / 750``, Anthropic's rule."""
+PDF_PAGE_TOKENS = 2_000
+"""The estimate per PDF page (text plus the page image providers add)."""
+
+
+def attachment_tokens(part: Attachment, count_text: Callable[[str], int]) -> int:
+    """The documented estimate of one attachment's tokens (see :data:`IMAGE_TOKENS`,
+    :data:`PDF_PAGE_TOKENS`; a text document counts as its text)."""
+    data = part.data
+    if part.kind == "image":
+        size = _pixels(data) if data is not None else None
+        return IMAGE_TOKENS if size is None else max(1, min(IMAGE_TOKENS, size // 750))
+    if data is None:
+        return PDF_PAGE_TOKENS
+    if part.media_type == "application/pdf":
+        return PDF_PAGE_TOKENS * max(1, len(_PAGE.findall(data)))
+    return count_text(data.decode("utf-8", "replace"))
+
+
+_PAGE = re.compile(rb"/Type\s*/Page(?![s\w])")
+
+
+def _pixels(data: bytes) -> int | None:
+    """Width × height of a PNG or GIF from its header; None for other types."""
+    if data.startswith(b"\x89PNG") and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big") * int.from_bytes(data[20:24], "big")
+    if data.startswith(b"GIF") and len(data) >= 10:
+        return int.from_bytes(data[6:8], "little") * int.from_bytes(data[8:10], "little")
+    return None
 
 
 def estimate_tokens(text: str) -> int:
@@ -136,6 +175,8 @@ class TokenCounter:
             n += self.count_text(call.name + " " + self._arguments(call.arguments))
         if message.name:
             n += 1
+        for part in message.attachments:
+            n += attachment_tokens(part, self.count_text)
         if len(self._messages) >= _CACHE_SIZE:  # dict operations are atomic: no lock needed
             self._messages.clear()
         self._messages[id(message)] = (message, n)

@@ -62,6 +62,10 @@ class FallbackModel(Model):
         self.name = first.name
         self.provider = first.provider
         self.context_window = first.context_window
+        # attachments every model given as an object reads (one given as a string is resolved
+        # only when needed, so it is assumed to read what the primary reads)
+        self.accepts = frozenset.intersection(
+            *(m.accepts for m in self._models if isinstance(m, Model)))
 
     @property
     def models(self) -> list[Model]:

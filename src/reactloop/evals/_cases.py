@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
+from reactloop.attachments import Attachment, attachment_from_path
 from reactloop.errors import UserError
 from reactloop.evals._matchers import MATCHER_KEYS, Matcher
 from reactloop.result import RunState
@@ -49,7 +50,7 @@ __all__ = [
 OrderMode = Literal["exact", "in_order", "any_order"]
 _ORDERS: tuple[str, ...] = get_args(OrderMode)
 _CASE_KEYS = ("name", "input", "tool_calls", "order", "max_tool_calls", "max_iterations",
-              "output", "state", "rubric", "tags", "metadata")
+              "output", "state", "rubric", "tags", "metadata", "attachments")
 _OUTPUT_KEYS = ("contains", "not_contains", "regex", "equals")
 _CALL_KEYS = ("name", "args", "strict", "agent")
 _SUITE_KEYS = ("agent", "judge", "defaults", "cases", "name")
@@ -119,6 +120,8 @@ class Case:
     """A yes/no question for the LLM judge about the answer."""
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    attachments: tuple[Attachment, ...] = ()
+    """Files sent with the first turn (YAML: paths, relative to the cases file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +176,7 @@ def parse_suite(data: Any, *, base_dir: Path | None = None, source: str = "cases
     if not isinstance(defaults, Mapping):
         raise EvalConfigError(f"{source}: 'defaults' must be a mapping of case fields")
     cases = [parse_case({**defaults, **_mapping(c, f"{source}: cases[{i}]")},
-                        where=f"{source}: cases[{i}]")
+                        where=f"{source}: cases[{i}]", base_dir=base_dir)
              for i, c in enumerate(raw_cases)]
     seen: set[str] = set()
     for c in cases:
@@ -194,8 +197,10 @@ def parse_suite(data: Any, *, base_dir: Path | None = None, source: str = "cases
                  judge.get("model") or None, base_dir or Path.cwd())
 
 
-def parse_case(data: Mapping[str, Any], *, where: str = "case") -> Case:
-    """Validate one case given as a mapping (the YAML form)."""
+def parse_case(data: Mapping[str, Any], *, where: str = "case",
+               base_dir: Path | None = None) -> Case:
+    """Validate one case given as a mapping (the YAML form); ``attachments`` paths are read
+    from ``base_dir`` (default: the working directory)."""
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise EvalConfigError(f"{where}: every case needs a 'name' (a non-empty string)")
@@ -227,7 +232,16 @@ def parse_case(data: Mapping[str, Any], *, where: str = "case") -> Case:
         rubric=rubric.strip() if rubric else None,
         tags=tuple(str(t) for t in _list(data.get("tags"), where, "tags")),
         metadata=dict(metadata),
+        attachments=_attachments(data.get("attachments"), where, base_dir or Path.cwd()),
     )
+
+
+def _attachments(value: Any, where: str, base_dir: Path) -> tuple[Attachment, ...]:
+    paths = _list(value, where, "attachments")
+    try:
+        return tuple(attachment_from_path(base_dir / str(p)) for p in paths)
+    except UserError as exc:
+        raise EvalConfigError(f"{where}: attachments: {exc}") from None
 
 
 def parse_matcher(value: Any, where: str = "argument") -> Matcher:

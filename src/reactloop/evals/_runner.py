@@ -45,7 +45,8 @@ async def run_case(agent: Any, case: Case, *, judge: Judge | None = None,
         for i, turn in enumerate(case.input):
             if i:
                 builder.next_turn()
-            async for event in conversation.stream(turn):
+            sent = [turn, *case.attachments] if i == 0 and case.attachments else turn
+            async for event in conversation.stream(sent):
                 builder.add(event)
     except Exception as exc:  # e.g. a tool source that cannot start: a result, not a crash
         t.state, t.error = "error", f"{type(exc).__name__}: {exc}"

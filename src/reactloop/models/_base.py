@@ -25,6 +25,10 @@ class Model:
     (``gen_ai.provider.name``: ``openai``, ``anthropic``, ``gcp.gemini``…)."""
     context_window: int | None = None
     """Tokens the model can attend to, when known (used by compaction)."""
+    accepts: frozenset[str] = frozenset()
+    """Media types of attachments the model reads natively (``image/png``,
+    ``application/pdf``…); empty for a text-only model. The loop converts or refuses the rest
+    before any call (text documents always go as text; see ``reactloop._attach``)."""
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         raise NotImplementedError

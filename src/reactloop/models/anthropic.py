@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from reactloop._arguments import invalid_call, parse_arguments
+from reactloop.attachments import IMAGE_TYPES, Attachment
 from reactloop.messages import (
     FinishReason,
     Message,
@@ -118,6 +119,7 @@ class AnthropicModel(ProviderModel):
                          context_window=context_window or anthropic_context_window(name),
                          max_response_chars=max_response_chars)
         self.max_tokens = max_tokens
+        self.accepts = frozenset((*IMAGE_TYPES, "application/pdf"))
         self.prompt_caching = prompt_caching
         # max_retries=0: retrying is ours (with_retries), so waits are reported as run events
         self._client: Any = AsyncAnthropic(
@@ -202,8 +204,12 @@ def _tools_and_choice(request: ModelRequest) -> tuple[list[ToolSpec], dict[str, 
 def _blocks(m: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if m.role == "tool":
+        content: Any = m.content
+        if m.attachments:  # pictures and documents go inside the result, beside its text
+            content = ([{"type": "text", "text": m.content}] if m.content else []) + [
+                _part(a) for a in m.attachments]
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "",
-                                 "content": m.content}
+                                 "content": content}
         if m.is_error:
             block["is_error"] = True
         return [block]
@@ -212,10 +218,21 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     blocks.extend(dict(b) for b in _details(m.provider_details).get("thinking") or ())
     if m.content:  # the API rejects empty text blocks
         blocks.append({"type": "text", "text": m.content})
+    blocks.extend(_part(a) for a in m.attachments)
     for call in m.tool_calls:
         blocks.append({"type": "tool_use", "id": call.id or "", "name": call.name,
                        "input": dict(call.arguments)})
     return blocks
+
+
+def _part(a: Attachment) -> dict[str, Any]:
+    """An ``image`` or ``document`` block, its source base64 bytes or a URL."""
+    source = ({"type": "url", "url": a.url} if a.url is not None else
+              {"type": "base64", "media_type": a.media_type, "data": a.base64()})
+    block: dict[str, Any] = {"type": a.kind, "source": source}
+    if a.kind == "document" and a.name:
+        block["title"] = a.name
+    return block
 
 
 def render_messages(request: ModelRequest) -> tuple[str, list[dict[str, Any]]]:

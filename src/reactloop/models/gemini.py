@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from reactloop._arguments import invalid_call
+from reactloop.attachments import IMAGE_TYPES, Attachment
 from reactloop.messages import (
     FinishReason,
     Message,
@@ -111,6 +112,7 @@ class GeminiModel(ProviderModel):
                          context_window=context_window or gemini_context_window(name),
                          max_response_chars=max_response_chars)
         self.max_tokens = max_tokens
+        self.accepts = frozenset((*IMAGE_TYPES, "application/pdf"))
         # retry_options=None means the SDK never retries: retrying is ours (with_retries);
         # the hook turns a 200 that is not the API's (a captive portal) into a clear error
         options = types.HttpOptions(
@@ -331,6 +333,16 @@ def _response_part(m: Message, names: dict[str, str]) -> dict[str, Any]:
     return {"function_response": fr}
 
 
+def _part(a: Attachment) -> dict[str, Any]:
+    """Bytes as ``inline_data``, a URL as ``file_data``."""
+    if a.url is not None:
+        data: dict[str, Any] = {"file_uri": a.url}
+        if a.media_type:
+            data["mime_type"] = a.media_type
+        return {"file_data": data}
+    return {"inline_data": {"mime_type": a.media_type, "data": a.bytes_or_error()}}
+
+
 def render_contents(request: ModelRequest) -> list[dict[str, Any]]:
     """The ``contents`` list: alternating ``user``/``model`` turns, notes last."""
     out: list[dict[str, Any]] = []
@@ -348,10 +360,11 @@ def render_contents(request: ModelRequest) -> list[dict[str, Any]]:
         if m.role == "assistant":
             names.update({c.id: c.name for c in m.tool_calls if c.id})
             add("model", _model_parts(m))
-        elif m.role == "tool":
-            add("user", [_response_part(m, names)])
-        elif m.content:  # user, and system messages found in the history
-            add("user", [{"text": m.content}])
+        elif m.role == "tool":  # what a tool returned beside text follows its response
+            add("user", [_response_part(m, names), *map(_part, m.attachments)])
+        elif m.content or m.attachments:  # user, and system messages found in the history
+            add("user", [*([{"text": m.content}] if m.content else []),
+                         *map(_part, m.attachments)])
     if request.notes:
         add("user", [{"text": "\n\n".join(request.notes)}])
     return out

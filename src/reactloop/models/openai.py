@@ -31,6 +31,7 @@ from typing import Any
 
 from reactloop._arguments import call_from_wire, invalid_call
 from reactloop._redact import add_secret
+from reactloop.attachments import IMAGE_TYPES, Attachment
 from reactloop.errors import UserError
 from reactloop.messages import (
     FinishReason,
@@ -143,6 +144,11 @@ class OpenAIModel(ProviderModel):
         super().__init__(name, retry=retry, on_retry=on_retry,
                          context_window=context_window or openai_context_window(name),
                          max_response_chars=max_response_chars)
+        # OpenAI reads pictures and PDFs; an OpenAI-compatible server (Ollama, vLLM, llama.cpp)
+        # is assumed to read pictures only, so PDFs reach it as their text (set model.accepts
+        # to change either)
+        self.accepts = frozenset((*IMAGE_TYPES, "application/pdf") if base_url is None
+                                 else IMAGE_TYPES)
         self.schema_format = schema_format
         self.base_url = base_url
         self._owns_client = client is None
@@ -244,7 +250,49 @@ def _wire_message(m: Message) -> dict[str, Any]:
         }
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    if m.attachments:
+        text = [{"type": "text", "text": m.content}] if m.content else []
+        return {"role": m.role, "content": text + [_wire_part(a) for a in m.attachments]}
     return {"role": m.role, "content": m.content}
+
+
+def _wire_part(a: Attachment) -> dict[str, Any]:
+    """An image (bytes as a data URL, or its URL) or a PDF (bytes; the API takes no URL)."""
+    if a.kind == "image":
+        return {"type": "image_url", "image_url": {"url": a.data_url()}}
+    if a.url is not None:
+        raise UserError(f"the OpenAI API takes documents as bytes, not URLs ({a.label()}): "
+                        "download it and pass Document.from_path(...)")
+    return {"type": "file", "file": {"filename": a.name or "document.pdf",
+                                     "file_data": a.data_url()}}
+
+
+def _tool_parts(tools: Sequence[Message]) -> dict[str, Any]:
+    """What tools returned beside text, as the user message that follows their results: a
+    tool message holds text only in the Chat Completions API."""
+    content: list[dict[str, Any]] = []
+    for m in tools:
+        content.append({"type": "text", "text": f"Returned by {m.name} "
+                                                f"(call {m.tool_call_id}):"})
+        content.extend(_wire_part(a) for a in m.attachments)
+    return {"role": "user", "content": content}
+
+
+def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """``messages`` in the Chat Completions shape; pictures and files tools returned follow
+    the batch's tool messages as one user message (the API takes them nowhere else)."""
+    out: list[dict[str, Any]] = []
+    returned: list[Message] = []
+    for m in messages:
+        if returned and m.role != "tool":
+            out.append(_tool_parts(returned))
+            returned = []
+        out.append(_wire_message(m))
+        if m.role == "tool" and m.attachments:
+            returned.append(m)
+    if returned:
+        out.append(_tool_parts(returned))
+    return out
 
 
 def _wire_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -302,7 +350,7 @@ def build_params(request: ModelRequest, model_name: str, *,
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(_wire_message(m) for m in request.messages_with_notes())
+    messages.extend(wire_messages(request.messages_with_notes()))
     params: dict[str, Any] = {"model": model_name, "messages": messages}
     tools, choice = _tools_and_choice(request)
     if tools:

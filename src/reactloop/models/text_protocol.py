@@ -258,6 +258,7 @@ class TextToolProtocol(Model):
         self.name = f"text:{model.name}"
         self.provider = model.provider
         self.context_window = model.context_window
+        self.accepts = model.accepts  # the wrapped model reads what it reads
 
     def _inner(self, request: ModelRequest) -> ModelRequest:
         # the tool list comes from all_tools so the system prompt never changes within a run

@@ -70,7 +70,9 @@ from ag_ui.core import (
 )
 
 from reactloop.approvals import Decision
-from reactloop.errors import ApprovalError
+from reactloop.attachments import Attachment, Prompt, check_count
+from reactloop.errors import ApprovalError, UserError
+from reactloop.serve._parts import from_agui_part
 from reactloop.serve._security import event_data
 
 if TYPE_CHECKING:
@@ -91,8 +93,9 @@ class AGUIInputError(ValueError):
     """A ``RunAgentInput`` reactloop cannot run; the message says what to send instead."""
 
 
-def prompt_of(run_input: RunAgentInput) -> str:
-    """The new user text of ``run_input``: its last message, which must be the user's.
+def prompt_of(run_input: RunAgentInput) -> Prompt:
+    """The new user message of ``run_input``: its last message, which must be the user's —
+    text, or text with ``image`` and ``document`` parts (a ``data`` or ``url`` source).
 
     The thread's history is the reactloop session (``threadId`` is its id), so earlier
     messages in the input are not read again."""
@@ -104,16 +107,24 @@ def prompt_of(run_input: RunAgentInput) -> str:
             f"the last message is a {last.role!r} message; reactloop runs the thread's new "
             "user message (its tools run on the server, not in the client)")
     content: Any = last.content
+    parts: list[Attachment] = []
     if isinstance(content, str):
         text = content
     else:
         kinds = {getattr(part, "type", "?") for part in content}
-        if kinds - {"text"}:
-            raise AGUIInputError(f"only text content is supported, got {sorted(kinds)}")
-        text = "\n".join(getattr(part, "text", "") for part in content)
+        if kinds - {"text", "image", "document"}:
+            raise AGUIInputError(f"text, image and document content are supported, got "
+                                 f"{sorted(kinds)}")
+        text = "\n".join(getattr(part, "text", "") for part in content if part.type == "text")
+        try:
+            parts = [from_agui_part(part, i) for i, part in enumerate(content)
+                     if part.type != "text"]
+            check_count(parts, "the user's message")
+        except UserError as exc:
+            raise AGUIInputError(str(exc)) from None
     if not text.strip():
         raise AGUIInputError("the user's message is empty")
-    return text
+    return [text, *parts] if parts else text
 
 
 def interrupt_of(pending: PendingApproval,

@@ -54,6 +54,7 @@ from starlette.staticfiles import StaticFiles
 
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, SessionStoreError, UserError
+from reactloop.serve._parts import from_rest
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
 from reactloop.serve._security import Guard, Policy, Scrubber, event_data
 from reactloop.sessions._store import check_session_id
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from reactloop.agent import Agent
+    from reactloop.attachments import Prompt
     from reactloop.events import Event
     from reactloop.serve._agui import AGUITranslator
     from reactloop.sessions import SessionStore
@@ -214,10 +216,14 @@ class _Api:
         return self.json({"error": str(exc)}, 503)
 
     async def on_crash(self, request: Request, exc: Exception) -> Response:
-        # a bug: name the exception's type only (its message and traceback go to the log)
-        return self.json({"error": f"internal error ({type(exc).__name__}) while answering "
-                                   f"{request.method} {request.url.path}; the server's log "
-                                   "has the details"}, 500)
+        # a bug: name the exception's type only (its message and traceback go to the log).
+        # The exception goes on to the server, which then closes the connection: say so, or a
+        # client reusing it for its next request meets a reset
+        response = self.json({"error": f"internal error ({type(exc).__name__}) while answering "
+                                       f"{request.method} {request.url.path}; the server's log "
+                                       "has the details"}, 500)
+        response.headers["connection"] = "close"
+        return response
 
     # -- small endpoints -------------------------------------------------------------------------
     async def health(self, request: Request) -> Response:
@@ -295,7 +301,7 @@ class _Api:
         return self.json({"id": session_id, "deleted": True})
 
     # -- runs ------------------------------------------------------------------------------------
-    async def _start(self, session_id: str, text: str | None,
+    async def _start(self, session_id: str, text: Prompt | None,
                      decisions: list[Decision] | None = None) -> Run:
         busy = (f"session {session_id!r} is still running a message; send the next one when "
                 "its run has ended")
@@ -321,7 +327,11 @@ class _Api:
         text = body.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ApiError(400, 'send {"text": "..."} with a non-empty message')
-        run = await self._start(_path_id(request), text)
+        try:
+            parts = from_rest(body.get("attachments"))
+        except UserError as exc:
+            raise ApiError(400, str(exc)) from None
+        run = await self._start(_path_id(request), [text, *parts] if parts else text)
         return StreamingResponse(self._sse(run), media_type="text/event-stream",
                                  headers=_STREAM_HEADERS)
 
@@ -368,7 +378,7 @@ class _Api:
 
         body = await _json_body(request, required=True)
         decisions: list[Decision] | None = None
-        text: str | None = None
+        text: Prompt | None = None
         try:
             run_input = RunAgentInput.model_validate(body)
             if run_input.resume:  # answers to the interrupts of the thread's last run

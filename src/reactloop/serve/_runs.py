@@ -25,6 +25,7 @@ from reactloop.approvals import apply_decisions
 if TYPE_CHECKING:
     from reactloop.agent import Agent
     from reactloop.approvals import Decision
+    from reactloop.attachments import Prompt
     from reactloop.events import Event
     from reactloop.sessions import Session, SessionStore
 
@@ -54,7 +55,7 @@ class Runs:
     def running(self, session_id: str) -> bool:
         return session_id in self._busy
 
-    def start(self, session_id: str, text: str) -> Run:
+    def start(self, session_id: str, text: Prompt) -> Run:
         """Start ``text`` on the session now; :class:`Busy` if it is already running.
 
         Raises ``UserError`` for an invalid session id (before anything runs)."""
@@ -90,7 +91,7 @@ class Runs:
 class Run:
     """One message being run: iterate :meth:`batches` for the run's events."""
 
-    def __init__(self, runs: Runs, session: Session, text: str | None,
+    def __init__(self, runs: Runs, session: Session, text: Prompt | None,
                  decisions: Sequence[Decision]) -> None:
         self.session = session
         self._runs = runs
@@ -102,7 +103,7 @@ class Run:
         # is never read; the queue is unbounded so a vanished reader cannot stall it
         self._task = asyncio.get_running_loop().create_task(self._produce(text, decisions))
 
-    async def _produce(self, text: str | None, decisions: Sequence[Decision]) -> None:
+    async def _produce(self, text: Prompt | None, decisions: Sequence[Decision]) -> None:
         events = (self.session.stream(text) if text is not None
                   else self.session.resume_stream(decisions))
         try:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop.errors import SessionStoreError
+from reactloop.errors import SessionStoreError, UserError
 from reactloop.messages import Message, message_from_dict
 
 __all__ = ["decode", "decode_rows", "dumps", "encode", "title"]
@@ -38,27 +38,27 @@ def dumps(data: Any) -> str:
     return text
 
 
-def decode_rows(rows: Sequence[tuple[int, str]], session_id: str, store: object
-                ) -> list[Message]:
+def decode_rows(rows: Sequence[tuple[int, str]], session_id: str, store: object,
+                blobs: Mapping[str, bytes] | None = None) -> list[Message]:
     """The messages stored as ``(seq, text)`` rows of ``session_id`` in ``store`` (named in
-    the error when one cannot be read)."""
+    the error when one cannot be read), their attachments' bytes from ``blobs``."""
     out = []
     for seq, text in rows:
         try:
-            out.append(decode(text))
+            out.append(decode(text, blobs))
         except SessionStoreError as exc:
             raise SessionStoreError(f"message {seq} of session {session_id!r} in {store} {exc}"
                                     ) from exc.__cause__
     return out
 
 
-def decode(text: str) -> Message:
+def decode(text: str, blobs: Mapping[str, bytes] | None = None) -> Message:
     """The message stored as ``text``, or a :class:`SessionStoreError` saying why not."""
     try:
-        message = message_from_dict(json.loads(text))
+        message = message_from_dict(json.loads(text), blobs)
         _check(message)
         return message
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, UserError) as exc:
         raise SessionStoreError(
             f"cannot be read ({type(exc).__name__}: {exc}): it was edited or damaged. "
             "Fix or delete that message, or delete the session (reactloop sessions delete ID "

@@ -41,7 +41,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from reactloop._redact import redact_url as redact
 from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.messages import Message
-from reactloop.sessions import _codec
+from reactloop.sessions import _blobs, _codec
 from reactloop.sessions._sql import SQLStore, valid_id
 from reactloop.sessions._store import check_session_id
 
@@ -70,6 +70,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
      " data text NOT NULL)",
      "CREATE INDEX reactloop_runs_by_created ON reactloop_runs (created)",
      "CREATE INDEX reactloop_runs_by_session ON reactloop_runs (session_id)"),
+    # 3: attachment bytes, once per session and content hash (sessions/_blobs.py)
+    ("CREATE TABLE reactloop_attachments ("
+     " session_id text NOT NULL REFERENCES reactloop_sessions (id) ON DELETE CASCADE,"
+     " sha256 text NOT NULL, media_type text NOT NULL, size bigint NOT NULL,"
+     " data bytea NOT NULL, created double precision NOT NULL,"
+     " PRIMARY KEY (session_id, sha256))",),
 )
 
 # what a PostgreSQL error means, by SQLSTATE prefix, and what to do about it
@@ -302,6 +308,7 @@ class PostgresStore(SQLStore):
         with self.writer(session_id), self._connection("write to") as conn, \
                 conn.transaction():
             conn.execute("DELETE FROM reactloop_messages WHERE session_id = %s", (session_id,))
+            _blobs.delete_blobs(conn, _pg, session_id)
             conn.execute("UPDATE reactloop_sessions SET updated = %s, title = '' WHERE id = %s",
                          (time.time(), session_id))
 
@@ -373,6 +380,8 @@ class PostgresWriter:
                         " VALUES (%s, %s, %s, %s, %s)",
                         [(sid, last + i, role, data, now)
                          for i, (role, data) in enumerate(rows, start=1)])
+            _blobs.write_blobs(c, _pg, sid, messages, replace=replace,
+                               limit=self._store.max_attachment_bytes, now=now)
 
     def close(self) -> None:
         if not self._open:
@@ -425,10 +434,17 @@ def _migrate(conn: psycopg.Connection[Any], url: str) -> None:
                          (number, time.time()))
 
 
+def _pg(statement: str) -> str:
+    """``statement`` for PostgreSQL (see ``SQLStore._sql``)."""
+    return statement.format(t="reactloop_", p="%s")
+
+
 def _get(conn: psycopg.Connection[Any], session_id: str, url: str) -> builtins.list[Message]:
-    rows = conn.execute("SELECT seq, data FROM reactloop_messages WHERE session_id = %s"
-                        " ORDER BY seq", (session_id,)).fetchall()
-    return _codec.decode_rows(rows, session_id, redact(url))
+    with conn.transaction():  # messages and their bytes in one transaction
+        rows = conn.execute("SELECT seq, data FROM reactloop_messages WHERE session_id = %s"
+                            " ORDER BY seq", (session_id,)).fetchall()
+        blobs = _blobs.read_blobs(conn, _pg, session_id) if rows else {}
+    return _codec.decode_rows(rows, session_id, redact(url), blobs)
 
 
 def _holder(conn: psycopg.Connection[Any], key: int) -> str:

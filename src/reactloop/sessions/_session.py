@@ -33,6 +33,7 @@ from reactloop.approvals import (
     apply_decisions,
     pending_approvals,
 )
+from reactloop.attachments import Prompt
 from reactloop.controls._limits import Budget, UsageLimits, outer_budget
 from reactloop.errors import SessionBusy, UserError
 from reactloop.events import Event, RunEndEvent
@@ -52,10 +53,10 @@ class AgentLike(Protocol):
     with every message the run adds (the prompt first) before the run goes on. An agent whose
     ``run`` also takes ``conversation_id`` is told the session's id (for its traces)."""
 
-    def run(self, prompt: str, *, history: Sequence[Message] = ...,
+    def run(self, prompt: Prompt, *, history: Sequence[Message] = ...,
             on_message: Callable[[Message], None] | None = ...) -> Awaitable[RunResult[Any]]: ...
 
-    def stream(self, prompt: str, *, history: Sequence[Message] = ...,
+    def stream(self, prompt: Prompt, *, history: Sequence[Message] = ...,
                on_message: Callable[[Message], None] | None = ...) -> AsyncIterator[Event]: ...
 
     def resume(self, saved: Sequence[Message], *,
@@ -223,8 +224,9 @@ class Session:
                     return str(entry[ASKS])
         return None
 
-    async def send(self, text: str) -> RunResult:
-        """Run the agent on ``text`` after the stored history; return the result."""
+    async def send(self, text: Prompt) -> RunResult:
+        """Run the agent on ``text`` (a string, or a list of strings and attachments) after the
+        stored history; return the result."""
         result: RunResult | None = None
         async for event in self._events(text, stream=False):
             if isinstance(event, RunEndEvent) and event.parent_run_id is None:
@@ -232,11 +234,11 @@ class Session:
         assert result is not None
         return result
 
-    def send_sync(self, text: str) -> RunResult:
+    def send_sync(self, text: Prompt) -> RunResult:
         """Blocking :meth:`send`."""
         return asyncio.run(self.send(text))
 
-    async def stream(self, text: str) -> AsyncIterator[Event]:
+    async def stream(self, text: Prompt) -> AsyncIterator[Event]:
         """Like :meth:`send`, yielding the run's events; the last one is ``run_end``."""
         async for event in self._events(text, stream=True):
             yield event
@@ -281,7 +283,7 @@ class Session:
         async for event in self._events(None, stream=True, decisions=decisions):
             yield event
 
-    async def _events(self, text: str | None, *, stream: bool,
+    async def _events(self, text: Prompt | None, *, stream: bool,
                       decisions: Iterable[Decision | Mapping[str, Any]] = ()
                       ) -> AsyncIterator[Event]:
         writer = await self._writer()
@@ -332,7 +334,7 @@ class Session:
             finally:
                 writer.close()
 
-    async def _run_events(self, text: str | None, history: Sequence[Message],
+    async def _run_events(self, text: Prompt | None, history: Sequence[Message],
                           write: Callable[[Message], None]) -> AsyncIterator[Event]:
         with self._in_budget():
             result = await (self.agent.resume(history, on_message=write, **self._tell)

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from reactloop.errors import UserError
 from reactloop.sessions import _codec
+from reactloop.sessions._blobs import MAX_SESSION_BYTES
 from reactloop.sessions._store import SessionInfo, StoreBase, check_session_id
 
 __all__ = ["SQLStore", "valid_id"]
@@ -44,6 +45,8 @@ class SQLStore(StoreBase):
     """The prefix of the store's table names."""
     _mark: ClassVar[str]
     """The store's parameter placeholder."""
+    max_attachment_bytes: int = MAX_SESSION_BYTES
+    """The most attachment bytes one session may hold (see ``sessions/_blobs.py``)."""
 
     # -- the hooks (and StoreBase.writer) ----------------------------------------------------
     def _rows(self, doing: str, sql: str, params: Sequence[Any]) -> builtins.list[Any]:

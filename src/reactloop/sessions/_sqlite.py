@@ -33,7 +33,7 @@ from typing import Any
 
 from reactloop.errors import SessionBusy, SessionStoreError, UserError
 from reactloop.messages import Message
-from reactloop.sessions import _codec, _filelock
+from reactloop.sessions import _blobs, _codec, _filelock
 from reactloop.sessions._sql import SQLStore, valid_id
 from reactloop.sessions._store import check_session_id
 
@@ -54,6 +54,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
      " created REAL NOT NULL, data TEXT NOT NULL)",
      "CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created)",
      "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id)"),
+    # 3: attachment bytes, once per session and content hash (sessions/_blobs.py); a rowid
+    # table, as SQLite advises for rows this large
+    ("CREATE TABLE IF NOT EXISTS attachments (session_id TEXT NOT NULL, sha256 TEXT NOT NULL,"
+     " media_type TEXT NOT NULL, size INTEGER NOT NULL, data BLOB NOT NULL,"
+     " created REAL NOT NULL, PRIMARY KEY (session_id, sha256))",),
 )
 _VERSION = len(_MIGRATIONS)
 
@@ -236,9 +241,11 @@ class SQLiteStore(SQLStore):
     def get(self, session_id: str) -> builtins.list[Message]:
         if not valid_id(session_id):
             return []
-        rows = self._rows("read", "SELECT seq, data FROM messages WHERE session_id = ?"
-                          " ORDER BY seq", (session_id,))
-        return _codec.decode_rows(rows, session_id, self.path)
+        with self._transaction("read") as c:  # one snapshot of messages and their bytes
+            rows = c.execute("SELECT seq, data FROM messages WHERE session_id = ?"
+                             " ORDER BY seq", (session_id,)).fetchall()
+            blobs = _blobs.read_blobs(c, self._sql, session_id) if rows else {}
+        return _codec.decode_rows(rows, session_id, self.path, blobs)
 
     def writer(self, session_id: str) -> SQLiteWriter:
         """Become the session's only writer, without waiting (see :class:`SQLiteWriter`).
@@ -264,6 +271,7 @@ class SQLiteStore(SQLStore):
     def clear(self, session_id: str) -> None:
         with self.writer(session_id), self._transaction("write") as c:
             c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            _blobs.delete_blobs(c, self._sql, session_id)
             c.execute("UPDATE sessions SET updated = ?, title = '' WHERE id = ?",
                       (time.time(), session_id))
 
@@ -273,6 +281,7 @@ class SQLiteStore(SQLStore):
             with self._transaction("write") as c:
                 c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
                 c.execute("DELETE FROM runs WHERE session_id = ?", (session_id,))  # its log
+                _blobs.delete_blobs(c, self._sql, session_id)
                 found = c.execute("DELETE FROM sessions WHERE id = ?",
                                   (session_id,)).rowcount > 0
         finally:
@@ -293,6 +302,8 @@ class SQLiteStore(SQLStore):
             if title:
                 c.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
                           (title, session_id))
+            _blobs.write_blobs(c, self._sql, session_id, messages, replace=replace,
+                               limit=self.max_attachment_bytes, now=now)
             (last,) = c.execute("SELECT coalesce(max(seq), 0) FROM messages"
                                 " WHERE session_id = ?", (session_id,)).fetchone()
             c.executemany(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reactloop.agent import Agent
+from reactloop.attachments import Prompt
 from reactloop.errors import UserError
 from reactloop.messages import Message
 from reactloop.models._base import Model
@@ -130,7 +131,7 @@ class TemporalAgent:
         await self._pool.aclose()
 
     # -- runs --------------------------------------------------------------------------------
-    async def start(self, prompt: str, *, client: Client | str, task_queue: str,
+    async def start(self, prompt: Prompt, *, client: Client | str, task_queue: str,
                     id: str | None = None, session: bool = False) -> RunHandle:
         """Start a run as a workflow, or attach to the conversation ``id`` if it exists.
 
@@ -145,6 +146,11 @@ class TemporalAgent:
             session: keep waiting for messages after every turn (until :meth:`RunHandle.close`),
                 not only after a turn that asked the user something.
         """
+        if isinstance(prompt, list | tuple):  # with attachments (Agent.run takes them)
+            raise UserError("a durable run on Temporal takes a text prompt: attachments would "
+                            "travel in the workflow's history, which has no blob store yet; "
+                            "run the agent in-process (agent.run) or put the file's text in "
+                            "the prompt")
         if not isinstance(prompt, str) or not prompt:
             raise UserError(f"prompt must be a non-empty string, got {prompt!r}")
         if json_size(prompt) > self.max_payload_bytes:
@@ -166,7 +172,7 @@ class TemporalAgent:
             return handle
         return RunHandle(client, wf_id, turn=1, seq=0)
 
-    async def run(self, prompt: str, *, client: Client | str, task_queue: str,
+    async def run(self, prompt: Prompt, *, client: Client | str, task_queue: str,
                   id: str | None = None) -> RunResult:
         """:meth:`start`, then the turn's :class:`~reactloop.RunResult` (as a local run's)."""
         handle = await self.start(prompt, client=client, task_queue=task_queue, id=id)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from reactloop._arguments import arguments_problem
+from reactloop.attachments import Attachment, check_count
 from reactloop.errors import ToolRetry, UserError
 from reactloop.messages import ToolCall, ToolSpec
 from reactloop.result import ToolResult
@@ -57,6 +58,24 @@ def serialize_result(value: Any) -> str:
         raise _Unserialisable(
             f"the tool returned a {type(value).__name__} that cannot be shown as text or JSON "
             f"({exc}); return a str, numbers, or JSON-compatible lists and dicts") from None
+
+
+def split_result(value: Any) -> tuple[str, tuple[Attachment, ...]]:
+    """The text and the attachments of a tool's return value: an :class:`Image` or
+    :class:`Document`, or a list mixing them with text and JSON values, goes to the model as
+    pictures and documents beside the text (each labelled in the text)."""
+    if isinstance(value, Attachment):
+        value = [value]
+    elif not (isinstance(value, (list, tuple))
+              and any(isinstance(v, Attachment) for v in value)):
+        return serialize_result(value), ()
+    parts = tuple(v for v in value if isinstance(v, Attachment))
+    try:
+        check_count(parts, "a tool result")
+    except UserError as exc:
+        raise _Unserialisable(str(exc)) from None
+    texts = [v.label() if isinstance(v, Attachment) else serialize_result(v) for v in value]
+    return "\n".join(texts), parts
 
 
 class ToolRegistry:
@@ -177,7 +196,7 @@ class ToolRegistry:
             value = await _call(t, call.arguments, ctx, timeout)
             if type(value) is WithRun:
                 return _with_run(call, value, started)
-            content = serialize_result(value)
+            content, parts = split_result(value)
         except ToolArgumentsError as exc:
             return _error(call, str(exc), started=started)
         except ToolRetry as exc:
@@ -202,6 +221,7 @@ class ToolRegistry:
             arguments=call.arguments,
             content=content,
             duration=time.perf_counter() - started,
+            attachments=parts,
         )
 
     def _unknown_tool_message(self, name: str) -> str:

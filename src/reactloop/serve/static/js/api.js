@@ -84,8 +84,9 @@ export class Api {
   }
 
   /** Send a message; calls onEvent(type, data) for every event of the run, in order. */
-  send(sessionId, text, onEvent, signal) {
-    return this.stream(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text }, onEvent, signal);
+  send(sessionId, text, onEvent, signal, attachments = []) {
+    const body = attachments.length ? { text, attachments } : { text };
+    return this.stream(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, body, onEvent, signal);
   }
 
   /** Send decisions on the calls waiting for approval; the run goes on (events as in send). */

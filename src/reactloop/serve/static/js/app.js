@@ -7,6 +7,7 @@ import { Approvals } from "./approvals.js";
 import { Chat } from "./chat.js";
 import { Trace } from "./trace.js";
 import { AirportMap } from "./map.js";
+import { Tray, wireParts } from "./attach.js";
 import { h, clear, ago, short, Follower } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
@@ -19,6 +20,7 @@ class App {
     this.trace = new Trace($("trace-body"), $("plan"), new Follower($("trace-body")));
     this.map = new AirportMap($("map-panel"), this.api);
     this.approvals = new Approvals($("messages"), this.chat.follower, (decisions) => this.decide(decisions));
+    this.tray = new Tray($("tray"), (message) => this.chat.notice(message));
     this.sessionId = null;
     this.running = false;
   }
@@ -65,7 +67,24 @@ class App {
       if (!text || this.running) return;
       input.value = "";
       this.grow();
-      this.send(text);
+      this.send(text, this.tray.take());
+    });
+    $("file-input").addEventListener("change", (ev) => {
+      this.tray.add([...ev.target.files]);
+      ev.target.value = "";
+    });
+    const composer = $("composer");
+    composer.addEventListener("dragover", (ev) => ev.preventDefault());
+    composer.addEventListener("drop", (ev) => {
+      ev.preventDefault();
+      if (ev.dataTransfer?.files?.length) this.tray.add([...ev.dataTransfer.files]);
+    });
+    input.addEventListener("paste", (ev) => {
+      const files = [...(ev.clipboardData?.files || [])];
+      if (files.length) {
+        ev.preventDefault();
+        this.tray.add(files);
+      }
     });
     input.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
@@ -192,8 +211,9 @@ class App {
     for (const m of messages) {
       const kind = m.metadata && m.metadata.kind;
       if (m.role === "user" && !kind) {
-        this.chat.user(m.content);
-        this.trace.startTurn(m.content, true);
+        const parts = (m.attachments || []).map((a) => ({ name: a.name || a.url || a.sha256.slice(0, 12), type: a.media_type }));
+        this.chat.user(m.content, parts);
+        this.trace.startTurn(m.content, true, parts);
         k = 0;
       } else if (m.role === "user") {
         this.trace.historyNote(m);
@@ -214,7 +234,7 @@ class App {
   }
 
   // -- running a message --------------------------------------------------------------------
-  async send(text) {
+  async send(text, parts = []) {
     if (this.running) return;
     if (this.approvals.open) {
       this.chat.notice("Decide the tool calls waiting for approval first.");
@@ -227,10 +247,10 @@ class App {
         this.select(id);
         this.chat.reset();
       }
-      this.chat.user(text);
+      this.chat.user(text, parts);
       this.chat.waiting();
-      this.trace.startTurn(text);
-      await this.follow((onEvent) => this.api.send(this.sessionId, text, onEvent));
+      this.trace.startTurn(text, false, parts);
+      await this.follow((onEvent) => this.api.send(this.sessionId, text, onEvent, undefined, wireParts(parts)));
     } catch (e) {
       this.failed(e, "Could not run the message");
     } finally {

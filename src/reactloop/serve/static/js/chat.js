@@ -2,6 +2,7 @@
 // line for the tools each step used. Answers are plain text (never parsed as HTML).
 
 import { h, clear } from "./dom.js";
+import { partView } from "./attach.js";
 
 const STATE_NOTES = {
   max_iterations: "The agent ran out of iterations; this is its best answer so far.",
@@ -31,9 +32,11 @@ export class Chat {
     this.root.append(h("div.empty", {}, h("div.empty-title", { text: "Ask the agent something" }), h("div.dim", { text: message })));
   }
 
-  user(text) {
+  user(text, parts = []) {
     this.root.querySelector(".empty")?.remove();
-    this.root.append(h("div.msg.user", {}, h("div.bubble", { text })));
+    const bubble = h("div.bubble", { text });
+    if (parts.length) bubble.append(h("div.parts", {}, parts.map(partView)));
+    this.root.append(h("div.msg.user", {}, bubble));
     this.follower.jump();
   }
 

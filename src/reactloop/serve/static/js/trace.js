@@ -2,6 +2,7 @@
 // (never a re-render), so a run of hundreds of events stays smooth.
 
 import { h, clear, pretty, short, duration, tokens } from "./dom.js";
+import { partView } from "./attach.js";
 
 const STATE_LABELS = {
   completed: "completed",
@@ -43,10 +44,11 @@ export class Trace {
   }
 
   // -- turns and iterations ----------------------------------------------------------------
-  startTurn(prompt, fromHistory = false) {
+  startTurn(prompt, fromHistory = false, parts = []) {
     const state = h("span.badge.running", { text: fromHistory ? "from history" : "running" });
     if (fromHistory) state.className = "badge history";
     const body = h("div.turn-body");
+    if (parts.length) body.append(h("div.parts", {}, parts.map(partView)));
     const node = h(
       "article.turn",
       {},
