@@ -68,7 +68,7 @@ def test_grammar_caps_strings_arrays_and_numbers() -> None:
         "xs": {"type": "array", "items": {"type": "integer"}}, "n": {"type": "number"}},
         "required": ["s"]})
     g = reply_grammar([spec], answer=False, caps=Caps(string=50, array=4, digits=6))
-    assert '"\\"s\\": " "\\"" char{0,50} "\\""' in g
+    assert '"\\"s\\": " string-50' in g and 'string-50 ::= "\\"" char{0,50} "\\""' in g
     assert 'char{0,5}' in g and "{0,3}" in g and "[0-9]{1,6}" in g
     _grammar(g)
 
@@ -108,10 +108,11 @@ def test_plan_answers_from_a_successful_result_and_frees_a_failed_call() -> None
     done = plan_reply(_request(asked, call, Message.tool("c1", "add", "1468")), Guidance())
     assert done.prefix == "1468" and done.grammar is not None
     assert "call-add" not in done.grammar and '"1468" char{0,600}' in done.grammar
-    failed = plan_reply(_request(asked, call, Message.tool("c1", "add", "boom", is_error=True)),
-                        Guidance())
+    failed = plan_reply(_request(asked, call, Message.tool("c1", "add", "b must be below 1000, "
+                                                          "e.g. 999", is_error=True)), Guidance())
     assert failed.grammar is not None and "call-add" in failed.grammar
-    assert '("1234" | "234")' not in failed.grammar  # the retry may write any number
+    # the retry may copy the error's values too (issue 23: arguments that can recover)
+    assert '("1234" | "234" | "1000" | "999")' in failed.grammar
     forced = plan_reply(_request(asked, call, Message.tool("c1", "add", "1468"),
                                  choice="required"), Guidance())
     assert forced.grammar is not None and "answer ::=" not in forced.grammar  # caller wins

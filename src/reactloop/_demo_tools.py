@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from reactloop.errors import ToolRetry
@@ -58,15 +58,19 @@ def _eval(node: ast.AST) -> float:
     raise ToolRetry("only numbers and + - * / // % ** and parentheses are allowed")
 
 
+# what people type for powers and products, in Python's spelling
+_TYPED = str.maketrans({"^": "**", "×": "*", "÷": "/", "−": "-"})
+
+
 @tool(inline=True)
 def calculate(expression: str) -> float:
-    """Evaluate an arithmetic expression such as "(17 + 25) * 2".
+    """Evaluate an arithmetic expression such as "(17 + 25) * 2" or "2**10".
 
     Args:
-        expression: numbers with + - * / // % ** and parentheses
+        expression: numbers with + - * / // % ** (or ^ for a power) and parentheses
     """
     try:
-        value = _eval(ast.parse(expression, mode="eval"))
+        value = _eval(ast.parse(expression.translate(_TYPED), mode="eval"))
     except SyntaxError:
         raise ToolRetry(f"not an arithmetic expression: {expression!r}") from None
     except ZeroDivisionError:
@@ -76,20 +80,36 @@ def calculate(expression: str) -> float:
 
 @tool(repeatable=True)
 def current_time(timezone: str = "UTC") -> str:
-    """The current date and time in a timezone.
+    """The current date and time in a timezone or city.
 
     Args:
-        timezone: an IANA timezone name such as "Europe/Paris" or "UTC"
+        timezone: an IANA timezone name such as "Europe/Paris" or "UTC", or a city such as
+            "Paris" or "New York"
     """
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        zone = ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError):
+    zone = _zone(timezone)
+    if zone is None:
         raise ToolRetry(
             f"unknown timezone {timezone!r}; use an IANA name like 'Europe/Paris'"
-        ) from None
+        )
     return datetime.now(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def _zone(text: str) -> tzinfo | None:
+    """The zone ``text`` names: an IANA name, or a city of one ("new york" is
+    America/New_York), resolved against the timezone database."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+    try:
+        return ZoneInfo(text.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        pass
+    city = "_".join(text.split(",")[0].split()).casefold()  # "New York, USA"
+    if not city:
+        return None
+    for name in sorted(available_timezones()):
+        if name.rsplit("/", 1)[-1].casefold() == city:
+            return ZoneInfo(name)
+    return None
 
 
 DEMO_TOOLS: list[Tool] = [add, multiply, calculate, current_time]

@@ -36,6 +36,7 @@ from reactloop._multi import (
 )
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact, redact_exception
+from reactloop._repeats import failures, seen_key
 from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
@@ -270,6 +271,9 @@ class _Loop:
             tools = ctx.tools.specs(self._final_tools())
             extra.append(notes.final_iteration(bool(tools)) if out is None
                          else out.final_note())  # the last iteration asks for the typed answer
+        elif (failed := notes.failed_twice(ctx.steps)) and out is None:
+            tools = ctx.tools.specs(self._final_tools())  # the same call failed twice: answer
+            extra.append(notes.answer_after_failure(failed))
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
         return ModelRequest(spec.system, self.fit.messages(messages), tools, tuple(extra),
@@ -479,8 +483,12 @@ class _Loop:
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
         ctx, spec = self.ctx, self.spec
-        keys = [None if self._repeatable(c) else _seen_key(c) for c in calls]
-        fresh = [c for c, key in zip(calls, keys, strict=True) if key not in ctx.seen]
+        keys = [None if self._repeatable(c) else seen_key(c) for c in calls]
+        # a call identical to one that failed is not run again: it would fail the same way
+        failed = failures(ctx.steps)
+        again = [failed.get(seen_key(c)) if failed else None for c in calls]
+        fresh = [c for c, key, f in zip(calls, keys, again, strict=True)
+                 if key not in ctx.seen and f is None]
         batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
                           max_parallel=spec.max_parallel_tools, deps=spec.deps,
                           state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
@@ -500,9 +508,11 @@ class _Loop:
             _nesting.current.reset(frame)
         by_id = {r.call_id: r for r in done}
         results = []
-        for c, key in zip(calls, keys, strict=True):
+        for c, key, f in zip(calls, keys, again, strict=True):
             r = by_id.get(c.id or "")
-            if r is None and key is not None:  # identical to an earlier call: reuse its result
+            if r is None and f is not None:
+                r = notes.repeated_failure(f, c.id or "")
+            elif r is None and key is not None:  # identical to an earlier call: reuse its result
                 r = notes.repeated(ctx.seen[key], c.id or "")
             elif r is not None and r.error is None and key is not None:
                 ctx.seen[key] = r
@@ -748,20 +758,6 @@ def _failure(exc: BaseException, steps: Sequence[Step]
         return (*control_ending(exc, steps), None, None)
     redact_exception(exc)  # an echoed API key must not reach the result
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _seen_key(call: ToolCall) -> object:
-    """Equal for calls with the same name and arguments (in any key order)."""
-    args = call.arguments
-    if isinstance(args, dict) and all(type(v) in _SCALARS for v in args.values()):
-        return call.name, tuple(sorted(args.items()))  # the common case, without JSON
-    try:
-        return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return f"{call.name}\0{args!r}"
 
 
 def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool

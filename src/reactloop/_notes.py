@@ -58,6 +58,29 @@ def repeated(earlier: ToolResult, call_id: str) -> ToolResult:
                    duration=0.0)
 
 
+def repeated_failure(earlier: ToolResult, call_id: str) -> ToolResult:
+    """The answer to a call identical to one that failed: not run again, the same error."""
+    note = (f"\n(You already called {earlier.name} with these arguments and it failed; it was "
+            "not run again.)")
+    return replace(earlier, call_id=call_id, content=earlier.content + note, cached=True,
+                   duration=0.0)
+
+
+def failed_twice(steps: Sequence[Step]) -> str | None:
+    """The tool whose identical call failed again in the last step that called tools (so
+    the next reply must answer), or None."""
+    for step in reversed(steps):
+        if step.results:
+            return next((r.name for r in step.results if r.error is not None and r.cached),
+                        None)
+    return None
+
+
+def answer_after_failure(name: str) -> str:
+    return (f"The same call to {name} failed twice, so tools are not available now. Answer "
+            f"the user: say that {name} failed and why.")
+
+
 def _describe(step: Step) -> list[str]:
     out = []
     for r in step.results:
@@ -117,8 +140,9 @@ def unfinished(call: ToolCall, why: str) -> ToolResult:
                       if isinstance(call.arguments, dict) else {}, f"Error: {error}")
 
 
-_REPEAT = re.compile(r"\(?You already called \S+ with these arguments; this is the same "
-                     r"result\. Use it instead of calling again\.\)?")
+_REPEAT = re.compile(r"\(?You already called \S+ with these arguments(; this is the same "
+                     r"result\. Use it instead of calling again\.| and it failed; it was not "
+                     r"run again\.)\)?")
 _OURS = (NO_TOOL_CALL, EMPTY_REPLY, TRUNCATED, final_iteration(True), final_iteration(False))
 _BUDGET = re.compile(r"Budget: \d+ iterations? left\. Prioritise giving the final answer; "
                      r"call a tool only if you cannot answer without it\.")

@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["best_choice", "name_matches", "rank_tools", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -52,7 +52,14 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "fahrenheit": ("temperature",), "weekday": ("day", "week"), "date": ("day",),
     "characters": ("letter",), "chars": ("letter",), "length": ("count",), "many": ("count",),
     "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
-    "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",), "time": ("clock", "hour"), "now": ("current",),
+    "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",),
+    "time": ("clock", "hour"), "now": ("current",),
+    # intents: to compute, convert or count is what a calculating, converting, counting tool does
+    "compute": ("calculate", "evaluate"), "evaluate": ("calculate", "expression"),
+    "calculate": ("compute", "evaluate"), "calc": ("calculate",), "math": ("arithmetic",),
+    "folder": ("dir", "directory"), "folders": ("dir", "directory"), "directory": ("dir",),
+    "list": ("dir", "entries"), "search": ("grep",), "grep": ("search",),
+    "convert": ("conversion",), "conversion": ("convert",), "count": ("number",),
 }
 
 
@@ -60,9 +67,14 @@ _REPLACED = frozenset({"times"})
 """Words whose stem would mislead ("times" is not about time): only their related words count."""
 _SYMBOLS: Mapping[str, tuple[str, ...]] = {
     "+": ("add", "sum"), "*": ("multiply", "product"), "×": ("multiply", "product"),
-    "/": ("divide",), "÷": ("divide",), "^": ("power",), "√": ("square", "root"),
+    "/": ("divide",), "÷": ("divide",), "^": ("power",), "**": ("power",),
+    "√": ("square", "root"),
 }
-_ARITHMETIC = re.compile(r"\d\s*[-+*/×÷^]\s*[\d(]|√")
+_ARITHMETIC = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^])\s*[\d(]|√")
+"""An arithmetic expression ("2**10", "(17 + 25) * 2", "3^4"): a signal for the tools that
+evaluate one, even when no word of the question names them."""
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+"""Dates are not expressions ("2024-01-01" is no subtraction)."""
 
 
 def _stem(word: str) -> str:
@@ -86,7 +98,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
             out.append(_stem(word))
         if expand:
             out.extend(_stem(w) for w in _RELATED.get(word, ()))
-    if expand and _ARITHMETIC.search(text):  # "17 + 25": operators are words too
+    if expand and _ARITHMETIC.search(_DATE.sub(" ", text)):  # "17 + 25": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
     return out
@@ -162,3 +174,21 @@ def name_matches(spec: ToolSpec, query: str) -> bool:
     """Whether ``query`` uses a word of the tool's name (or a related everyday word): the
     signal that the user is asking for exactly what this tool does."""
     return bool(set(terms(spec.name)) & set(terms(query, expand=True)))
+
+
+def best_choice(specs: Sequence[ToolSpec], query: str) -> tuple[ToolSpec, str] | None:
+    """The tool and choice (a skill of ``load_skill``: :attr:`ToolSpec.choices`) that fit
+    ``query`` better than every other tool, ranked by the same BM25 as the tools; None when a
+    plain tool fits best or nothing matches."""
+    pseudo: dict[int, tuple[ToolSpec, str]] = {}
+    docs = [s for s in specs if not s.internal]
+    for spec in specs:
+        for value, text in spec.choices:
+            doc = ToolSpec(value, text, {})
+            pseudo[id(doc)] = (spec, value)
+            docs.append(doc)
+    if not pseudo:
+        return None
+    ranked = rank_tools(docs, query)
+    score, top = ranked[0]
+    return pseudo.get(id(top)) if score > 0 else None

@@ -139,6 +139,10 @@ class Agent(Generic[OutputT]):
             ``(tools, request_text) -> tools`` (or names) ranks them your way. Internal tools
             (loop control, ``final_answer``, ``update_plan``, loading skills) and tools a
             skill adds during the run are always offered.
+        skill_selection: a question that fits a skill better than every tool loads that skill
+            first, as a visible ``load_skill`` step (skills ranked like tools: their names,
+            descriptions and tools). The embedded model does this by default; for other
+            models it is off unless set.
         handoffs: agents (or :class:`~reactloop.Handoff` with options) this one may hand the
             conversation to: each adds a ``transfer_to_<agent name>`` tool; calling it lets
             that agent carry the same run on with its own instructions, tools, model and
@@ -195,7 +199,7 @@ class Agent(Generic[OutputT]):
         output_mode: Literal["auto", "native", "tool", "prompted"] = "auto",
         output_retries: int = 2,
         approve: ApprovalRule = False,
-        tool_selection: int | ToolSelector | None = None,
+        tool_selection: int | ToolSelector | None = None, skill_selection: bool = False,
         handoffs: Iterable[Agent[Any] | Handoff] = (),
         usage_limits: UsageLimits | None = None, model_concurrency: int | None = None,
         input_guardrails: Guardrails = (), output_guardrails: Guardrails = (),
@@ -203,7 +207,7 @@ class Agent(Generic[OutputT]):
     ) -> None:
         _check_limits(max_iterations, max_execution_time, tool_timeout, max_parallel_tools)
         check_rule("Agent(approve=...)", approve)
-        self.model: Model = resolve_model(model)
+        self.model: Model = _selecting_skills(resolve_model(model), skill_selection)
         self.instructions, self.max_iterations = instructions, max_iterations
         self.max_execution_time, self.tool_timeout = max_execution_time, tool_timeout
         self.loop_control, self.max_parallel_tools = loop_control, max_parallel_tools
@@ -628,3 +632,12 @@ def _check_positive(name: str, value: Any) -> None:
             or not math.isfinite(value)):
         raise UserError(f"{name} must be a positive, finite number of seconds or None, "
                         f"got {value!r}")
+
+
+def _selecting_skills(model: Model, on: bool) -> Model:
+    """``Agent(skill_selection=True)``: the model behind a skill-selecting wrapper."""
+    if not on:
+        return model
+    from reactloop.models._skill_select import SkillSelection
+
+    return SkillSelection(model)

@@ -211,6 +211,10 @@ class ToolSpec:
     internal: bool = False
     """The tool touches only the run's own state (``Tool.internal``): adapters that offer a
     subset of the tools (the embedded model's tool limit) always keep it."""
+    choices: tuple[tuple[str, str], ...] = ()
+    """What the tool can load, as (value of its one required argument, what that value
+    brings) pairs — ``load_skill``'s skills with their descriptions and tools. Never sent to
+    a provider; a model that ranks tools ranks these too (the embedded model's guidance)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ _AGENT_FLAGS = ("model", "base_url", "text_tools", "tool_choice", "max_iteration
                 "loop_control", "max_execution_time", "tool_timeout", "demo_tools",
                 "env_allow", "output_schema", "tool_selection", "fallback_models", "max_cost",
                 "max_requests", "max_tool_calls", "max_input_tokens", "max_output_tokens",
-                "max_total_tokens")
+                "max_total_tokens", "skill_selection")
 _SMOLLM = "SmolLM2-135M"
 NOTICE = ("note: the embedded model is SmolLM2-135M, a tiny offline demo that is often wrong. "
           "For real answers use -m openai:gpt-4o-mini, -m ollama:llama3.2 or "
@@ -181,6 +181,7 @@ def build_agent(opts: dict[str, Any], runtime: Any = None) -> Any:
                                      **opts.get("model_options", {})),
         output_type=opts.get("output_type"), tool_selection=opts.get("tool_selection"),
         runtime=runtime, usage_limits=_usage_limits(opts),
+        skill_selection=bool(opts.get("skill_selection")),
     )
 
 

@@ -121,6 +121,9 @@ def agent_options(f: Any) -> Any:
         click.option("--tool-selection", type=click.IntRange(min=1), metavar="K",
                      help="Offer the model only the K tools that best fit each request "
                           "(BM25 over names and descriptions); for many tools."),
+        click.option("--skill-selection", is_flag=True, default=False,
+                     help="Load the skill that fits a question best before the model acts "
+                          "(the embedded model always does)."),
         click.option("--fallback-model", "fallback_models", multiple=True, metavar="MODEL",
                      help="A model that takes the request when the one before it fails "
                           "after its retries (5xx, 429, connection errors). Repeatable."),

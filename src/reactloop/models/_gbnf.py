@@ -94,8 +94,13 @@ class GrammarBuilder:
     # -- JSON values -------------------------------------------------------------------------
     def string(self, limit: int | None = None, prefix: str = "") -> str:
         n = self.caps.string if limit is None else limit
-        head = f" {literal(prefix)}" if prefix else ""
-        return f'"\\""{head} char{{0,{n}}} "\\""'
+        if prefix:
+            return f'"\\"" {literal(prefix)} char{{0,{n}}} "\\""'
+        # a named rule: llama.cpp expands a repetition's body once per repeat, so a string
+        # written inline inside "(…){0,15}" multiplies char{0,200} into too many rules
+        name = f"string-{n}"
+        self.rules.setdefault(name, f'"\\"" char{{0,{n}}} "\\""')
+        return name
 
     def number(self, integer: bool) -> str:
         d = self.caps.digits

@@ -21,6 +21,7 @@ lets llama.cpp reuse its KV cache for the whole prefix.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import json
 import os
@@ -46,6 +47,8 @@ from reactloop.messages import (
 )
 from reactloop.models._base import Model
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
+from reactloop.models._repeat import NoRepeatNgram, collapse_repeats
+from reactloop.models._skill_select import skill_call
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
     MAX_ITEMS,
@@ -74,8 +77,9 @@ class Guidance:
     require_call: bool = True
     """When the best tool's name matches the question, the first reply must call a tool."""
     copy_arguments: bool = True
-    """Number and string arguments are restricted to values in the conversation (until a
-    call fails: the retry is free)."""
+    """Number and string arguments are restricted to values in the conversation; after a
+    failed call, also to the latest error's values and the tool's schema values (enums,
+    defaults, examples in its docs), so the retry can copy the fix."""
     answer_after_result: bool = True
     """After a successful tool result, the next reply answers (unless a call is required)."""
     answer_from_result: bool = True
@@ -84,12 +88,22 @@ class Guidance:
     """The loop's notes (budget, last iteration, repeats) copied into an answer are removed."""
     caps: Caps = field(default_factory=Caps)
     """Size limits of every reply (always applied)."""
+    essential_arguments: bool = True
+    """Calls fill the required arguments only (the first argument when none is required);
+    optional ones keep their defaults: a tiny model otherwise fills them with guesses."""
+    stop_repeats: bool = True
+    """An answer may not repeat an n-gram of itself, nor a sentence it already said."""
+    load_skills: bool = True
+    """A fresh question that fits a skill better than any tool loads that skill first (a
+    ``load_skill`` call, as if the model had made it); ``load_skill`` itself is then not
+    offered to the model."""
 
     @classmethod
     def caps_only(cls, caps: Caps | None = None) -> Guidance:
         """No steering, only the size limits (the default for models of 1B parameters and up,
         whose answers may be long: their length is left to ``max_tokens``)."""
-        return cls(None, False, False, False, False, False, caps or Caps(answer=8000))
+        return cls(None, False, False, False, False, False, caps or Caps(answer=8000),
+                   essential_arguments=False, stop_repeats=False, load_skills=False)
 
 
 def default_model_path() -> Path:
@@ -131,7 +145,7 @@ class LocalModel(Model):
         self,
         path: str | os.PathLike[str] | None = None,
         *,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         n_threads: int | None = None,
         temperature: float = 0.0,
         answer_tokens: int = DEFAULT_ANSWER_TOKENS,
@@ -206,6 +220,9 @@ class LocalModel(Model):
             llm = self._load()
             assert self.guidance is not None
             typed = typed_answer_schema(request)
+            load = skill_call(request) if self.guidance.load_skills and typed is None else None
+            if load is not None:  # the question fits a skill: load it first, as a step
+                return ModelResponse(None, [load], Usage(0, 0), "tool_calls", self.name)
             plan = plan_reply(request, self.guidance) if typed is None else typed_plan(
                 request, typed)
             kwargs: dict[str, Any] = {
@@ -220,6 +237,8 @@ class LocalModel(Model):
                 from llama_cpp.llama_grammar import LlamaGrammar
 
                 kwargs["grammar"] = LlamaGrammar.from_string(plan.grammar, verbose=False)
+                if self.guidance.stop_repeats:
+                    kwargs["logits_processor"] = _repeat_guard(llm)
             elif plan.schema is not None:  # a typed answer: llama.cpp builds its grammar
                 kwargs["response_format"] = {"type": "json_object", "schema": plan.schema}
             try:
@@ -234,6 +253,8 @@ class LocalModel(Model):
         answer = parsed.text
         if answer is not None and self.guidance.strip_notes and typed is None:
             answer = strip_notes(answer, request) or plan.prefix
+        if answer and self.guidance.stop_repeats and typed is None:
+            answer = collapse_repeats(answer)
         finish: FinishReason = "length" if choice.get("finish_reason") == "length" else (
             "tool_calls" if parsed.tool_calls else "stop")
         return ModelResponse(
@@ -246,6 +267,18 @@ class LocalModel(Model):
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
+
+
+def _repeat_guard(llm: Any) -> Any:
+    from llama_cpp import LogitsProcessorList
+
+    def is_answer(tokens: Sequence[int]) -> bool | None:
+        head = llm.detokenize(list(tokens)).decode("utf-8", "ignore").replace(" ", "")
+        if head.startswith('{"answer"'):
+            return True
+        return False if len(head) >= 9 else None
+
+    return LogitsProcessorList([NoRepeatNgram(is_answer)])
 
 
 def _params(llm: Any) -> int:
@@ -303,30 +336,60 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     if not every:
         return ReplyPlan((), None)
     turn = current_turn(request.messages)
+    internal = {t.name for t in every if t.internal}
+    loaded = bool(turn.results) and all(r.name in internal for r in turn.results)
+    if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
+        turn = Turn(turn.question, ())
     listed = tuple(every)
     if g.tool_limit and turn.question:
+        # with skills loaded by ranking (skill_call), internal tools are ranked like the
+        # others (load_skill_reference is offered when it fits, load_skill never), unless the
+        # loop restricted this reply to them (the last iteration's task_completion)
+        restricted = {t.name for t in request.tools} if len(request.tools) < len(every) else (
+            set())
+        keep = [t.name for t in every if t.internal and not t.choices
+                and (t.name in restricted or not g.load_skills)]
         listed = tuple(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
-                                    keep=[t.name for t in every if t.internal]))
+                                    keep=keep))
+    if g.essential_arguments:
+        listed = tuple(essential(t) for t in listed)
     choice = request.settings.tool_choice
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
     if choice == "required" and callable_:
         answer = False
     elif g.require_call and not turn.results and turn.question and any(
-            name_matches(t, turn.question) for t in callable_):
-        answer = False  # a tool clearly fits a fresh question: call it
+            (loaded and t.name not in internal) or name_matches(t, turn.question)
+            for t in callable_):
+        answer = False  # a tool clearly fits a fresh question (or its skill): call it
     else:
         answer = True
         if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
             callable_ = []
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
+    if answer and not callable_ and turn.failed and g.answer_from_result:
+        prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     candidates = None
-    if g.copy_arguments and turn.question and not turn.failed:
+    if g.copy_arguments and turn.question:
         found = conversation_values(turn)
-        candidates = {t.name: found for t in callable_}
+        # a retry after a failure may also copy the tool's own examples (and the error's)
+        candidates = {t.name: _merged(found, schema_values(t)) if turn.failed else found
+                      for t in callable_}
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix, caps=g.caps,
                             candidates=candidates)
     return ReplyPlan(listed, grammar, prefix)
+
+
+def essential(spec: ToolSpec) -> ToolSpec:
+    """``spec`` with only its required arguments (or its first one, made required, when none
+    is required)."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    required = [k for k in spec.parameters.get("required") or () if k in props]
+    keep = required or list(props)[:1]
+    if len(keep) == len(props) and set(keep) == set(required):
+        return spec
+    params = {**spec.parameters, "properties": {k: props[k] for k in keep}, "required": keep}
+    return dataclasses.replace(spec, parameters=params)
 
 
 def typed_plan(request: ModelRequest, typed: dict[str, Any]) -> ReplyPlan:
@@ -355,13 +418,31 @@ def result_prefix(turn: Turn) -> str:
     return text.replace('"', "'").replace("\\", "/")
 
 
+def failure_prefix(turn: Turn) -> str:
+    """"<tool> failed: <error>" for the last failed result: how an answer that must come
+    after a failure begins (the honest ending, never an invented result)."""
+    failed = [m for m in turn.results if m.is_error]
+    if not failed:
+        return ""
+    m = failed[-1]
+    error = _REPEAT_NOTE.sub("", m.content).strip().removeprefix("Error:").strip()
+    text = f"{m.name} failed: {' '.join(error.split())}"
+    if len(text) > MAX_PREFIX:
+        text = text[:MAX_PREFIX - 1].rstrip() + "…"
+    return text.replace('"', "'").replace("\\", "/") + ". "
+
+
 def conversation_values(turn: Turn) -> Candidates:
-    """Numbers, and word spans, of the question and of the short results since: the values
-    arguments are restricted to. A question over 40 words is material rather than a request
-    for a value, so string arguments then stay free."""
+    """Numbers, and word spans, of the question, of the short results since and of the
+    latest error: the values arguments are restricted to (an error such as "use an IANA name
+    like 'Europe/Paris'" offers its fix). A question over 40 words is material rather than a
+    request for a value, so string arguments then stay free."""
     question = turn.question or ""
     texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
                           if len(m.content) <= MAX_PREFIX]
+    errors = [m.content for m in turn.results if m.is_error]
+    if errors:
+        texts.append(_REPEAT_NOTE.sub("", errors[-1]))
     numbers: dict[str, None] = {}
     for text in texts:
         for raw in _NUMBER.findall(text):
@@ -370,14 +451,59 @@ def conversation_values(turn: Turn) -> Candidates:
     if len(question.split()) > MAX_SPAN_SOURCE_WORDS:
         return Candidates(tuple(numbers), ())
     strings: dict[str, None] = {}
-    for quoted in re.findall(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”", question):
-        for q in quoted:
-            if q.strip():
-                strings[q.strip()] = None
+    for text in texts:
+        for q in _quoted(text):
+            strings[q] = None
+    for found in _EXPRESSION.finditer(_DATE.sub(" ", question)):  # "(17 + 25) * 2" as typed
+        strings[found.group(0).strip().rstrip(".,")] = None
     for text in texts:
         for span in _spans(text):
             strings[span] = None
     return Candidates(tuple(numbers), tuple(strings))
+
+
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
+_QUOTES = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)|“([^”]+)”")
+_EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
+_EXAMPLE = re.compile(r"(?:e\.g\.|such as|like|for example)\s+([\w/+.-]+)", re.I)
+
+
+def _quoted(text: str) -> list[str]:
+    return [q.strip() for quoted in _QUOTES.findall(text) for q in quoted if q.strip()]
+
+
+def schema_values(spec: ToolSpec) -> Candidates:
+    """Values a tool's own schema offers: enums, defaults, examples, and the examples its
+    descriptions give ("an IANA name such as 'Europe/Paris'", "e.g. 'A1001'")."""
+    numbers: dict[str, None] = {}
+    strings: dict[str, None] = {}
+    texts = [spec.description]
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    for p in props.values():
+        if not isinstance(p, Mapping):
+            continue
+        values = [*(p.get("enum") or ()), p.get("default"), *(p.get("examples") or ())]
+        for v in values:
+            if isinstance(v, str) and v.strip():
+                strings[v] = None
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                numbers[json.dumps(v)] = None
+        texts.append(str(p.get("description") or ""))
+    for text in texts:
+        for q in _quoted(text) + [m.strip(_EDGE) for m in _EXAMPLE.findall(text)]:
+            if q:
+                strings[q] = None
+    return Candidates(tuple(numbers), tuple(strings))
+
+
+def _merged(a: Candidates, b: Candidates) -> Candidates:
+    if not (b.numbers or b.strings):
+        return a
+    # an empty list means "free": a tool's examples must not turn a free argument into a
+    # choice among them
+    numbers = tuple(dict.fromkeys(a.numbers + b.numbers)) if a.numbers else ()
+    strings = tuple(dict.fromkeys(a.strings + b.strings)) if a.strings else ()
+    return Candidates(numbers, strings)
 
 
 _ARTICLES = frozenset({"a", "an", "the"})

@@ -14,6 +14,7 @@ would run yourself.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import importlib.util
 import os
@@ -26,7 +27,7 @@ from typing import Any
 
 from reactloop.errors import ToolRetry, UserError
 from reactloop.extensions import Extension
-from reactloop.messages import Message
+from reactloop.messages import Message, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 from reactloop.skills._skill import MAX_FILES_LISTED, Skill, discover_skills
@@ -80,8 +81,8 @@ class SkillSet(Extension):
         self._lock = threading.Lock()  # guards the import cache only
         self._skill_tools: dict[str, list[Tool]] = {}
         self._tools = [
-            Tool(self._load_skill_tool(), name=LOAD_SKILL, repeatable=True, internal=True,
-                 origin="reactloop.skills"),
+            _LoadSkill(self._load_skill_tool(), self._choices, name=LOAD_SKILL,
+                       repeatable=True, internal=True, origin="reactloop.skills"),
             Tool(self._reference_tool(), name=LOAD_SKILL_REFERENCE, repeatable=True,
                  internal=True, origin="reactloop.skills"),
         ]
@@ -139,6 +140,20 @@ class SkillSet(Extension):
             except UserError:
                 continue
         return out
+
+    def _choices(self) -> tuple[tuple[str, str], ...]:
+        """Each skill with what it brings: its description and its tools' names and summaries
+        (imports every skill's ``tools.py``; a model that ranks skills like tools reads it)."""
+        out = []
+        for skill in self:
+            try:
+                tools = self.skill_tools(skill.name)
+            except UserError:
+                tools = []
+            about = [f"{t.name}: {t.description.splitlines()[0] if t.description else ''}"
+                     for t in tools]
+            out.append((skill.name, " ".join([skill.description, *about])))
+        return tuple(out)
 
     # -- the extension hooks -----------------------------------------------------------------
     async def start(self, ctx: RunContext) -> None:
@@ -284,6 +299,21 @@ class SkillSet(Extension):
             return self.read_reference(skill, path)
 
         return load_skill_reference
+
+
+class _LoadSkill(Tool):
+    """``load_skill``, whose spec lists the skills as its choices (built on first use)."""
+
+    def __init__(self, fn: Callable[..., Any], choices: Callable[[], tuple[tuple[str, str], ...]],
+                 **kwargs: Any) -> None:
+        super().__init__(fn, **kwargs)
+        self._choices = choices
+        self._with_choices: ToolSpec | None = None
+
+    def spec(self) -> ToolSpec:
+        if self._with_choices is None:
+            self._with_choices = dataclasses.replace(super().spec(), choices=self._choices())
+        return self._with_choices
 
 
 def _file_list(skill: Skill) -> str:

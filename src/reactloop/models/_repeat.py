@@ -1,0 +1,75 @@
+"""A repetition guard for guided answers: a tiny model sometimes writes the same apology
+until the size cap. Two parts, both pure and tested on their own:
+
+- :class:`NoRepeatNgram`, a llama.cpp logits processor: inside an answer, a token that would
+  complete an n-gram the reply already contains is pushed down hard (not forbidden: where the
+  grammar allows nothing else, it is still taken), so the model closes the answer instead;
+- :func:`collapse_repeats`, which removes a sentence the answer already said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats"]
+
+NGRAM = 6
+"""Tokens in an n-gram that may not occur twice in one answer."""
+PENALTY = 50.0
+"""Subtracted from the logit of a token that would repeat an n-gram."""
+
+
+class NoRepeatNgram:
+    """``processor(input_ids, scores)``: push down tokens that would repeat an n-gram of the
+    reply generated so far (the prompt does not count).
+
+    Args:
+        is_answer: decides from the first generated tokens whether the reply is an answer
+            (tool calls are left alone: their JSON repeats keys by design).
+        n: the n-gram length.
+    """
+
+    def __init__(self, is_answer: Callable[[Sequence[int]], bool | None], n: int = NGRAM
+                 ) -> None:
+        self.is_answer, self.n = is_answer, n
+        self._prompt: int | None = None
+        self._answer: bool | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self._prompt is None:
+            self._prompt = len(input_ids)  # called first before the first generated token
+        out = [int(i) for i in input_ids[self._prompt:]]
+        if self._answer is None:
+            self._answer = self.is_answer(out)
+            if self._answer is None:
+                return scores
+        if not self._answer or len(out) < self.n:
+            return scores
+        for token in repeating(out, self.n):
+            scores[token] -= PENALTY
+        return scores
+
+
+def repeating(tokens: Sequence[int], n: int) -> set[int]:
+    """The tokens that would complete an n-gram already in ``tokens``."""
+    head = list(tokens[len(tokens) - (n - 1):])
+    return {tokens[i + n - 1] for i in range(len(tokens) - n + 1)
+            if list(tokens[i:i + n - 1]) == head}
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+
+
+def collapse_repeats(text: str) -> str:
+    """``text`` without the sentences it already said (compared without case and spaces)."""
+    seen: set[str] = set()
+    kept = []
+    for sentence in _SENTENCE.findall(text):
+        key = " ".join(sentence.split()).lower().strip(" .!?")
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    return "".join(kept).strip()

@@ -1,0 +1,93 @@
+"""Skills chosen like tools: a fresh question that fits a skill (a choice of ``load_skill``,
+:attr:`~reactloop.messages.ToolSpec.choices`) better than every tool loads that skill first, as
+a ``load_skill`` call the model "made" — so the call and its result are an ordinary step of the
+run (trace, events, history).
+
+The embedded model's guidance does this itself (``Guidance.load_skills``); for any other model
+``Agent(skill_selection=True)`` wraps it in :class:`SkillSelection` (off by default: a capable
+model reads the skills catalog and decides on its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from reactloop._ranking import best_choice
+from reactloop.messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    OutputMode,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from reactloop.models._base import Model
+
+__all__ = ["SkillSelection", "skill_call"]
+
+
+def _fresh_question(messages: Sequence[Message]) -> str | None:
+    """The last real user message, when no tool has answered since."""
+    for m in reversed(messages):
+        if m.role == "tool":
+            return None
+        if m.role == "user" and not m.metadata.get("kind"):
+            return m.content
+    return None
+
+
+def skill_call(request: ModelRequest) -> ToolCall | None:
+    """A ``load_skill`` call (any tool with choices) when a fresh question fits one of its
+    choices better than every tool, and that choice was not loaded (or tried) before."""
+    question = _fresh_question(request.messages)
+    if not question or request.settings.tool_choice == "none":
+        return None
+    allowed = {t.name for t in request.tools}
+    best = best_choice([t for t in request.all_tools if t.name in allowed], question)
+    if best is None:
+        return None
+    spec, value = best
+    required = spec.parameters.get("required") or list(spec.parameters.get("properties") or ())
+    if not required:
+        return None
+    call = ToolCall(spec.name, {str(required[0]): value})
+    if any(c.name == call.name and c.arguments == call.arguments
+           for m in request.messages for c in m.tool_calls):
+        return None
+    return call
+
+
+class SkillSelection(Model):
+    """``model``, except that a question fitting a skill first loads it (see the module)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.name, self.provider = model.name, model.provider
+        self.context_window = model.context_window
+
+    def _load(self, request: ModelRequest) -> ModelResponse | None:
+        call = skill_call(request)
+        if call is None:
+            return None
+        return ModelResponse(None, [call], Usage(0, 0), "tool_calls", self.name)
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        return self._load(request) or await self.model.request(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        loaded = self._load(request)
+        if loaded is not None:
+            yield loaded
+            return
+        async for item in self.model.stream(request):
+            yield item
+
+    def output_mode(self, *, tools: bool) -> OutputMode:
+        return self.model.output_mode(tools=tools)
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
