@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from reactloop.mcp._connection import Link
     from reactloop.mcp._elicitation import Elicitor
+    from reactloop.mcp._oauth import OAuth
     from reactloop.mcp._resources import PromptInfo, ResourceInfo
     from reactloop.messages import Message
     from reactloop.tools._source import Emit
@@ -219,7 +220,7 @@ class MCPServer:
         them); None: all."""
         self.exclude = tuple(exclude)
         """Never these tools (names or patterns)."""
-        checked = check_options(self.name, options)
+        checked = check_options(self.name, options, transport)
         self.sampling: Literal["allow", "ask", "deny"] | None = checked["sampling"]
         """Whether the server's sampling requests are answered (None: by transport)."""
         self.sampling_model: Any = checked["sampling_model"]
@@ -230,6 +231,8 @@ class MCPServer:
         """Directories offered as the client's roots."""
         self.resources: bool = checked["resources"]
         """Offer ``<prefix>list_resources``/``read_resource`` tools (if the server has any)."""
+        self.oauth: OAuth | None = checked["oauth"]
+        """OAuth settings (None: no OAuth); see :meth:`login`."""
 
     @classmethod
     def stdio(
@@ -353,6 +356,26 @@ class MCPServer:
                           **options)
         server.transport = "sse"
         return server
+
+    async def login(self, *, open_browser: bool = True, redirect_handler: Any = None,
+                    within: float = 300.0) -> int:
+        """Log in to this OAuth server ahead of a run (``reactloop mcp login`` in Python):
+        the authorization URL is printed on stderr (and opened in a browser when one is
+        available; ``redirect_handler(url)``, async, replaces both), a loopback port receives
+        the redirect (for at most ``within`` seconds), and the tokens are stored. Returns the
+        number of the server's tools.
+
+        Raises:
+            UserError: the server does not use OAuth, or the login failed (one sentence).
+        """
+        if self.oauth is None:
+            raise UserError(f"MCP server {self.name!r} does not use OAuth: give oauth=True "
+                            '(or "oauth": true in its config entry)')
+        require_sdk()
+        from reactloop.mcp._oauth_flow import login
+
+        return await login(self, self.oauth, open_browser=open_browser,
+                           redirect_handler=redirect_handler, within=within)
 
     def describe(self) -> str:
         """The command line or URL, for messages (never the headers)."""
