@@ -489,7 +489,12 @@ class MCPServer:
         remote = spec.name
 
         async def call(**arguments: Any) -> Any:
-            result = await link.call(remote, arguments)
+            try:
+                result = await link.call(remote, arguments)
+            except Exception as exc:  # -32042: the user's URL step first, then once more
+                if not await link.side.url_required(exc, remote):
+                    raise
+                result = await link.call(remote, arguments)
             if link.side.tools_changed:  # offered from the next iteration on
                 await self._refresh(link)
             return tool_output(result)
