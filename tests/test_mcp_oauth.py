@@ -7,7 +7,6 @@ naming ``reactloop mcp login``, and the CLI's login path works end to end."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import httpx
 import pytest
 
 from _cli import cli_env, reactloop
-from _mcp_servers import served
+from _mcp_servers import FEATURES, served
 from conftest import run
 from reactloop import Agent, RunState, ToolCall
 from reactloop.errors import UserError
@@ -198,6 +197,15 @@ def test_the_cli_logs_in_lists_and_deletes_the_login(tmp_path: Path, port: int) 
     assert f"`reactloop mcp login demo --config {file}`" in line
 
 
+def test_a_cli_login_nobody_completes_ends_with_one_line(tmp_path: Path, port: int) -> None:
+    done = reactloop(tmp_path, "mcp", "login", "demo", "--config", str(config(tmp_path, port)),
+                     "--no-browser", "--timeout", "1")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    *shown, last = done.stderr.strip().splitlines()
+    assert shown[-1].startswith(f"http://127.0.0.1:{port}/authorize?")
+    assert last.startswith("reactloop: no login redirect arrived within 1 s")
+
+
 def test_a_cli_login_to_an_unknown_server_or_a_non_oauth_one_is_one_line(
         tmp_path: Path) -> None:
     file = tmp_path / "mcp.json"
@@ -210,9 +218,41 @@ def test_a_cli_login_to_an_unknown_server_or_a_non_oauth_one_is_one_line(
         assert done.stderr.strip().count("\n") == 0 and text in done.stderr, done.stderr
 
 
-def test_the_sse_transport_logs_in_too(tmp_path: Path, config_dir: Path) -> None:
+class Memory:
+    """A token store of one's own (``oauth={"storage": ...}``): the SDK's TokenStorage."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client = client_info
+
+
+def test_the_sse_transport_and_a_storage_of_ones_own(tmp_path: Path, config_dir: Path) -> None:
+    memory = Memory()
     with served([sys.executable, OAUTH_SERVER, "--sse", "{port}"]) as sse_port:
-        server = MCPServer.sse(f"http://127.0.0.1:{sse_port}/sse", name="demo", oauth=True)
+        server = MCPServer.sse(f"http://127.0.0.1:{sse_port}/sse", name="demo",
+                               oauth={"storage": memory})
         assert run(server.login(redirect_handler=afollow)) == 1
+        assert memory.tokens is not None and memory.client is not None
         assert whoami(server).startswith("authorized; authorizations=1")
-    assert os.environ["REACTLOOP_CONFIG_DIR"] == str(config_dir)
+    assert not (config_dir / "mcp-oauth.json").exists()  # nothing went to the file
+
+
+def test_a_login_to_a_server_that_asks_for_none_stores_nothing_and_says_so(
+        config_dir: Path) -> None:
+    with served([sys.executable, FEATURES, "--http", "{port}"]) as plain:
+        server = MCPServer.http(f"http://127.0.0.1:{plain}/mcp", name="plain", oauth=True)
+        with pytest.raises(UserError, match="answered without asking for a login"):
+            run(server.login(redirect_handler=afollow))
+    assert not (config_dir / "mcp-oauth.json").exists()

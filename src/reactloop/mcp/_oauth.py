@@ -49,8 +49,9 @@ class OAuth:
     """The name the client registers under (dynamic client registration)."""
     storage: Any = None
     """Where tokens live: an object with the SDK's ``TokenStorage`` methods
-    (``get_tokens``/``set_tokens``/``get_client_info``/``set_client_info``); default the
-    file (:func:`tokens_path`)."""
+    (``get_tokens``/``set_tokens``/``get_client_info``/``set_client_info``, async), and
+    optionally ``expires_at() -> float | None`` (when the stored access token expires, so a
+    new process refreshes it first); default the file (:func:`tokens_path`)."""
     config_file: str | None = None
     """The ``mcpServers`` file the server came from (named in the login hint)."""
 
@@ -99,9 +100,9 @@ def login_command(name: str, url: str, config_file: str | None) -> str:
 
 
 def login_required(name: str, url: str, oauth: OAuth, why: str) -> LoginRequired:
+    python = "" if oauth.config_file else " (in Python: `await server.login()`)"
     return LoginRequired(f"MCP server {name!r} ({url}) {why}: log in with "
-                         f"`{login_command(name, url, oauth.config_file)}` (in Python: "
-                         "`await server.login()`)")
+                         f"`{login_command(name, url, oauth.config_file)}`{python}")
 
 
 def login_needed(exc: BaseException | None) -> LoginRequired | None:
@@ -198,14 +199,6 @@ class TokenFile:
 
     async def set_client_info(self, client_info: Any) -> None:
         self.update(client=client_info.model_dump(mode="json", exclude_none=True))
-
-    def forget_tokens(self) -> None:
-        """Drop the tokens (a new login follows); the client registration stays."""
-        data = _load()
-        if self.url in data:
-            data[self.url].pop("tokens", None)
-            data[self.url].pop("expires_at", None)
-            _save(data)
 
 
 def stored_logins() -> list[dict[str, Any]]:

@@ -134,12 +134,15 @@ async def login(server: ServerConfig, oauth: OAuth, *, open_browser: bool = True
         if client is not None and listener.redirect_uri not in [str(u) for u in
                                                                   client.redirect_uris or ()]:
             client = None  # registered for another port: register again
-        if isinstance(storage, TokenFile):
-            storage.forget_tokens()  # a login is a new authorization
-        provider = _Provider(server.url, _metadata(oauth, listener.redirect_uri),
-                             _LoginStorage(storage, client), redirect_handler or _shower(
-                                 show, open_browser), lambda: listener.wait(within))
-        return await _connect(server, provider)
+        seen = _LoginStorage(storage, client)  # the stored tokens stay until new ones come
+        provider = _Provider(server.url, _metadata(oauth, listener.redirect_uri), seen,
+                             redirect_handler or _shower(show, open_browser),
+                             lambda: listener.wait(within))
+        count = await _connect(server, provider)
+        if not seen.stored:
+            raise UserError(f"MCP server {server.name!r} ({server.url}) answered without asking "
+                            "for a login, so nothing was stored; it does not need \"oauth\"")
+        return count
     except Exception as exc:
         raise _login_error(server, exc) from None
     finally:
@@ -186,12 +189,15 @@ class _LoginStorage:
 
     def __init__(self, inner: Any, client: Any) -> None:
         self.inner, self.client = inner, client
+        self.stored = False
+        """New tokens were stored."""
 
     async def get_tokens(self) -> Any:
         return None
 
     async def set_tokens(self, tokens: Any) -> None:
         await self.inner.set_tokens(tokens)
+        self.stored = True
 
     async def get_client_info(self) -> Any:
         return self.client
