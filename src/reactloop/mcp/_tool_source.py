@@ -272,7 +272,8 @@ class MCPServer:
             include: offer only these tools: names or fnmatch patterns (``"git_*"``), matched
                 against the server's name for the tool and the name the model sees.
             exclude: never offer these tools (names or patterns, as for ``include``).
-            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``.
+            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``,
+                ``resources`` (and for HTTP servers ``oauth``).
         """
         if not isinstance(command, str) or not command.strip():
             raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
@@ -316,7 +317,9 @@ class MCPServer:
         ``name`` defaults to the host: ``https://mcp.deepwiki.com/mcp`` gives ``deepwiki``,
         ``http://127.0.0.1:8000/mcp`` gives ``127_0_0_1_8000``. ``headers`` are sent with
         every request (e.g. ``{"Authorization": "Bearer ..."}``). A server that went away is
-        reconnected once, like a stdio server is restarted. Other arguments as in :meth:`stdio`.
+        reconnected once, like a stdio server is restarted. ``oauth=True`` (or settings, see
+        :class:`reactloop.mcp._oauth.OAuth`) signs in with OAuth: log in first with
+        :meth:`login` or ``reactloop mcp login``. Other arguments as in :meth:`stdio`.
         """
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise UserError(f"MCPServer.http: url must start with http:// or https://, got {url!r}")
