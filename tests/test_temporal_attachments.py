@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -102,8 +103,8 @@ def _assert_no_bytes_of(raw: bytes, images: list[Image]) -> None:
 
 # -- three 1.5 MB images, and a tool that returns one ------------------------------------------
 def test_images_cross_temporal_as_references_and_reach_the_model_whole(
-        temporal_server: str, tmp_path: Path) -> None:
-    from reactloop.sessions import SQLiteStore
+        temporal_server: str, store_arg: str) -> None:
+    from reactloop.sessions import open_store
     from reactloop.temporal import TemporalAgent
     from reactloop.temporal._blobs import session_of
 
@@ -116,8 +117,8 @@ def test_images_cross_temporal_as_references_and_reach_the_model_whole(
         return chart
 
     model = ScriptedModel([ToolCall("plot", {}), "Three photos and a chart."])
-    store = tmp_path / "attachments.sqlite3"
-    durable = TemporalAgent(Agent(model=model, tools=[plot], name="seeing"), store=store)
+    # a SQLite file, or one PostgreSQL database for starters and workers on several machines
+    durable = TemporalAgent(Agent(model=model, tools=[plot], name="seeing"), store=store_arg)
     wf_id = f"seeing-{uuid.uuid4().hex[:8]}"
 
     async def body(client: Any, queue: str) -> Any:
@@ -133,13 +134,18 @@ def test_images_cross_temporal_as_references_and_reach_the_model_whole(
     assert [a.data for a in second.messages[0].attachments] == [i.data for i in images]
     tool_message = second.messages[-1]
     assert tool_message.role == "tool" and tool_message.attachments[0].data == chart.data
-    # the result holds references (hash, type, size, name), the store the bytes, once each
-    sent = result.messages[0].attachments
-    assert [(a.sha256, a.size, a.name, a.data) for a in sent] == [
-        (i.sha256, i.size, i.name, None) for i in images]
-    with SQLiteStore(store) as s:
-        stored = {a.sha256: a.data for m in s.get(session_of(wf_id)) for a in m.attachments}
+    # the store holds the bytes, once each, in the workflow's session
+    stored = {a.sha256: a.data for m in open_store(store_arg).get(session_of(wf_id))
+              for a in m.attachments}
     assert stored == {i.sha256: i.data for i in [*images, chart]}
+    # the caller's result has them back from the store (its events carry references only),
+    # so a saved run keeps them: once each
+    sent = result.messages[0].attachments
+    assert [(a.sha256, a.name, a.data) for a in sent] == [
+        (i.sha256, i.name, i.data) for i in images]
+    saved = result.save()
+    assert sorted(json.loads(saved)["attachments"]) == sorted(stored)
+    assert saved.count(base64.b64encode(chart.data or b"")[:200].decode()) == 1
     # the workflow's real history: far under the limit, no image bytes in it
     print(f"history: {history['events']} events, {history['bytes']:,} bytes, "
           f"{len(history['payloads'])} payloads, {sum(history['payloads']):,} payload bytes, "

@@ -10,6 +10,7 @@ with the ``reactloop.peek`` query instead.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import ApprovalError, ReactloopError, UserError
 from reactloop.events import Event
 from reactloop.result import RunResult
+from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_from_dict, run_result_from_dict
 
 if TYPE_CHECKING:
@@ -160,7 +162,25 @@ class RunHandle:
         return desc.status == WorkflowExecutionStatus.RUNNING
 
     async def result(self) -> RunResult:
-        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends."""
+        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends.
+
+        Its messages' attachments have their bytes, read from the attachment store (so
+        ``result.save()`` keeps them) when this process reaches it; else they stay references.
+        """
+        return await self._with_bytes(await self._result())
+
+    async def _with_bytes(self, result: RunResult) -> RunResult:
+        if self.blobs is None or not any(m.attachments for m in result.messages):
+            return result
+        try:
+            loaded = await self.blobs.resolve(self.id, result.messages)
+        except UserError:  # this process does not reach the store: references it is
+            return result
+        if isinstance(result.context, RunContext):
+            result.context.messages[:] = loaded
+        return dataclasses.replace(result, messages=list(loaded))
+
+    async def _result(self) -> RunResult:
         from temporalio.client import WorkflowUpdateFailedError
         from temporalio.service import RPCError
 
