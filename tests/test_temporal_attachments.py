@@ -285,6 +285,7 @@ def test_a_text_only_model_gets_what_it_gets_in_process(temporal_server: str,
     pytest.importorskip("pypdf")
     from _files import pdf
     from reactloop import Document
+    from reactloop.errors import UserError
     from reactloop.temporal import TemporalAgent
 
     picture = Image.from_bytes(png(seed=70), name="plot.png")
@@ -303,8 +304,13 @@ def test_a_text_only_model_gets_what_it_gets_in_process(temporal_server: str,
                             store=tmp_path / "blind.sqlite3")
 
     async def body(client: Any, queue: str) -> Any:
-        handle = await durable.start(["Read", report], client=client, task_queue=queue)
-        return [e async for _, e in handle.events()]
+        handle = await durable.start(["Read", report], client=client, task_queue=queue,
+                                     session=True)
+        events = [e async for _, e in handle.events()]
+        with pytest.raises(UserError, match="cannot see images"):  # as agent.run refuses it
+            await handle.send(["And this?", picture])
+        await handle.close()
+        return events
 
     events = _with_worker(durable, temporal_server, body)
     # the PDF went as its text, the tool's picture as a line saying it was left out

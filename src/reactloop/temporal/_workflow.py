@@ -36,12 +36,12 @@ from typing import Any, ClassVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from reactloop._attach import resolve_later
+from reactloop._attach import check_accepts, resolve_later
 from reactloop._loop import run_events
 from reactloop.approvals import apply_decisions, pending_approvals, waiting_run_id
 from reactloop.approvals._gate import turn_iterations
 from reactloop.attachments import attachment_from_ref
-from reactloop.errors import ApprovalError
+from reactloop.errors import ApprovalError, UserError
 from reactloop.events import RunEndEvent, WarningEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult, RunState
@@ -236,6 +236,7 @@ class _Conversation:
                     or not (given or text["attachments"]):
                 raise ValueError("send a non-empty text, or {'text': ..., 'attachments': "
                                  "[references]}")
+            _check_pictures(self.agent.agent.spec.model, text["attachments"])
         elif not isinstance(text, str) or not text:
             raise ValueError("send a non-empty text")
         if self.closed or self.closing:
@@ -332,6 +333,16 @@ class _Conversation:
                 f"{limit:,} bytes{why}; keep the conversation shorter (max_messages, "
                 "compaction)", non_retryable=True)
         return data
+
+
+def _check_pictures(model: object, refs: list[Any]) -> None:
+    """Refuse pictures for a model that cannot see, as ``agent.run`` does (documents need
+    their bytes to be checked: the model activity converts them)."""
+    try:
+        parts = [attachment_from_ref(r) for r in refs]
+        check_accepts(model, [p for p in parts if p.kind == "image"])
+    except (UserError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
