@@ -272,8 +272,7 @@ class MCPServer:
             include: offer only these tools: names or fnmatch patterns (``"git_*"``), matched
                 against the server's name for the tool and the name the model sees.
             exclude: never offer these tools (names or patterns, as for ``include``).
-            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``,
-                ``resources`` (and for HTTP servers ``oauth``).
+            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``, ``resources``.
         """
         if not isinstance(command, str) or not command.strip():
             raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
