@@ -1,0 +1,345 @@
+"""Issue 29 through ``reactloop serve``: an MCP server asking the user while its tool runs
+(elicitation, the classic live form) pauses the served run; the question reaches the clients
+and their answer reaches the server:
+
+- the sessions API: a ``custom`` event ``mcp_elicitation_request`` in the run's stream,
+  ``GET|POST /api/sessions/{id}/elicitations`` (answers checked against the schema);
+- AG-UI: an ``interrupt`` outcome answered by ``resume`` (the official JavaScript client);
+- A2A: ``input-required``, answered by the task's next message (the official Python client);
+- nobody answering: the question times out as ``cancel`` (the server hears it), a run's
+  deadline ends it, a client that never comes back leaves no run behind.
+
+Real parts: the FastMCP server tests/mcp_elicit_server.py (``ctx.elicit``) over stdio, the
+agent of tests/elicit_agents.py (a FunctionModel), uvicorn on loopback in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import free_port, require
+
+httpx = pytest.importorskip("httpx", reason="pip install 'reactloop[test]'")
+pytest.importorskip("ag_ui", reason="pip install 'reactloop[serve]'")
+
+import elicit_agents  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+CLIENT_DIR = Path(__file__).parent / "agui_client"
+BOOKED_ADA = ('done: booked: {"budget": 80.5, "meal": "vegan", "name": "Ada", "seats": 2, '
+              '"window": true}')
+
+
+def serve(agent: Any, store: Path, **options: Any) -> Iterator[str]:
+    """``agent`` served by uvicorn on 127.0.0.1 in this process; yields its URL."""
+    import uvicorn
+
+    from reactloop.serve import create_app
+
+    app = create_app(agent, store=store, **options)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.01)  # polling for a condition
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(15)
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory) -> Iterator[str]:
+    yield from serve(elicit_agents.agent, tmp_path_factory.mktemp("elicit") / "s.sqlite3")
+
+
+@pytest.fixture
+def client(url) -> Iterator[Any]:
+    with httpx.Client(base_url=url, timeout=60) as c:
+        yield c
+
+
+class Stream:
+    """A run's SSE stream read event by event (so a test can answer while it is open)."""
+
+    def __init__(self, client: Any, path: str, body: dict) -> None:
+        self._cm = client.stream("POST", path, json=body)
+        response = self._cm.__enter__()
+        assert response.status_code == 200, response.read()
+        self._lines = response.iter_lines()
+        self.events: list[tuple[str, dict]] = []
+
+    def until(self, kind: str, name: str | None = None) -> dict:
+        """Read up to the first event of ``kind`` (a ``custom`` one named ``name``)."""
+        event, data = "message", []
+        for line in self._lines:
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif line == "" and data:
+                item = json.loads("\n".join(data))
+                self.events.append((event, item))
+                data = []
+                if event == kind and (name is None or item.get("name") == name):
+                    return item
+        raise AssertionError(f"the stream ended without {kind} {name or ''}: {self.events}")
+
+    def question(self) -> dict:
+        return self.until("custom", "mcp_elicitation_request")["data"]
+
+    def end(self) -> dict:
+        result = self.until("run_end")["result"]
+        self._cm.__exit__(None, None, None)
+        return result
+
+
+def ask(client: Any, text: str = "book") -> tuple[str, Stream, dict]:
+    session_id = client.post("/api/sessions").json()["id"]
+    stream = Stream(client, f"/api/sessions/{session_id}/messages", {"text": text})
+    return session_id, stream, stream.question()
+
+
+def answer(client: Any, session_id: str, body: dict) -> Any:
+    return client.post(f"/api/sessions/{session_id}/elicitations", json=body)
+
+
+# -- the sessions API ---------------------------------------------------------------------------
+
+def test_the_question_is_in_the_stream_and_the_answer_reaches_the_server(client) -> None:
+    session_id, stream, question = ask(client)
+    assert question["server"] == "asker" and question["message"] == "Who is travelling?"
+    assert question["mode"] == "form"
+    schema = question["schema"]
+    assert schema["required"] == ["name", "seats"]
+    assert schema["properties"]["seats"] | {"minimum": 1, "maximum": 8} == \
+        schema["properties"]["seats"]
+    assert schema["properties"]["meal"]["enum"] == ["none", "vegetarian", "vegan"]
+    # the session says what waits, and refuses a new message meanwhile
+    waiting = client.get(f"/api/sessions/{session_id}/elicitations").json()
+    assert [q["id"] for q in waiting] == [question["id"]]
+    stored = client.get(f"/api/sessions/{session_id}").json()
+    assert [q["id"] for q in stored["pending_elicitations"]] == [question["id"]]
+    busy = client.post(f"/api/sessions/{session_id}/messages", json={"text": "hello"})
+    assert busy.status_code == 409 and "Who is travelling?" in busy.json()["error"]
+    assert f"/api/sessions/{session_id}/elicitations" in busy.json()["error"]
+
+    # answers the schema refuses are refused, naming the field; nothing reaches the server
+    too_many = answer(client, session_id, {"id": question["id"], "action": "accept",
+                                           "content": {"name": "Ada", "seats": 9}})
+    assert too_many.status_code == 400 and "Seats: must be at most 8" in too_many.json()["error"]
+    missing = answer(client, session_id, {"id": question["id"], "action": "accept",
+                                          "content": {"seats": 2}})
+    assert missing.status_code == 400 and "Name: an answer is required" in \
+        missing.json()["error"]
+    wrong_meal = answer(client, session_id, {"id": question["id"], "action": "accept",
+                                             "content": {"name": "Ada", "seats": 2,
+                                                         "meal": "fish"}})
+    assert wrong_meal.status_code == 400 and "choose one of" in wrong_meal.json()["error"]
+    unknown = answer(client, session_id, {"id": "nope", "action": "decline"})
+    assert unknown.status_code == 409 and question["id"] in unknown.json()["error"]
+    malformed = answer(client, session_id, {"id": question["id"]})
+    assert malformed.status_code == 400 and '"action"' in malformed.json()["error"]
+
+    given = answer(client, session_id, {"id": question["id"], "action": "accept", "content": {
+        "name": "Ada", "seats": 2, "budget": 80.5, "window": True, "meal": "vegan"}})
+    assert given.status_code == 200
+    assert given.json() == {"id": question["id"], "action": "accept", "content": {
+        "name": "Ada", "seats": 2, "budget": 80.5, "window": True, "meal": "vegan"}}
+    result = stream.end()
+    assert result["state"] == "completed" and result["output"] == BOOKED_ADA
+    answered = [d["data"] for t, d in stream.events
+                if t == "custom" and d["name"] == "mcp_elicitation"]
+    assert answered == [{"server": "asker", "action": "accept", "message": "Who is travelling?"}]
+    assert client.get(f"/api/sessions/{session_id}/elicitations").json() == []
+    again = answer(client, session_id, {"id": question["id"], "action": "decline"})
+    assert again.status_code == 409 and "answered already" in again.json()["error"]
+
+
+def test_defaults_fill_what_the_answer_leaves_out(client) -> None:
+    session_id, stream, question = ask(client)
+    given = answer(client, session_id, {"id": question["id"], "action": "accept",
+                                        "content": {"name": "Bo", "seats": "3"}})
+    assert given.json()["content"] == {"name": "Bo", "seats": 3, "budget": 100.0,
+                                       "window": False, "meal": "none"}
+    assert stream.end()["output"] == ('done: booked: {"budget": 100.0, "meal": "none", '
+                                      '"name": "Bo", "seats": 3, "window": false}')
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_declining_and_cancelling_reach_the_server(client, action: str) -> None:
+    session_id, stream, question = ask(client)
+    given = answer(client, session_id, {"id": question["id"], "action": action})
+    assert given.json() == {"id": question["id"], "action": action, "content": None}
+    result = stream.end()
+    assert result["state"] == "completed" and result["output"] == f"done: not booked: {action}"
+
+
+# -- AG-UI --------------------------------------------------------------------------------------
+
+def agui_js(url: str, thread_id: str, steps: list) -> list[dict]:
+    node = shutil.which("node")
+    require(node, "Node.js is not installed (apt-get install nodejs)")
+    require((CLIENT_DIR / "node_modules" / "@ag-ui" / "client").is_dir(),
+            "the AG-UI client is not installed: run `npm ci` in tests/agui_client")
+    proc = subprocess.run(
+        [str(node), "run.mjs", f"{url}/api/agui", thread_id, json.dumps(steps)],
+        cwd=CLIENT_DIR, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    runs = [json.loads(line) for line in proc.stdout.splitlines()]
+    for run in runs:
+        assert "error" not in run, run
+    return runs
+
+
+def last_answer(run: dict) -> str:
+    return [m["content"] for m in run["messages"] if m["role"] == "assistant"
+            and m.get("content")][-1]
+
+
+def test_the_official_agui_client_sees_the_question_and_answers_it(url) -> None:
+    values = {"name": "Ada", "seats": 2, "budget": 80.5, "window": True, "meal": "vegan"}
+    first, second = agui_js(url, f"agui-elicit-{uuid.uuid4().hex}",
+                            ["book", {"resume": values}])
+    # the client read the interrupt outcome itself: it holds the question
+    [interrupt] = first["pendingInterrupts"]
+    assert interrupt["reason"] == "mcp_elicitation"
+    assert interrupt["id"].startswith("mcp-elicitation:")
+    assert interrupt["message"] == "Who is travelling?"
+    assert interrupt["responseSchema"]["required"] == ["name", "seats"]
+    assert interrupt["metadata"]["server"] == "asker"
+    assert first["events"][-1] == "RUN_FINISHED"
+    assert [c["name"] for c in first["custom"]] == ["mcp_elicitation_request"]
+    # the answer went to the server and the same reactloop run went on
+    assert second["pendingInterrupts"] == []
+    assert second["events"][0] == "RUN_STARTED" and second["events"][-1] == "RUN_FINISHED"
+    assert "TOOL_CALL_RESULT" in second["events"]
+    assert last_answer(second) == BOOKED_ADA
+
+
+def test_an_agui_decline_and_a_cancelled_interrupt_reach_the_server(url) -> None:
+    _, declined = agui_js(url, f"agui-decline-{uuid.uuid4().hex}",
+                          ["book", {"resume": {"action": "decline"}}])
+    assert last_answer(declined) == "done: not booked: decline"
+
+    with httpx.Client(base_url=url, timeout=60) as client:
+        thread = f"agui-cancel-{uuid.uuid4().hex}"
+        first = agui(client, thread, "book")
+        [interrupt] = first[-1]["outcome"]["interrupts"]
+        wrong = client.post("/api/agui", json=run_input(thread, "", resume=[
+            {"interruptId": interrupt["id"], "status": "resolved",
+             "payload": {"name": "Ada", "seats": 0}}]))
+        assert wrong.status_code == 400 and "Seats: must be at least 1" in wrong.json()["error"]
+        second = agui(client, thread, "", resume=[{"interruptId": interrupt["id"],
+                                                   "status": "cancelled"}])
+        assert second[0]["type"] == "RUN_STARTED"
+        assert second[-1]["type"] == "RUN_FINISHED"
+        assert second[-1]["result"]["output"] == "done: not booked: cancel"
+
+
+def run_input(thread_id: str, text: str, **extra: Any) -> dict:
+    from ag_ui.core import RunAgentInput, UserMessage
+
+    data = RunAgentInput(thread_id=thread_id, run_id=uuid.uuid4().hex, state={}, tools=[],
+                         context=[], forwarded_props={},
+                         messages=[UserMessage(id="u1", role="user", content=text or "-")]
+                         ).model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {**data, **extra}
+
+
+def agui(client: Any, thread_id: str, text: str, **extra: Any) -> list[dict]:
+    from ag_ui.core import Event
+    from pydantic import TypeAdapter
+
+    events = TypeAdapter(Event)
+    out = []
+    with client.stream("POST", "/api/agui", json=run_input(thread_id, text, **extra)) as r:
+        assert r.status_code == 200, r.read()
+        for line in r.iter_lines():
+            if line.startswith("data:"):
+                data = json.loads(line[5:])
+                events.validate_python(data)  # only what the protocol allows
+                out.append(data)
+    return out
+
+
+# -- A2A ----------------------------------------------------------------------------------------
+
+def test_a2a_input_required_and_the_answer_in_the_task(url) -> None:
+    pytest.importorskip("a2a.server", reason="pip install 'reactloop[a2a]'")
+    from test_serve_a2a import final, message, send, task_id_of, text_of
+
+    ctx = f"a2a-elicit-{uuid.uuid4().hex}"
+    asked = send(url, message("book", ctx))
+    status = final(asked)
+    assert status["state"] == "TASK_STATE_INPUT_REQUIRED"
+    text, data = status["message"]["parts"]
+    assert text["text"].startswith("MCP server 'asker' asks: Who is travelling?")
+    question = data["data"]["mcp_elicitation"]
+    assert question["schema"]["required"] == ["name", "seats"]
+    task_id = task_id_of(asked)
+    # an answer the schema refuses: asked again, saying why; the question still waits
+    again = final(send(url, message(None, ctx, task_id, data={"name": "Ada", "seats": 12})))
+    assert again["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert text_of(again).startswith("answering 'Who is travelling?': Seats: must be at most 8"
+                                     ". MCP server 'asker' asks: Who is travelling?")
+    done = send(url, message(None, ctx, task_id, data={
+        "name": "Ada", "seats": 2, "budget": 80.5, "window": True, "meal": "vegan"}))
+    assert task_id_of(done) == task_id
+    assert final(done)["state"] == "TASK_STATE_COMPLETED"
+    assert text_of(final(done)) == BOOKED_ADA
+
+    ctx = f"a2a-decline-{uuid.uuid4().hex}"
+    asked = send(url, message("confirm", ctx), streaming=False)
+    assert final(asked)["state"] == "TASK_STATE_INPUT_REQUIRED"
+    done = send(url, message("decline", ctx, task_id_of(asked)), streaming=False)
+    assert text_of(final(done)) == "done: not confirmed: decline"
+
+
+# -- nobody answers -----------------------------------------------------------------------------
+
+def test_an_unanswered_question_times_out_as_cancel(tmp_path) -> None:
+    for url in serve(elicit_agents.agent, tmp_path / "s.sqlite3", elicitation_timeout=0.5):
+        with httpx.Client(base_url=url, timeout=60) as client:
+            session_id, stream, _ = ask(client)
+            result = stream.end()  # nobody answers
+            assert result["state"] == "completed"
+            assert result["output"] == "done: not booked: cancel"  # the server heard it
+            assert client.get(f"/api/sessions/{session_id}/elicitations").json() == []
+
+            # an AG-UI client that never comes back leaves no run behind
+            thread = f"gone-{uuid.uuid4().hex}"
+            first = agui(client, thread, "book")
+            assert first[-1]["outcome"]["type"] == "interrupt"
+            deadline = time.monotonic() + 60
+            while client.get(f"/api/sessions/{thread}").json()["running"]:
+                assert time.monotonic() < deadline, "the waiting run never ended"
+                time.sleep(0.05)  # polling for a condition
+            messages = client.get(f"/api/sessions/{thread}").json()["messages"]
+            assert messages[-1]["content"] == "done: not booked: cancel"
+            late = agui(client, thread, "confirm")  # the thread goes on
+            assert late[-1]["outcome"]["type"] == "interrupt"
+
+
+def test_a_run_with_a_deadline_ends_while_nobody_answers(tmp_path) -> None:
+    for url in serve(elicit_agents.deadline, tmp_path / "s.sqlite3", elicitation_timeout=None):
+        with httpx.Client(base_url=url, timeout=60) as client:
+            session_id, stream, _ = ask(client)
+            result = stream.end()
+            assert result["state"] == "timed_out"
+            assert client.get(f"/api/sessions/{session_id}/elicitations").json() == []
+            assert not client.get(f"/api/sessions/{session_id}").json()["running"]
