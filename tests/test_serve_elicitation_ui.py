@@ -1,0 +1,127 @@
+"""Issue 29 in the dev UI, in a real browser (Playwright driving Chromium, headless, as
+tests/test_serve_ui.py): an MCP server's question while its tool runs is a form built from the
+requested schema (required marks, defaults, checks before anything is sent); Accept sends the
+values to the server and the run completes with them; Decline is an answer the server hears.
+
+The served agent is tests/elicit_agents.py; its MCP server tests/mcp_elicit_server.py (FastMCP,
+``ctx.elicit``). A screenshot of the filled form is saved as a test artifact
+(``build/test-artifacts/serve-elicitation.png``, or ``$REACTLOOP_TEST_ARTIFACTS``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import ServeProcess, require
+from test_serve_ui import chromium
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
+    server = ServeProcess("--agent", "elicit_agents:agent",
+                          store=tmp_path_factory.mktemp("elicit-ui") / "sessions.sqlite3").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(served):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
+    path = chromium()
+    require(path, "Chromium is not installed: python scripts/test_setup.py (or apt-get "
+                  "install chromium, or set REACTLOOP_CHROMIUM to a Chromium binary)")
+    assert sync_playwright is not None and path is not None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        context = browser.new_context(viewport={"width": 1440, "height": 900},
+                                      color_scheme="light")
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.set_default_timeout(30_000)
+        yield page
+        browser.close()
+    assert errors == [], errors  # no script error, no CSP violation
+
+
+def ask(page, text: str) -> None:
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+
+
+def test_the_form_is_filled_checked_and_accepted(page, served) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, "book")
+    form = page.locator('form.elicit[data-server="asker"]')
+    # the MCP server starts with the run: slow on a loaded machine
+    expect(form.locator(".elicit-message")).to_have_text("Who is travelling?", timeout=60_000)
+    fields = form.locator(".elicit-field")
+    expect(fields).to_have_count(5)
+    # required marks, kinds and defaults from the schema
+    for name, kind in [("name", "string"), ("seats", "integer"), ("budget", "number"),
+                       ("window", "boolean"), ("meal", "choice")]:
+        expect(form.locator(f'.elicit-field[data-field="{name}"]')).to_have_attribute(
+            "data-kind", kind)
+    expect(form.locator(".elicit-required")).to_have_count(2)
+    expect(form.locator('[data-field="name"] .elicit-required')).to_have_count(1)
+    expect(form.locator('[data-field="seats"] .elicit-required')).to_have_count(1)
+    expect(form.locator('input[name="budget"]')).to_have_value("100")
+    expect(form.locator('select[name="meal"]')).to_have_value("none")
+    expect(form.locator('input[name="window"]')).not_to_be_checked()
+
+    # checked before anything is sent
+    form.locator("button.elicit-accept").click()
+    expect(form.locator('[data-field="name"] .elicit-error')).to_have_text(
+        "An answer is required.")
+    form.locator('input[name="name"]').fill("Ada")
+    form.locator('input[name="seats"]').fill("9")
+    form.locator("button.elicit-accept").click()
+    expect(form.locator('[data-field="seats"] .elicit-error')).to_have_text("At most 8.")
+    expect(form).not_to_have_attribute("data-answer", "accept")
+
+    form.locator('input[name="seats"]').fill("2")
+    form.locator('input[name="budget"]').fill("80.5")
+    form.locator('input[name="window"]').check()
+    form.locator('select[name="meal"]').select_option("vegan")
+    artifacts = Path(os.environ.get("REACTLOOP_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(artifacts / "serve-elicitation.png"))
+    form.locator("button.elicit-accept").click()
+    expect(form).to_have_attribute("data-answer", "accept")
+    expect(form.locator(".elicit-status")).to_have_text("accepted")
+    # the server received the values and the run completed with them
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
+        'done: booked: {"budget": 80.5, "meal": "vegan", "name": "Ada", "seats": 2, '
+        '"window": true}', timeout=30_000)
+    expect(page.locator(".trace .turn").last).to_have_attribute("data-state", "completed")
+
+
+def test_declining_in_the_dev_ui_reaches_the_server(page, served) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, "confirm")
+    form = page.locator('form.elicit[data-server="asker"]')
+    expect(form.locator(".elicit-message")).to_have_text("Really?", timeout=60_000)
+    form.locator("button.elicit-decline").click()
+    expect(form).to_have_attribute("data-answer", "decline")
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
+        "done: not confirmed: decline", timeout=30_000)
