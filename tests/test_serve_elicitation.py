@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from conftest import free_port, require
+from conftest import ServeProcess, free_port, require
 
 httpx = pytest.importorskip("httpx", reason="pip install 'reactloop[test]'")
 pytest.importorskip("ag_ui", reason="pip install 'reactloop[serve]'")
@@ -331,6 +331,10 @@ def test_an_unanswered_question_times_out_as_cancel(tmp_path) -> None:
                 time.sleep(0.05)  # polling for a condition
             messages = client.get(f"/api/sessions/{thread}").json()["messages"]
             assert messages[-1]["content"] == "done: not booked: cancel"
+            [interrupt] = first[-1]["outcome"]["interrupts"]
+            too_late = client.post("/api/agui", json=run_input(thread, "", resume=[
+                {"interruptId": interrupt["id"], "status": "resolved", "payload": {}}]))
+            assert too_late.status_code == 409 and "timed out" in too_late.json()["error"]
             late = agui(client, thread, "confirm")  # the thread goes on
             assert late[-1]["outcome"]["type"] == "interrupt"
 
@@ -343,3 +347,20 @@ def test_a_run_with_a_deadline_ends_while_nobody_answers(tmp_path) -> None:
             assert result["state"] == "timed_out"
             assert client.get(f"/api/sessions/{session_id}/elicitations").json() == []
             assert not client.get(f"/api/sessions/{session_id}").json()["running"]
+
+
+def test_reactloop_serve_elicitation_timeout(tmp_path) -> None:
+    server = ServeProcess("--agent", "elicit_agents:agent", "--elicitation-timeout", "0.5",
+                          store=tmp_path / "s.sqlite3").start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            _, stream, _ = ask(client)
+            assert stream.end()["output"] == "done: not booked: cancel"
+    finally:
+        server.stop()
+    from _cli import reactloop
+
+    refused = reactloop(tmp_path, "serve", "--agent", "elicit_agents:agent",
+                        "--elicitation-timeout", "0")
+    assert refused.returncode == 2 and "--elicitation-timeout" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -7,9 +7,13 @@ not have taken effect"). Declining and cancelling are answers the server receive
 
 The handler is yours to give: ``MCPServer.stdio(..., elicitation=handler)`` with
 ``handler(request: Elicitation) -> ElicitationAnswer`` (sync or async). ``reactloop run`` and
-``reactloop chat`` ask on the terminal (:mod:`reactloop.mcp._ask_terminal`). Without a
-handler reactloop does not announce the capability, so servers do not ask; a server that asks
-anyway gets an error at once (its tool fails with a clear message, never a hang).
+``reactloop chat`` ask on the terminal (:mod:`reactloop.mcp._ask_terminal`); ``reactloop
+serve`` asks its clients — a form in the dev UI, the sessions API, an AG-UI interrupt, the A2A
+``input-required`` state — and answers ``cancel`` when nobody does in time
+(:mod:`reactloop.serve._elicit`); answers from the wire are checked against the requested
+schema with :func:`checked_answer`. Without a handler reactloop does not announce the
+capability, so servers do not ask; a server that asks anyway gets an error at once (its tool
+fails with a clear message, never a hang).
 
 Values only: this module imports neither the SDK nor anything that does.
 """

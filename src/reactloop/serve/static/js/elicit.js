@@ -36,7 +36,9 @@ export class Questions {
     const accept = h("button.btn.primary.elicit-accept", { type: "submit", text: "Accept" });
     const decline = h("button.btn.elicit-decline", { type: "button", text: "Decline" });
     const cancel = h("button.btn.elicit-cancel", { type: "button", text: "Cancel" });
-    const link = question.mode === "url" && question.url ? h("a.elicit-url", { href: question.url, target: "_blank", rel: "noopener noreferrer", text: question.url }) : null;
+    // a link only to a web page: a server's javascript: or data: URL stays text
+    const web = /^https?:\/\//i.test(question.url || "");
+    const link = question.mode === "url" && question.url ? (web ? h("a.elicit-url", { href: question.url, target: "_blank", rel: "noopener noreferrer", text: question.url }) : h("code.elicit-url", { text: question.url })) : null;
     const form = h(
       "form.elicit",
       { dataset: { id: question.id, server: question.server }, novalidate: true, "aria-label": `Question from MCP server ${question.server}` },
