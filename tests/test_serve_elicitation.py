@@ -189,6 +189,59 @@ def test_declining_and_cancelling_reach_the_server(client, action: str) -> None:
     assert result["state"] == "completed" and result["output"] == f"done: not booked: {action}"
 
 
+def test_two_questions_at_once_are_answered_each(client) -> None:
+    session_id, stream, first = ask(client, "book and confirm")  # two calls in one response
+    second = stream.question()
+    assert {first["message"], second["message"]} == {"Who is travelling?", "Really?"}
+    waiting = client.get(f"/api/sessions/{session_id}/elicitations").json()
+    assert {q["id"] for q in waiting} == {first["id"], second["id"]}
+    by_message = {q["message"]: q["id"] for q in (first, second)}
+    answer(client, session_id, {"id": by_message["Really?"], "action": "accept",
+                                "content": {"sure": "yes"}})
+    answer(client, session_id, {"id": by_message["Who is travelling?"], "action": "decline"})
+    assert stream.end()["output"] == "done: not booked: decline | confirmed: True"
+
+
+def test_the_reference_servers_form_multi_selects_included(tmp_path) -> None:
+    from _mcp_servers import EVERYTHING, NPM_HINT
+
+    require(EVERYTHING.exists(), NPM_HINT)
+    for url in serve(elicit_agents.everything, tmp_path / "s.sqlite3"):
+        with httpx.Client(base_url=url, timeout=60) as client:
+            session_id, stream, question = ask(client, "form")
+            assert question["server"] == "everything" and question["schema"]["required"] == [
+                "name"]
+            wrong = answer(client, session_id, {"id": question["id"], "action": "accept",
+                                                "content": {"name": "Ada",
+                                                            "email": "ada@example"}})
+            assert wrong.status_code == 400 and "not a valid email" in wrong.json()["error"]
+            too_many = answer(client, session_id, {
+                "id": question["id"], "action": "accept", "content": {
+                    "name": "Ada", "untitledMultipleSelectEnum": ["Guitar", "Piano", "Drums",
+                                                                  "Bass"]}})
+            assert too_many.status_code == 400 and "choose at most 3" in \
+                too_many.json()["error"]
+            given = answer(client, session_id, {"id": question["id"], "action": "accept",
+                                                "content": {
+                "name": "Ada", "email": "ada@example.com", "integer": 7,
+                "untitledMultipleSelectEnum": ["Piano", "Violin"],
+                "titledMultipleSelectEnum": ["fish-2"], "legacyTitledEnum": "pet-2"}})
+            assert given.status_code == 200, given.json()
+            content = given.json()["content"]
+            assert content["untitledSingleSelectEnum"] == "Monica"  # a default filled in
+            assert content["number"] == 3.14
+            text = stream.end()["output"]
+            assert "User provided the requested information" in text
+            assert "- Name: Ada" in text and "- Favorite Integer: 7" in text
+            assert '"untitledMultipleSelectEnum": [\n      "Piano",\n      "Violin"\n    ]' in text
+            assert '"legacyTitledEnum": "pet-2"' in text
+
+            session_id, stream, question = ask(client, "sign in")  # a URL question
+            assert question["mode"] == "url" and question["url"] == "https://example.com/sign-in"
+            answer(client, session_id, {"id": question["id"], "action": "accept"})
+            assert "User completed the URL elicitation flow" in stream.end()["output"]
+
+
 # -- AG-UI --------------------------------------------------------------------------------------
 
 def agui_js(url: str, thread_id: str, steps: list) -> list[dict]:

@@ -125,3 +125,61 @@ def test_declining_in_the_dev_ui_reaches_the_server(page, served) -> None:
     expect(form).to_have_attribute("data-answer", "decline")
     expect(page.locator(".messages .msg.assistant .bubble").last).to_have_text(
         "done: not confirmed: decline", timeout=30_000)
+
+
+@pytest.fixture(scope="module")
+def everything_served(tmp_path_factory):
+    from _mcp_servers import EVERYTHING, NPM_HINT
+
+    require(EVERYTHING.exists(), NPM_HINT)
+    server = ServeProcess("--agent", "elicit_agents:everything",
+                          store=tmp_path_factory.mktemp("everything-ui") / "s.sqlite3").start()
+    yield server
+    server.stop()
+
+
+def test_the_reference_servers_form_in_the_dev_ui(everything_served, page) -> None:
+    """Every field kind of ``@modelcontextprotocol/server-everything``'s form: titled choices,
+    several choices (checkboxes, at most 3), an email checked before sending, a URL question."""
+    from playwright.sync_api import expect
+
+    page.goto(everything_served.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, "form")
+    form = page.locator('form.elicit[data-server="everything"]')
+    expect(form.locator('[data-field="name"]')).to_be_visible(timeout=60_000)
+    expect(form.locator('[data-field="untitledMultipleSelectEnum"]')).to_have_attribute(
+        "data-kind", "choices")
+    expect(form.locator('select[name="titledSingleSelectEnum"] option:checked')).to_have_text(
+        "Superman")  # the title shown, the value sent
+    expect(form.locator('select[name="legacyTitledEnum"] option:checked')).to_have_text("Cats")
+    instruments = form.locator('[data-field="untitledMultipleSelectEnum"]')
+    expect(instruments.locator('input[value="Guitar"]')).to_be_checked()  # the default
+    form.locator('input[name="name"]').fill("Ada")
+    form.locator('input[name="email"]').fill("ada@example")
+    for value in ("Piano", "Drums", "Bass"):
+        instruments.locator(f'input[value="{value}"]').check()
+    form.locator("button.elicit-accept").click()
+    expect(form.locator('[data-field="email"] .elicit-error')).to_have_text(
+        "Not a valid email.")
+    expect(instruments.locator(".elicit-error")).to_have_text("Choose at most 3.")
+    form.locator('input[name="email"]').fill("ada@example.com")
+    instruments.locator('input[value="Guitar"]').uncheck()
+    instruments.locator('input[value="Bass"]').uncheck()
+    form.locator('select[name="legacyTitledEnum"]').select_option(label="Dogs")
+    form.locator("button.elicit-accept").click()
+    expect(form).to_have_attribute("data-answer", "accept")
+    answer = page.locator(".messages .msg.assistant .bubble").last
+    expect(answer).to_contain_text("User provided the requested information",
+                                   timeout=30_000)
+    expect(answer).to_contain_text('"legacyTitledEnum": "pet-2"')
+    expect(answer).to_contain_text('"Piano",')
+    expect(answer).to_contain_text('"Drums"')
+
+    ask(page, "sign in")
+    form = page.locator('form.elicit[data-server="everything"]').last
+    link = form.locator("a.elicit-url")
+    expect(link).to_have_attribute("href", "https://example.com/sign-in", timeout=60_000)
+    form.locator("button.elicit-accept").click()
+    expect(page.locator(".messages .msg.assistant .bubble").last).to_contain_text(
+        "User completed the URL elicitation flow", timeout=30_000)
