@@ -141,7 +141,8 @@ class Runs:
                 raise Waiting(
                     f"session {session_id!r} waits for an answer to MCP server "
                     f"{q.request.server!r}'s question {q.request.message!r}; answer it first "
-                    f"(POST /api/sessions/{session_id}/elicitations with id {q.id!r})")
+                    f"(POST /api/sessions/{session_id}/elicitations with id {q.id!r}, an AG-UI "
+                    "resume of its interrupt, or the A2A task's next message)")
             raise Busy(session_id)
         return self.agent.session(session_id, store=self.store)
 
@@ -265,8 +266,10 @@ class Run:
             return False
         if event.data["id"] in self._shown:
             return True
+        waiting = {q.id for q in self._runs.questions.pending(self.session.id)}
+        if event.data["id"] not in waiting:  # answered already (the sessions API): read on
+            return False
         batch.append(event)
-        self._shown.update(q.id for q in self._runs.questions.pending(self.session.id))
-        self._shown.add(event.data["id"])
+        self._shown.update(waiting)
         self.paused = self.detached = True
         return True
