@@ -363,6 +363,28 @@ def test_a2a_input_required_and_the_answer_in_the_task(url) -> None:
     assert text_of(final(done)) == "done: not confirmed: decline"
 
 
+def test_the_official_a2a_js_client_answers_the_question(url) -> None:
+    node = shutil.which("node")
+    require(node, "Node.js is not installed (apt-get install nodejs)")
+    a2a_dir = Path(__file__).parent / "a2a_client"
+    require((a2a_dir / "node_modules" / "@a2a-js" / "sdk").is_dir(),
+            "the A2A JavaScript SDK is not installed: python scripts/test_setup.py "
+            "(npm ci in tests/a2a_client)")
+    proc = subprocess.run(
+        [str(node), "elicit.mjs", url, f"js-{uuid.uuid4().hex}", "book",
+         json.dumps({"name": "Ada", "seats": 2, "meal": "vegetarian"})],
+        cwd=a2a_dir, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["asked"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    text, data = out["asked"]["parts"]
+    assert text["text"].startswith("MCP server 'asker' asks: Who is travelling?")
+    assert data["data"]["mcp_elicitation"]["schema"]["required"] == ["name", "seats"]
+    assert out["answered"] == {"state": "TASK_STATE_COMPLETED", "text": (
+        'done: booked: {"budget": 100.0, "meal": "vegetarian", "name": "Ada", "seats": 2, '
+        '"window": false}')}
+
+
 # -- nobody answers -----------------------------------------------------------------------------
 
 def test_an_unanswered_question_times_out_as_cancel(tmp_path) -> None:
