@@ -420,7 +420,7 @@ class _Api:
         body = await _json_body(request, required=True)
         try:
             run_input = RunAgentInput.model_validate(body)
-            run, prelude = await self._agui_run(run_input)
+            run, goes_on = await self._agui_run(run_input)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
@@ -430,7 +430,7 @@ class _Api:
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
         translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas,
                                     details=self.details)
-        return StreamingResponse(self._agui(run, translator, encoder, prelude),
+        return StreamingResponse(self._agui(run, translator, encoder, goes_on),
                                  media_type=encoder.get_content_type(),
                                  headers=_STREAM_HEADERS)
 
