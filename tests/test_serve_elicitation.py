@@ -414,6 +414,24 @@ def test_an_unanswered_question_times_out_as_cancel(tmp_path) -> None:
             assert late[-1]["outcome"]["type"] == "interrupt"
 
 
+def test_a_client_that_goes_away_cancels_the_waiting_run(client) -> None:
+    session_id, stream, _ = ask(client)
+    stream._cm.__exit__(None, None, None)  # the sessions API client leaves mid-question
+    deadline = time.monotonic() + 60
+    while client.get(f"/api/sessions/{session_id}").json()["running"]:
+        assert time.monotonic() < deadline, "the waiting run never ended"
+        time.sleep(0.05)  # polling for a condition
+    assert client.get(f"/api/sessions/{session_id}/elicitations").json() == []
+    tool = [m for m in client.get(f"/api/sessions/{session_id}").json()["messages"]
+            if m["role"] == "tool"]
+    assert [m["name"] for m in tool] == ["asker_book"]  # answered as interrupted, history valid
+    again = Stream(client, f"/api/sessions/{session_id}/messages", {"text": "confirm"})
+    question = again.question()  # the session takes the next message
+    answer(client, session_id, {"id": question["id"], "action": "accept",
+                                "content": {"sure": True}})
+    assert again.end()["output"] == "done: confirmed: True"
+
+
 def test_a_run_with_a_deadline_ends_while_nobody_answers(tmp_path) -> None:
     for url in serve(elicit_agents.deadline, tmp_path / "s.sqlite3", elicitation_timeout=None):
         with httpx.Client(base_url=url, timeout=60) as client:
