@@ -293,6 +293,8 @@ def test_an_agui_decline_and_a_cancelled_interrupt_reach_the_server(url) -> None
         thread = f"agui-cancel-{uuid.uuid4().hex}"
         first = agui(client, thread, "book")
         [interrupt] = first[-1]["outcome"]["interrupts"]
+        busy = client.post("/api/agui", json=run_input(thread, "something else"))
+        assert busy.status_code == 409 and "AG-UI resume" in busy.json()["error"]
         wrong = client.post("/api/agui", json=run_input(thread, "", resume=[
             {"interruptId": interrupt["id"], "status": "resolved",
              "payload": {"name": "Ada", "seats": 0}}]))
