@@ -69,6 +69,13 @@ def _as_int(text: str) -> int:
     return value
 
 
+def _as_guidance(text: str) -> str:
+    low = text.strip().lower()
+    if low not in ("full", "caps", "off"):
+        raise ValueError("must be full, caps or off")
+    return low
+
+
 TOP_KEYS: dict[str, tuple[Callable[[str], Any], str]] = {
     "model": (_as_str, "the default model for run and chat (e.g. openai:gpt-4o-mini)"),
     "base_url": (_as_str, "the server of the default model (e.g. an OpenAI-compatible one)"),
@@ -82,6 +89,8 @@ MODEL_KEYS: dict[str, tuple[Callable[[str], Any], str]] = {
     "max_tokens": (_as_int, "the most tokens one reply may use"),
     "base_url": (_as_str, "the server of this model (openai:<name> and ollama:<name>)"),
     "text_tools": (_as_bool, "use the text tool protocol (like --text-tools)"),
+    "guidance": (_as_guidance, "steer this model like the embedded one: full, caps or off "
+                               "(like --guidance)"),
 }
 KEY_PROVIDERS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
                  "gemini": "GEMINI_API_KEY"}
