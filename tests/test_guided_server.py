@@ -63,7 +63,7 @@ def test_a_guided_request_carries_the_embedded_models_grammar_and_prompt() -> No
 
 
 def test_the_json_schema_form_enumerates_tools_and_copyable_values() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     request = _request("What is 17 plus 25?")
     params, plan = guided_params(request, Guidance(), "qwen", "json_schema")
     assert "extra_body" not in params
@@ -79,7 +79,7 @@ def test_the_json_schema_form_enumerates_tools_and_copyable_values() -> None:
 
 
 def test_small_talk_is_answered_and_string_arguments_are_capped() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     _, plan = guided_params(_request("Hello, how are you?"), Guidance(), "q", "json_schema")
     schema = reply_schema(plan, Guidance().caps)
     jsonschema.validate({"answer": "Fine, thanks."}, schema)
@@ -175,8 +175,8 @@ def test_the_guidance_levels_and_a_models_config_entry(tmp_path: Path) -> None:
 def test_llama_cpp_server_answers_a_guided_request_with_a_well_formed_call(
         llama_cpp_server: str) -> None:
     need("openai", "pip install 'reactloop[openai]'")
-    jsonschema = pytest.importorskip("jsonschema")
     import httpx
+    import jsonschema
     import openai
 
     bodies: list[dict[str, Any]] = []
