@@ -180,3 +180,67 @@ def test_a_classic_question_ends_like_an_interrupted_tool_when_its_worker_dies(
     assert tool.is_error
     assert "did not finish: the worker running it stopped responding" in tool.content
     assert "it was not attempted again since it may have had effects" in tool.content
+
+
+# -- reactloop run --temporal ---------------------------------------------------------------------
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reactloop", "run", *args], cwd=HERE,
+                          env={**env, "COLUMNS": "200", "NO_COLOR": "1"},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def test_run_temporal_without_a_terminal_says_how_to_answer_never_a_hang(
+        workers: _Workers, tmp_path: Path) -> None:
+    import temporal_mcp_agents
+
+    queue, run_id = _queue(), f"booking-{uuid.uuid4().hex[:6]}"
+    workers.start("booking", queue)
+    asked = _cli("--temporal", workers.address, "--agent", "temporal_mcp_agents:booking",
+                 "--task-queue", queue, "--id", run_id, "Book me a seat to Lima.",
+                 env=workers.env)
+    assert asked.returncode == 3, asked.stderr  # waiting for the user, as a local run
+    assert "MCP server 'input' asks: Who is travelling?" in asked.stderr
+    assert f"waits for the answer in workflow {run_id}" in asked.stderr
+    assert f"--task-queue {queue} --id {run_id})" in asked.stderr  # how to go on
+
+    async def answer() -> Any:  # from Python, as the message says
+        handle = await temporal_mcp_agents.booking.attach(run_id, client=workers.address)
+        [qid] = await handle.pending_inputs()
+        await handle.answer(qid, ElicitationAnswer.accept(name="Ada", seats=1))
+        return await handle.result()
+
+    result = _run(answer())
+    assert result.output == "Done: booked 1 to Lima for Ada"
+
+
+def test_run_temporal_on_a_terminal_asks_the_servers_question(workers: _Workers,
+                                                              tmp_path: Path) -> None:
+    try:
+        import pexpect
+    except ImportError:
+        pexpect = None
+    require(pexpect is not None, "pip install pexpect (in the 'test' extra)")
+    queue = _queue()
+    workers.start("booking", queue)
+    child = pexpect.spawn(
+        sys.executable, ["-m", "reactloop", "run", "--temporal", workers.address, "--agent",
+                         "temporal_mcp_agents:booking", "--task-queue", queue,
+                         "Book me a seat to Lima."],
+        encoding="utf-8", timeout=60, dimensions=(50, 200), cwd=str(HERE),
+        env={**workers.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"})
+    child.expect_exact("MCP server 'input' asks: Who is travelling?")
+    child.expect_exact("Answer? [Y]es, [n]o (decline), [c]ancel:")
+    child.sendline("y")
+    child.expect_exact("Name — Your name:")
+    child.sendline("Ada")
+    child.expect_exact("Seats — How many seats (1–8):")
+    child.sendline("9")
+    child.expect_exact("must be at most 8")
+    child.sendline("2")
+    child.expect_exact("Done: booked 2 to Lima for Ada")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert [line[:-1] for line in _lines(tmp_path / "log") if line[0] == "booked"] == [
+        ["booked", "Lima", "Ada", "2"]]
