@@ -182,6 +182,32 @@ def test_a_classic_question_ends_like_an_interrupted_tool_when_its_worker_dies(
     assert "it was not attempted again since it may have had effects" in tool.content
 
 
+def test_a_classic_question_without_a_handler_is_refused_at_once_on_a_worker(
+        temporal_server: str) -> None:
+    import temporal_mcp_agents
+    from reactloop import Agent
+    from reactloop.mcp import MCPServer
+    from reactloop.temporal import TemporalAgent
+
+    require(temporal_mcp_agents.EVERYTHING.exists(),
+            "the npm test servers: cd tests/mcp_npm && npm ci")
+    server = MCPServer.stdio(str(temporal_mcp_agents.EVERYTHING), ["stdio"], name="everything")
+    durable = TemporalAgent(Agent(
+        temporal_mcp_agents._one_call("everything_trigger-elicitation-request", {}),
+        mcp_servers=[server], name="classic-unanswered"), heartbeat_timeout=5.0)
+
+    async def body(client: Any, queue: str) -> Any:
+        try:
+            return await durable.run("Ask me something.", client=client, task_queue=queue)
+        finally:
+            await durable.aclose()
+
+    result = _with_worker(durable, temporal_server, body)
+    [tool] = [m for m in result.messages if m.role == "tool"]
+    assert "classic, live form" in tool.content and "nobody can answer" in tool.content
+    assert result.output.startswith("Done: ")
+
+
 # -- reactloop run --temporal ---------------------------------------------------------------------
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "reactloop", "run", *args], cwd=HERE,

@@ -150,15 +150,16 @@ class WorkflowRuntime:
         except PayloadTooLarge as exc:
             return _error(call, str(exc))
 
-        def attempt(arg: Any) -> Awaitable[dict[str, Any]]:
-            return workflow.execute_activity(name, arg, result_type=dict, summary=t.name,
+        def attempt(resume: dict[str, Any] | None) -> Awaitable[dict[str, Any]]:
+            sent = arg if resume is None else self.payload({**body, "resume": resume},
+                                                           f"the call of {t.name}")
+            return workflow.execute_activity(name, sent, result_type=dict, summary=t.name,
                                              **self.agent.tool_options(t, timeout))
         try:
-            out = await attempt(arg)
-            if "input_required" in out:  # an MCP server asks the user: a durable wait
-                out = await self.inputs.resolve(  # (temporal/_elicitation.py), then again
-                    out, run_id=batch.run_id, call_id=call.id or "", tool=t.name, again=lambda resume:
-                    attempt(self.payload({**body, "resume": resume}, f"the call of {t.name}")))
+            out = await attempt(None)
+            if "input_required" in out:  # an MCP server asks the user: a durable wait, then
+                out = await self.inputs.resolve(  # the call again (temporal/_elicitation.py)
+                    out, run_id=batch.run_id, call_id=call.id or "", tool=t.name, again=attempt)
         except ActivityError as exc:
             _reraise_cancel(exc)
             return _error(call, _tool_failure(t, timeout, exc))
