@@ -43,10 +43,15 @@ class Elicitation:
     """The requested JSON schema (form mode): a flat object of strings, numbers, booleans
     and enums."""
     mode: Literal["form", "url"] = "form"
-    """``url``: the server asks the user to open :attr:`url` (sign in, pay…) instead."""
+    """``url``: the server asks the user to open :attr:`url` (sign in, pay…) instead. Show the
+    whole URL and its site; never open it without the user's consent. ``accept`` means the
+    user agreed to go there; the server says when the step is done
+    (``notifications/elicitation/complete``, an ``mcp_elicitation_complete`` event)."""
     url: str | None = None
     tool: str | None = None
     """The tool whose call is waiting (when one is known)."""
+    elicitation_id: str | None = None
+    """URL mode on 2025-11-25 connections: the id the server's completion notification names."""
 
     @property
     def fields(self) -> list[FormField]:

@@ -76,7 +76,8 @@ def elicitation_of(server: str, params: Any, tool: str | None = None) -> Elicita
     import mcp_types as types
 
     if isinstance(params, types.ElicitRequestURLParams):
-        return Elicitation(server, params.message, mode="url", url=params.url, tool=tool)
+        return Elicitation(server, params.message, mode="url", url=params.url, tool=tool,
+                           elicitation_id=params.elicitation_id)
     return Elicitation(server, params.message, dict(params.requested_schema or {}), tool=tool)
 
 
@@ -155,7 +156,8 @@ def _pending(server: str, tool: str, state: str | None, later: Mapping[str, Any]
              answered: Mapping[str, Any]) -> dict[str, Any]:
     def question(request: Any) -> dict[str, Any]:
         e = elicitation_of(server, request.params, tool)
-        return {"message": e.message, "schema": dict(e.schema), "mode": e.mode, "url": e.url}
+        return {"message": e.message, "schema": dict(e.schema), "mode": e.mode, "url": e.url,
+                "elicitation_id": e.elicitation_id}
 
     return {"server": server, "tool": tool, "state": state,
             "asks": {k: question(r) for k, r in later.items()},

@@ -159,4 +159,5 @@ def question_of(data: Mapping[str, Any]) -> Elicitation:
     return Elicitation(str(data.get("server", "")), str(data.get("message", "")),
                        dict(data.get("schema") or {}),
                        mode="url" if data.get("mode") == "url" else "form",
-                       url=data.get("url"), tool=data.get("tool"))
+                       url=data.get("url"), tool=data.get("tool"),
+                       elicitation_id=data.get("elicitation_id"))
