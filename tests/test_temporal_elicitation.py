@@ -208,6 +208,27 @@ def test_a_classic_question_without_a_handler_is_refused_at_once_on_a_worker(
     assert result.output.startswith("Done: ")
 
 
+def test_a_workers_stand_in_handler_announces_elicitation_but_not_asked_sampling() -> None:
+    """On a worker, servers without a handler announce elicitation (so resumable questions
+    come, and wait durably); sampling that needs a person's yes stays unannounced."""
+    from reactloop.mcp import MCPServer
+    from reactloop.mcp._client_side import ClientSide
+    from reactloop.mcp._elicitation import default_elicitor
+    from reactloop.temporal._elicitation import refuse_live
+
+    remote = MCPServer.http("http://127.0.0.1:9/mcp", name="remote")  # sampling: "ask"
+    token = default_elicitor.set(refuse_live)
+    try:
+        options = ClientSide(remote, lambda *_: None).client_options()
+        asking = ClientSide(MCPServer.http("http://127.0.0.1:9/mcp", name="remote",
+                                           elicitation=lambda r: ElicitationAnswer.decline()),
+                            lambda *_: None).client_options()
+    finally:
+        default_elicitor.reset(token)
+    assert "elicitation_callback" in options and "sampling_callback" not in options
+    assert "sampling_callback" in asking  # a handler of its own asks somebody
+
+
 # -- reactloop run --temporal ---------------------------------------------------------------------
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "reactloop", "run", *args], cwd=HERE,

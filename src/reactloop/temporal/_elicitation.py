@@ -34,15 +34,23 @@ ANSWER = "reactloop.answer"
 _ACTIONS = ("accept", "decline", "cancel")
 
 
-def refuse_live(request: Elicitation) -> ElicitationAnswer:
+class _RefuseLive:
     """The elicitation handler of MCP servers a worker opens without one of their own: it
     announces the capability (so resumable questions are asked, and wait durably) and refuses
-    the classic, live form with the reason."""
-    raise RuntimeError(
-        f"MCP server {request.server!r} asked inside an open tool call (the classic, live form "
-        "of elicitation); on a Temporal worker nobody can answer that. Give the server an "
-        "elicitation= handler, or use a server that returns input-required results (answered "
-        "durably with RunHandle.answer)")
+    the classic, live form with the reason. It asks nobody, so sampling that needs a person's
+    yes (``sampling="ask"``) stays unannounced, as without a handler."""
+
+    asks_nobody = True
+
+    def __call__(self, request: Elicitation) -> ElicitationAnswer:
+        raise RuntimeError(
+            f"MCP server {request.server!r} asked inside an open tool call (the classic, live "
+            "form of elicitation); on a Temporal worker nobody can answer that. Give the server "
+            "an elicitation= handler, or use a server that returns input-required results "
+            "(answered durably with RunHandle.answer)")
+
+
+refuse_live = _RefuseLive()
 
 
 # -- the activity's side ------------------------------------------------------------------------
