@@ -143,6 +143,9 @@ def test_decline_and_cancel_reach_the_server(temporal_server: str, tmp_path: Pat
                 await handle.answer("nope", answer)
             with pytest.raises(UserError, match="ElicitationAnswer"):
                 await handle.answer(asked.data["id"], "yes")  # type: ignore[arg-type]
+            with pytest.raises(UserError, match=r"does not fill the form: missing seats "
+                                                r"\(its fields: name, seats\)"):
+                await handle.answer(asked.data["id"], ElicitationAnswer.accept(name="Ada"))
             await handle.answer(asked.data["id"], answer)
             out.append(await handle.result())
         await durable.aclose()

@@ -148,6 +148,8 @@ class PendingInputs:
         content = arg.get("content")
         if content is not None and not isinstance(content, Mapping):
             raise ValueError(f"content must be an object of the form's values, got {content!r}")
+        if arg["action"] == "accept":
+            _check_form(self.waiting[qid], content or {})
 
     def answer(self, arg: Mapping[str, Any]) -> dict[str, Any]:
         self.check(arg)  # again: two updates may pass their validators before either runs
@@ -160,6 +162,19 @@ class PendingInputs:
     def listing(self) -> dict[str, dict[str, Any]]:
         """The questions still waiting for an answer."""
         return {i: dict(q) for i, q in self.waiting.items() if i not in self.answers}
+
+
+def _check_form(question: Mapping[str, Any], content: Mapping[str, Any]) -> None:
+    """An accepted form names its fields (the server checks the values themselves)."""
+    fields = question_of(question).fields
+    names = {f.name for f in fields}
+    missing = [f.name for f in fields if f.required and f.name not in content]
+    unknown = [k for k in content if k not in names]
+    if missing or (unknown and names):
+        wrong = (f"missing {', '.join(missing)}" if missing else
+                 f"unknown {', '.join(map(str, unknown))}")
+        raise ValueError(f"the answer to {question.get('id')!r} does not fill the form: "
+                         f"{wrong} (its fields: {', '.join(sorted(names))})")
 
 
 def question_of(data: Mapping[str, Any]) -> Elicitation:

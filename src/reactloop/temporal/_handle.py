@@ -273,8 +273,9 @@ class RunHandle:
         activity calls again with it (on whichever worker is up by then).
 
         Raises:
-            UserError: no such question waits (or the conversation ended), or the answer is
-                not an ElicitationAnswer.
+            UserError: no such question waits (or the conversation ended), the answer is
+                not an ElicitationAnswer, or it accepts a form without its required fields
+                or with fields it does not have (the server checks the values).
         """
         from temporalio.client import WorkflowUpdateFailedError
         from temporalio.service import RPCError
