@@ -4,7 +4,8 @@
   input-required result, :mod:`reactloop.mcp._input_required`). The call's activity does not
   ask anyone: it returns the server's questions (:func:`deferring`, :func:`reported`). The
   workflow publishes each as an ``mcp_input_required`` custom event (``id``, ``server``,
-  ``tool``, ``call_id``, ``message``, ``mode``, ``schema``, ``url``), lists it in
+  ``tool``, ``call_id``, ``message``, ``mode``, ``schema``, ``url``, ``elicitation_id``),
+  lists it in
   ``RunHandle.pending_inputs()`` and waits — durably, however long it takes, through worker
   restarts — for ``RunHandle.answer(id, ElicitationAnswer)`` (the update ``reactloop.answer``).
   Then a *new* activity sends the call again with the answers (``mcp_elicitation`` event with
@@ -13,7 +14,7 @@
   worker process that holds the connection, answered by the server's own
   ``elicitation=`` handler; if that process dies, the call ends like any interrupted tool
   ("may or may not have taken effect"). A server without a handler is told at once that
-  nobody can answer live on a worker (:func:`refuse_live`): a clear ending, never a hang.
+  nobody can answer live on a worker (:data:`refuse_live`): a clear ending, never a hang.
 """
 
 from __future__ import annotations
