@@ -87,7 +87,10 @@ class ClientSide:
             logging.DEBUG) else "info"
         out: dict[str, Any] = {"logging_callback": self.on_log, "log_level": level,
                                "message_handler": self.on_message}
-        if self.policy == "allow" or (self.policy == "ask" and self.elicitation is not None):
+        # "ask" needs somebody to ask (a Temporal worker's stand-in handler asks nobody)
+        person = self.elicitation is not None and not getattr(self.elicitation, "asks_nobody",
+                                                              False)
+        if self.policy == "allow" or (self.policy == "ask" and person):
             out["sampling_callback"] = self.on_sampling
         if self.elicitation is not None:
             out["elicitation_callback"] = self.on_elicitation

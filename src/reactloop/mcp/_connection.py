@@ -31,6 +31,7 @@ from reactloop._version import __version__
 from reactloop.errors import ToolRetry
 from reactloop.mcp._client_side import ClientSide
 from reactloop.mcp._errors import MCPServerError, ServerConfig
+from reactloop.mcp._input_required import call_tool
 from reactloop.tools._source import caller_run
 
 if TYPE_CHECKING:
@@ -306,7 +307,9 @@ class Connection:
     # -- calls -------------------------------------------------------------------------------
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call a tool; raises ``_Lost`` when the connection ends and TimeoutError on timeout
-        (time the user spends answering the server's questions does not count)."""
+        (time the user spends answering the server's questions does not count). A server
+        that answers with input-required results is answered and called again
+        (:mod:`reactloop.mcp._input_required`)."""
         timeout = self.server.timeout
         client, owner = self.client, self._owner
         if client is None or owner is None or not self.connected:
@@ -315,8 +318,8 @@ class Connection:
 
         async def send() -> types.CallToolResult:
             _ATTEMPT.set(attempt)  # this task's own context copy: only this call is marked
-            return await client.call_tool(name, dict(arguments),
-                                          progress_callback=self.side.progress(name))
+            return await call_tool(client, self.server.name, name, dict(arguments),
+                                   self.side.progress(name))
 
         task = asyncio.create_task(send())
         try:

@@ -3,7 +3,9 @@
 This is the classic form (the server asks inside an open ``tools/call``): a *live* wait in the
 process that holds the connection. The tool call, and with it the run, waits until the handler
 answers; if the process dies meanwhile, the call ends like any interrupted tool ("may or may
-not have taken effect"). Declining and cancelling are answers the server receives.
+not have taken effect"). Declining and cancelling are answers the server receives. The
+resumable form (2026-07-28 input-required results, answered by the same handler, durable on
+Temporal) is driven by :mod:`reactloop.mcp._input_required`.
 
 The handler is yours to give: ``MCPServer.stdio(..., elicitation=handler)`` with
 ``handler(request: Elicitation) -> ElicitationAnswer`` (sync or async). ``reactloop run`` and

@@ -16,7 +16,11 @@ that asks the user waits in the workflow, durably, for :meth:`RunHandle.send`; o
 a tool call needing approval (``WAITING_FOR_APPROVAL``, ``result.pending_approvals``) waits
 the same way for :meth:`RunHandle.decide` — the decisions are checked against the workflow's
 history first (a mismatch is refused, nothing runs), approved calls then run once as
-activities, denied ones are answered with the reason. Workflow and
+activities, denied ones are answered with the reason. An MCP server's question in the
+resumable form (an input-required result) waits durably in the workflow too, mid-turn:
+:meth:`RunHandle.pending_inputs` lists it, :meth:`RunHandle.answer` answers it and a new
+activity sends the call again; a question in the classic form waits live in the worker
+(``reactloop.temporal._elicitation``). Workflow and
 activity names are listed in :class:`Names`; the workflow's updates, queries and signal in
 ``reactloop.temporal._workflow``.
 

@@ -24,6 +24,7 @@ from reactloop._attach import Fitter
 from reactloop._redact import get_logger
 from reactloop.errors import ModelHTTPError, UserError
 from reactloop.events import WarningEvent
+from reactloop.mcp._elicitation import default_elicitor
 from reactloop.messages import ModelRequest
 from reactloop.models._base import Model
 from reactloop.models._retry import retries_elsewhere
@@ -37,6 +38,7 @@ from reactloop.temporal._codec import (
     result_to_dict,
 )
 from reactloop.temporal._config import Durable
+from reactloop.temporal._elicitation import deferring, refuse_live, reported
 from reactloop.tools._source import ToolSource
 from reactloop.tools._tool import Tool
 
@@ -150,7 +152,10 @@ class _Activities:
         return await self._tool(arg, ())
 
     async def mcp_call(self, source: ToolSource, arg: dict[str, Any]) -> dict[str, Any]:
-        return await self._tool(arg, await self._source_tools(source))
+        tools = await self._source_tools(source)
+        with deferring(arg) as held:  # a server's questions go to the workflow (durable)
+            out = await self._tool(arg, tools)
+        return reported(out, held)
 
     async def _tool(self, arg: dict[str, Any], extra: Sequence[Tool]) -> dict[str, Any]:
         spec = self.spec
@@ -199,8 +204,8 @@ class _Activities:
 
     # -- MCP and retrieved context -----------------------------------------------------------
     async def _source_tools(self, source: ToolSource) -> Sequence[Tool]:
-        try:
-            return await self.pool.tools(source)
+        try:  # heartbeating: the first activity on a worker opens the server (it takes time)
+            return await heartbeating(self.pool.tools(source), self._beat())
         except Exception as exc:
             raise ApplicationError(str(exc), _error_data(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
@@ -296,6 +301,7 @@ class _Held:
         def emit(name: str, data: Any = None) -> None:
             log.info("%s: %s %s", self.source.name, name, data)
 
+        default_elicitor.set(refuse_live)  # this task's context: servers without a handler
         try:
             async with self.source.open(emit) as tools:
                 ready.set_result(list(tools))

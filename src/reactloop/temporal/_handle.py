@@ -18,6 +18,7 @@ from reactloop.approvals import Decision
 from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import ApprovalError, ReactloopError, UserError
 from reactloop.events import Event
+from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer
 from reactloop.result import RunResult
 from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_from_dict, run_result_from_dict
@@ -31,7 +32,7 @@ __all__ = ["RunHandle", "connect"]
 
 POLL, PEEK, SEND, WAIT, STATUS, CLOSE = ("reactloop.poll", "reactloop.peek", "reactloop.send",
                                          "reactloop.wait", "reactloop.status", "reactloop.close")
-DECIDE = "reactloop.decide"
+DECIDE, ANSWER = "reactloop.decide", "reactloop.answer"
 _LATEST = object()
 
 
@@ -81,7 +82,8 @@ class RunHandle:
 
     async def status(self) -> dict[str, Any]:
         """``{"turn", "done", "busy", "idle", "closed", "next", "turn_start",
-        "waiting_for_user", "waiting_for_approval"}`` of the conversation."""
+        "waiting_for_user", "waiting_for_approval", "waiting_for_input"}`` of the conversation
+        (``waiting_for_input``: the questions of :meth:`pending_inputs`, as data)."""
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
@@ -255,6 +257,43 @@ class RunHandle:
                                 "for approval there") from None
         self.turn, self.sent = int(out["turn"]), True
         return self.turn
+
+    async def pending_inputs(self) -> dict[str, Elicitation]:
+        """The questions MCP servers asked (input-required results) that wait for the user's
+        answer, by id: the turn waits, durably, until each is answered with :meth:`answer`.
+        Also announced as ``mcp_input_required`` custom events (``data["id"]``)."""
+        from reactloop.temporal._elicitation import question_of
+
+        waiting = (await self.status()).get("waiting_for_input") or {}
+        return {str(i): question_of(q) for i, q in waiting.items()}
+
+    async def answer(self, id: str, answer: ElicitationAnswer) -> None:
+        """Answer the question ``id`` (see :meth:`pending_inputs`): ``ElicitationAnswer.accept
+        (**values)``, ``.decline()`` or ``.cancel()`` — each reaches the server, which a new
+        activity calls again with it (on whichever worker is up by then).
+
+        Raises:
+            UserError: no such question waits (or the conversation ended), the answer is
+                not an ElicitationAnswer, or it accepts a form without its required fields
+                or with fields it does not have (the server checks the values).
+        """
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.service import RPCError
+
+        if not isinstance(answer, ElicitationAnswer):
+            raise UserError(f"answer with an ElicitationAnswer (accept, decline or cancel), "
+                            f"got {answer!r}")
+        data = {"id": id, "action": answer.action,
+                "content": dict(answer.content) if answer.content is not None else None}
+        try:
+            await self._update(ANSWER, data)
+        except WorkflowUpdateFailedError as exc:
+            raise UserError(f"cannot answer {id!r} on {self.id}: {_reason(exc)}") from None
+        except RPCError:
+            if await self._running():
+                raise
+            raise UserError(f"the conversation {self.id} has ended: no question waits for "
+                            "an answer there") from None
 
     async def close(self) -> None:
         """End a session after its current turn (the workflow completes)."""

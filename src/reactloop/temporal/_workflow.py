@@ -17,6 +17,9 @@ Messages in and out (names documented in ``reactloop.temporal``):
 - update ``reactloop.decide([decision, ...])``: decisions (``Decision.to_dict()``) on the calls
   that wait for approval; checked against the history first (a mismatch is refused and
   nothing runs); the turn they start runs the approved calls; returns its number.
+- update ``reactloop.answer({"id", "action", "content"})``: the user's answer to a question an
+  MCP server asked mid-turn (an input-required result, waiting durably in the turn; see
+  ``reactloop.temporal._elicitation``); refused when no such question waits.
 - update ``reactloop.wait({"turn": n})``: waits until turn ``n`` ended; returns its result.
 - query ``reactloop.status``; signal ``reactloop.close`` (a session ends after its turn).
 
@@ -48,6 +51,7 @@ from reactloop.result import RunResult, RunState
 from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_to_dict, json_size, message_list, run_result_to_dict
 from reactloop.temporal._config import Durable
+from reactloop.temporal._elicitation import ANSWER, PendingInputs
 from reactloop.temporal._workflow_runtime import WorkflowRuntime
 
 __all__ = ["workflow_class"]
@@ -86,6 +90,8 @@ class _Conversation:
         self.history: list[Message] = message_list(arg.get("messages"))
         """The conversation so far (the latest turn's messages), with the decisions that
         ``decide`` recorded on calls waiting for approval."""
+        self.inputs = PendingInputs(self._publish)
+        """Questions of MCP servers that wait for the user, mid-turn (``reactloop.answer``)."""
         self._restore(arg)  # before any update or query is handled
 
     # -- the workflow ------------------------------------------------------------------------
@@ -115,7 +121,7 @@ class _Conversation:
 
     async def _turn(self, given: Mapping[str, Any], messages: list[Message],
                     state: dict[str, Any]) -> RunResult:
-        spec, rt = self.agent.agent.spec, WorkflowRuntime(self.agent)
+        spec, rt = self.agent.agent.spec, WorkflowRuntime(self.agent, self.inputs)
         self.busy, self.turn_start = True, self._next()
         result: RunResult | None = None
         later = resolve_later.set(True)  # the model activity loads attachments' bytes
@@ -284,6 +290,7 @@ class _Conversation:
                 "waiting_for_user": bool(self.result and self.result["state"]
                                          == RunState.WAITING_FOR_USER.value),
                 "waiting_for_approval": bool(pending_approvals(self.history)),
+                "waiting_for_input": self.inputs.listing(),
                 "waiting": bool(self._idle() and self.result
                                 and self.result["state"] in {s.value for s in WAITS})}
 
@@ -382,10 +389,16 @@ def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
     def close(self: _Conversation) -> None:
         _Conversation.close(self)
 
+    def answer(self: _Conversation, arg: dict[str, Any]) -> dict[str, Any]:
+        return self.inputs.answer(arg)
+
+    def check_answer(self: _Conversation, arg: dict[str, Any]) -> None:
+        self.inputs.check(arg)
+
     fns: dict[str, Callable[..., Any]] = {
         "__init__": init, "run": run, "poll": poll, "peek": peek, "send": send,
         "check_send": check_send, "wait": wait, "status": status, "close": close, "decide": decide,
-        "check_decide": check_decide}
+        "check_decide": check_decide, "answer": answer, "check_answer": check_answer}
     for attr, fn in fns.items():
         fn.__name__ = attr
         fn.__qualname__ = f"{cls_name}.{attr}"  # temporalio checks methods belong to the class
@@ -409,12 +422,15 @@ def workflow_class(agent: Durable) -> type:
     send_update.validator(check_send)
     decide_update = workflow.update(name=DECIDE)(decide)
     decide_update.validator(check_decide)
+    answer_update = workflow.update(name=ANSWER)(fns["answer"])
+    answer_update.validator(fns["check_answer"])
     namespace = {
         "__module__": __name__, "agent": agent, "__init__": workflow.init(init),
         "run": workflow.run(run),
         "poll": workflow.update(name=POLL)(poll), "peek": workflow.query(name=PEEK)(peek),
         "send": send_update, "check_send": check_send,
         "decide": decide_update, "check_decide": check_decide,
+        "answer": answer_update, "check_answer": fns["check_answer"],
         "wait": workflow.update(name=WAIT)(wait), "status": workflow.query(name=STATUS)(status),
         "close": workflow.signal(name=CLOSE)(close)}
     cls = workflow.defn(name=agent.names.workflow)(type(cls_name, (_Conversation,), namespace))
