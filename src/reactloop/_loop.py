@@ -43,7 +43,7 @@ from reactloop.approvals import decided_calls, gate, nested_runs, pending_approv
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.controls._cost import account
 from reactloop.controls._run import control_ending, run_controls
-from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
+from reactloop.errors import GuardrailTripped, UsageLimitExceeded
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -75,6 +75,7 @@ from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
+from reactloop.tools._select import chosen_names
 from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
@@ -90,10 +91,11 @@ class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
-                 "error", "fit", "frame", "gated", "handed", "rt", "selectable", "spec", "stack",
-                 "started", "step_events", "stream", "streamed", "value")
+                 "error", "fit", "frame", "gated", "handed", "quiet", "rt", "selectable", "spec",
+                 "stack", "started", "step_events", "stream", "streamed", "tool_events", "value")
 
-    def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+    def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool,
+                 quiet: bool = False) -> None:
         self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
         rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -103,6 +105,10 @@ class _Loop:
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
         self.step_events = bool(spec.callbacks)  # step events only feed on_step
+        self.quiet = quiet
+        """Only the caller's callbacks see the events: those they never get (iteration
+        start, request, model response) are not made, nor the request's token count."""
+        self.tool_events = self.step_events or not quiet
         self.value: tuple[object] | None = None
         """The validated typed answer (``Agent(output_type=...)``), once there is one."""
         self.error: BaseException | None = None
@@ -148,7 +154,8 @@ class _Loop:
                     yield ev
                 for k in self._iterations(ending):
                     ctx.iteration = ctx.metrics.iterations = k
-                    yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
+                    if not self.quiet:
+                        yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
                     started = self.rt.now()
                     if self.stream:
                         async for ev in self._stream_model(k):
@@ -157,9 +164,8 @@ class _Loop:
                         assert response is not None
                     else:
                         response = await self._call_model(k)
-                        for ev in ctx.flush():
-                            yield ev
-                    yield ModelResponseEvent(ctx.run_id, k, response, self.cost)
+                    for ev in self._responded(k, response):
+                        yield ev
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
@@ -169,17 +175,15 @@ class _Loop:
                         async for ev in _nesting.live(batch, self.frame):
                             yield ev
                         ending, target = batch.result()
-                    elif calls:
-                        ending, target = await self._run_tools(k, response, calls, started)
-                    else:
-                        target = None
+                    else:  # no calls: the ending _decide gave
+                        ending, target = (await self._run_tools(k, response, calls, started)
+                                          if calls else (ending, None))
                     await self._hand_off(k, target)  # in this task: the stack closes here
                     for ev in ctx.flush():
                         yield ev
                     if ending is not None:
                         break
-                state, output = ending or (RunState.MAX_ITERATIONS, "")
-                error = self.error
+                state, output, error = *(ending or (RunState.MAX_ITERATIONS, "")), self.error
         except (Exception, asyncio.CancelledError) as exc:
             state, output, error, reraise = _failure(exc, ctx.steps)
         finally:
@@ -189,6 +193,14 @@ class _Loop:
         yield RunEndEvent(ctx.run_id, self._result(state, output, error))
         if reraise is not None:
             raise reraise
+
+    def _responded(self, k: int, response: ModelResponse) -> list[Event]:
+        """After a model call: the events queued meanwhile (when not streaming; a stream
+        yielded them already), then ``model_response`` (unless quiet)."""
+        out = [] if self.stream else self.ctx.flush()
+        if not self.quiet:
+            out.append(ModelResponseEvent(self.ctx.run_id, k, response, self.cost))
+        return out
 
     def _decide(self, k: int, response: ModelResponse, started: float
                 ) -> tuple[tuple[ToolCall, ...], _Ending | None]:
@@ -207,8 +219,8 @@ class _Loop:
         waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
-        for c in calls:
-            ctx.pending.append(ToolCallEvent(ctx.run_id, k, c))
+        if self.tool_events:
+            ctx.pending.extend([ToolCallEvent(ctx.run_id, k, c) for c in calls])
         if waiting:  # the others run; these wait for a person
             self.gated = tuple(c for c in calls if c.id in waiting)
             calls = tuple(c for c in calls if c.id not in waiting)
@@ -298,13 +310,15 @@ class _Loop:
             return every
         if self.chosen is None or self.chosen[:2] != (question, len(every)):
             pool = [s for s in every if s.name in self.selectable]
-            self.chosen = (question, len(every), _chosen_names(select(pool, question), pool))
+            self.chosen = (question, len(every), chosen_names(select(pool, question), pool))
         chosen = self.chosen[2]
         return tuple(s for s in every if s.name in chosen or s.name not in self.selectable)
 
     async def _prepare(self, k: int) -> ModelRequest:
         """Memory limits, compaction and the ``request`` event (reactloop.context)."""
         ctx = self.ctx
+        if self.quiet and not self.spec.context.sizes():  # no limit, compaction or listener
+            return self._request(k, ctx.messages)
         async with self._deadline_scope():
             prepared = await self.spec.context.prepare(
                 ctx.messages, functools.partial(self._request, k), run_id=ctx.run_id,
@@ -428,6 +442,8 @@ class _Loop:
         # the history holds the results before anyone sees them: a consumer that stops
         # at a tool_result event leaves a complete history behind
         step = self._record(k, text, calls, results, started)
+        if not self.tool_events:
+            return
         pending, run_id = ctx.pending, ctx.run_id
         for r in results:
             pending.append((ToolErrorEvent if r.error else ToolResultEvent)(run_id, k, r))
@@ -760,19 +776,12 @@ def _failure(exc: BaseException, steps: Sequence[Step]
     return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 
 
-def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool
-               ) -> AsyncGenerator[Event, None]:
+def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool,
+               quiet: bool = False) -> AsyncGenerator[Event, None]:
     """The events of one run over ``ctx`` (whose last message is the new prompt, already
-    handed to the write-ahead hook by the caller)."""
-    return _Loop(spec, ctx, runtime, stream).events()
+    handed to the write-ahead hook by the caller). ``quiet``: the caller only dispatches
+    callbacks and reads ``run_end`` (``Agent.run``), so the events no callback gets
+    (``iteration_start``, ``request``, ``model_response``; tool events without callbacks)
+    are not made."""
+    return _Loop(spec, ctx, runtime, stream, quiet).events()
 
-
-def _chosen_names(chosen: Sequence[ToolSpec | str], pool: Sequence[ToolSpec]) -> frozenset[str]:
-    """The names ``tool_selection`` returned, each checked against the tools it was given."""
-    known = {s.name for s in pool}
-    names = frozenset(c if isinstance(c, str) else getattr(c, "name", repr(c)) for c in chosen)
-    unknown = sorted(names - known)
-    if unknown:
-        raise UserError(f"tool_selection returned {', '.join(map(repr, unknown))}, which is not "
-                        f"among the tools it was given ({', '.join(sorted(known))})")
-    return names
