@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 from reactloop import _nesting
 from reactloop import _notes as notes
@@ -82,6 +82,7 @@ from reactloop.tools._tool import Tool
 __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
+_T = TypeVar("_T")
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
@@ -302,11 +303,12 @@ class _Loop:
     def _offered(self, messages: Sequence[Message]) -> tuple[ToolSpec, ...]:
         """The run's tools, or those ``tool_selection`` picks for the current request (the
         same all turn long, so the request prefix stays stable)."""
-        every = self.ctx.tools.specs()
-        select = self.spec.tool_selection
+        every, select = self.ctx.tools.specs(), self.spec.tool_selection
+        if select is None:
+            return every
         question = next((m.content for m in reversed(messages)
                          if m.role == "user" and not m.metadata.get("kind")), None)
-        if select is None or not question:
+        if not question:
             return every
         if self.chosen is None or self.chosen[:2] != (question, len(every)):
             pool = [s for s in every if s.name in self.selectable]
@@ -333,13 +335,11 @@ class _Loop:
 
     async def _call_model(self, k: int) -> ModelResponse:
         request = await self._prepare(k)
-        async with self._deadline_scope():
-            response = await self.rt.call_model(self.spec.model, request,
-                                                on_retry=self._on_retry)
+        response = await self._bounded(self.rt.call_model(self.spec.model, request,
+                                                          on_retry=self._on_retry))
         if self._retry_truncated(1, response):
-            async with self._deadline_scope():
-                response = await self.rt.call_model(self.spec.model, self._more_room(request),
-                                                    on_retry=self._on_retry)
+            response = await self._bounded(self.rt.call_model(
+                self.spec.model, self._more_room(request), on_retry=self._on_retry))
             self._retry_truncated(2, response)
         return response
 
@@ -514,8 +514,7 @@ class _Loop:
             None if self.deadline is None else self.deadline - self.rt.monotonic(),
             self._summarizer_call))
         try:
-            async with self._deadline_scope():
-                done = await self.rt.run_tools(batch) if fresh else []
+            done = await self._bounded(self.rt.run_tools(batch)) if fresh else []
         except (TimeoutError, asyncio.CancelledError) as exc:
             self._keep_finished(calls, batch, exc)
             raise
@@ -713,6 +712,13 @@ class _Loop:
     def _repeatable(self, call: ToolCall) -> bool:
         t = self.ctx.tools.get(call.name) if isinstance(call.name, str) else None
         return t is None or t.repeatable or t.internal
+
+    async def _bounded(self, step: Awaitable[_T]) -> _T:
+        """``await step`` within the run's deadline (no scope at all without one)."""
+        if self.deadline is None:
+            return await step
+        async with asyncio.timeout(max(0.0, self.deadline - self.rt.monotonic())):
+            return await step
 
     def _deadline_scope(self) -> AbstractAsyncContextManager[object]:
         # no deadline: skip asyncio.timeout's bookkeeping (it runs twice per iteration)

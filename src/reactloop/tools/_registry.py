@@ -48,6 +48,8 @@ def serialize_result(value: Any) -> str:
         return value
     if value is None:
         return "null"
+    if type(value) is int:  # what json.dumps writes, without the encoder
+        return int.__repr__(value)
     if isinstance(value, (bool, int, float)):
         return json.dumps(value)
     from pydantic_core import to_json
