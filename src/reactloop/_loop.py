@@ -35,15 +35,14 @@ from reactloop._multi import (
     waiting_subruns,
 )
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
-from reactloop._redact import redact, redact_exception
+from reactloop._redact import redact
 from reactloop._repeats import failures, seen_key
 from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.controls._cost import account
-from reactloop.controls._run import control_ending, run_controls
-from reactloop.errors import GuardrailTripped, UsageLimitExceeded
+from reactloop.controls._run import run_controls, run_failure
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -84,6 +83,7 @@ __all__ = ["run_events"]
 MAX_REMINDERS = 2
 _T = TypeVar("_T")
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
+_NO_STACK: AbstractAsyncContextManager[None] = nullcontext()  # no source can open, no handoff
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
@@ -147,7 +147,7 @@ class _Loop:
         # CANCELLED until we know better: a closed stream ends the run at a yield
         state, output, error, reraise = RunState.CANCELLED, "", None, None
         try:
-            async with AsyncExitStack() as stack:
+            async with (AsyncExitStack() if spec.sources or spec.handoffs else _NO_STACK) as stack:
                 async with self._deadline_scope():
                     await self._start(stack)
                 ending = await self._decided()  # a resumed run's decided calls
@@ -186,7 +186,7 @@ class _Loop:
                         break
                 state, output, error = *(ending or (RunState.MAX_ITERATIONS, "")), self.error
         except (Exception, asyncio.CancelledError) as exc:
-            state, output, error, reraise = _failure(exc, ctx.steps)
+            state, output, error, reraise = run_failure(exc, ctx.steps)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -245,7 +245,7 @@ class _Loop:
             self.again = False
 
     # -- start and end -----------------------------------------------------------------------
-    async def _start(self, stack: AsyncExitStack) -> None:
+    async def _start(self, stack: AsyncExitStack | None) -> None:
         ctx = self.ctx
         self.stack = stack  # a handoff opens its agent's sources on it
         if self.controls is not None:  # input guardrails, before anything else happens
@@ -253,10 +253,12 @@ class _Loop:
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
+            assert stack is not None  # made for a run with sources or handoffs
             tools = await stack.enter_async_context(
                 self.rt.open_source(source, ctx.emit_custom))
             ctx.tools.extend(tools)
-        self.selectable = frozenset(s.name for s in ctx.tools.specs() if not s.internal)
+        if self.spec.tool_selection is not None:
+            self.selectable = frozenset(s.name for s in ctx.tools.specs() if not s.internal)
 
     def _ending(self) -> list[Event]:
         for ext in self.spec.extensions:
@@ -767,19 +769,6 @@ class _Loop:
             if name is not None and name not in out:
                 out[name] = ext.result(self.ctx)
         return out
-
-
-def _failure(exc: BaseException, steps: Sequence[Step]
-             ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
-    """State, output, error and what to re-raise for a run that ends by an exception."""
-    if isinstance(exc, TimeoutError):  # the run's own deadline
-        return RunState.TIMED_OUT, "", None, None
-    if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
-        return RunState.CANCELLED, "", None, exc
-    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
-        return (*control_ending(exc, steps), None, None)
-    redact_exception(exc)  # an echoed API key must not reach the result
-    return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 
 
 def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool,

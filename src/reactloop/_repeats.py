@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import chain
 
 from reactloop.approvals import DENIED
 from reactloop.messages import ToolCall
@@ -28,8 +29,8 @@ def seen_key(call: ToolCall) -> object:
         for v in args.values():
             if type(v) not in _SCALARS:
                 break
-        else:  # the common case, without JSON
-            return call.name, tuple(sorted(args.items()))
+        else:  # the common case, without JSON: one flat tuple (name, k1, v1, k2, v2…)
+            return (call.name, *chain.from_iterable(sorted(args.items())))
     try:
         return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
     except (TypeError, ValueError):
