@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import time
 import traceback as tb
@@ -230,6 +229,8 @@ class ToolRegistry:
         available = self.names
         if not available:
             return f"Unknown tool '{name}': no tools are available; answer in text instead."
+        import difflib  # only for a wrong name
+
         close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."
