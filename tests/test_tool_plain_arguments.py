@@ -69,3 +69,14 @@ def test_plain_arguments_skip_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
     assert used == []
     g.validate({"a": "1", "b": "x"})
     assert used == [{"a": "1", "b": "x"}]
+
+
+@pytest.mark.parametrize("value", [0, -7, 10**30, True, 1.5, "text", None, [1, "a"]])
+def test_plain_results_read_as_before(value: object) -> None:
+    import json
+
+    from reactloop.tools._registry import split_result
+
+    text, parts = split_result(value)
+    assert parts == ()
+    assert text == (value if isinstance(value, str) else json.dumps(value, separators=(",", ":")))

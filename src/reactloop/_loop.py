@@ -422,7 +422,7 @@ class _Loop:
         self._after_tools(k, response.text, calls, results, started)
         handoffs = self.spec.handoffs
         target = next((handoffs[r.name] for r in results
-                       if r.error is None and r.name in handoffs), None)
+                       if r.error is None and r.name in handoffs), None) if handoffs else None
         if self.gated:
             return self._waiting(k), target
         return self._batch_ending(results), target

@@ -65,6 +65,10 @@ def split_result(value: Any) -> tuple[str, tuple[Attachment, ...]]:
     """The text and the attachments of a tool's return value: an :class:`Image` or
     :class:`Document`, or a list mixing them with text and JSON values, goes to the model as
     pictures and documents beside the text (each labelled in the text)."""
+    if type(value) is str:  # the common cases first, without isinstance
+        return value, ()
+    if type(value) is int:
+        return int.__repr__(value), ()
     if isinstance(value, Attachment):
         value = [value]
     elif not (isinstance(value, (list, tuple))
@@ -185,7 +189,7 @@ class ToolRegistry:
             return _error(call, self._unknown_tool_message(call.name))
         if (problem := arguments_problem(call)) is not None:  # never run: the model retries
             return _error(call, problem)
-        if not isinstance(call.arguments, Mapping):
+        if type(call.arguments) is not dict and not isinstance(call.arguments, Mapping):
             return _error(  # type: ignore[unreachable]
                 call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"
             )
