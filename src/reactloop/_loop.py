@@ -454,6 +454,8 @@ class _Loop:
 
     def _batch_ending(self, results: Sequence[ToolResult]) -> _Ending | None:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
+        if not self.spec.loop_control and self.spec.output is None:  # neither can
+            return None
         return self._control_ending(results) or self._output_tool_ending(results)
 
     async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
@@ -715,10 +717,13 @@ class _Loop:
         t = self.ctx.tools.get(call.name) if isinstance(call.name, str) else None
         return t is None or t.repeatable or t.internal
 
-    async def _bounded(self, step: Awaitable[_T]) -> _T:
-        """``await step`` within the run's deadline (no scope at all without one)."""
-        if self.deadline is None:
-            return await step
+    def _bounded(self, step: Awaitable[_T]) -> Awaitable[_T]:
+        """``step`` to await within the run's deadline: ``step`` itself without one (no
+        scope, no extra coroutine frame while the run waits)."""
+        return step if self.deadline is None else self._timed(step)
+
+    async def _timed(self, step: Awaitable[_T]) -> _T:
+        assert self.deadline is not None
         async with asyncio.timeout(max(0.0, self.deadline - self.rt.monotonic())):
             return await step
 
