@@ -89,12 +89,9 @@ _VAR = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
 
 def config_dir() -> Path:
     """``REACTLOOP_CONFIG_DIR``, else the user's config directory for reactloop."""
-    override = os.environ.get("REACTLOOP_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
+    from reactloop._keys import config_dir as shared
 
-    return Path(platformdirs.user_config_dir("reactloop", appauthor=False))
+    return shared()
 
 
 @dataclass
@@ -234,17 +231,9 @@ def _toml_value(value: Any) -> str:
 
 def _write(path: Path, text: str, *, mode: int) -> None:
     """Write atomically; the file is created with ``mode`` (never readable by others first)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)  # the umask may have removed bits; never added any
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    from reactloop._keys import write_private
+
+    write_private(path, text, mode=mode)
 
 
 # -- keys ----------------------------------------------------------------------------------------

@@ -21,10 +21,13 @@ from reactloop.result import RunResult, RunState
 __all__ = ["run_on_temporal"]
 
 
-def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_queue: str,
+def run_on_temporal(prompt: Any, agent_spec: str, *, address: str, task_queue: str,
                     run_id: str | None, verbosity: int, as_json: bool,
-                    command: str, policy: Policy = "never") -> NoReturn:
-    """Start (or attach to) the run, show it, and exit with the local run's code."""
+                    command: str, policy: Policy = "never", store: str | None = None) -> NoReturn:
+    """Start (or attach to) the run, show it, and exit with the local run's code.
+
+    ``prompt``: text, a list of text and attachments, or ``None`` (follow ``run_id``);
+    ``store``: the attachment store (``--store``), when not the agent's own."""
     from temporalio.service import RPCError
 
     from reactloop.cli._outcome import explain_error
@@ -32,6 +35,8 @@ def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_q
     from reactloop.errors import ReactloopError
 
     durable = load_durable(agent_spec)
+    if store:
+        durable.store = store
     try:
         code = asyncio.run(_follow(durable, prompt, address, task_queue, run_id,
                                    QUIET if as_json else verbosity, as_json, command, policy))
@@ -73,7 +78,7 @@ class _Renderer(Renderer):
         return outcome
 
 
-async def _follow(durable: Any, prompt: str | None, address: str, task_queue: str,
+async def _follow(durable: Any, prompt: Any, address: str, task_queue: str,
                   run_id: str | None, verbosity: int, as_json: bool, command: str,
                   policy: Policy) -> int:
     from reactloop.cli._console import consoles, consume

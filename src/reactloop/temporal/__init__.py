@@ -20,6 +20,15 @@ activities, denied ones are answered with the reason. Workflow and
 activity names are listed in :class:`Names`; the workflow's updates, queries and signal in
 ``reactloop.temporal._workflow``.
 
+A prompt may carry images and documents, as in-process (``durable.run(["What is in this
+picture?", Image.from_path("shot.png")], ...)``), and tools may return them; their bytes never
+cross Temporal: they are written once by content hash to the attachment store
+(``TemporalAgent(store=...)``: a session store, the default SQLite file unless given a path or
+a ``postgresql://`` URL), which the starter and every worker must share; the workflow carries
+references, and the model activity loads the bytes before the model call
+(``reactloop.temporal._blobs``). A worker that lacks them ends the run ``ERROR``, naming the
+attachment's hash and the fix.
+
 What differs from an in-process run: no ``text_delta`` events (a response crosses from its
 activity whole); a model call's retries (by its ``RetryPolicy``) are its activity's, so they
 are not ``retry`` events; ``@tool(retries=N)`` is honoured (in-process, a call is attempted

@@ -2,7 +2,9 @@
 
 One activity per model call, per tool call, per MCP listing, and one for the retrieved context
 of a turn. They run the agent's own objects (its model, its tools, its MCP servers) in the
-worker process. Their failures that the loop turns into results stay results; their payloads
+worker process. Attachments cross as references: the model activity reads their bytes from
+the attachment store (``_blobs``) before it calls the model, a tool activity writes the ones
+its tool returned there. Their failures that the loop turns into results stay results; their payloads
 are checked against Temporal's size limit before they are returned, so an oversized value is
 refused with a clear error instead of being retried for ever.
 """
@@ -10,6 +12,7 @@ refused with a clear error instead of being retried for ever.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -17,9 +20,12 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from reactloop._attach import Fitter
 from reactloop._redact import get_logger
-from reactloop.errors import ModelHTTPError
+from reactloop.errors import ModelHTTPError, UserError
 from reactloop.events import WarningEvent
+from reactloop.messages import ModelRequest
+from reactloop.models._base import Model
 from reactloop.models._retry import retries_elsewhere
 from reactloop.result import ToolResult, jsonable
 from reactloop.run_context import RunContext
@@ -102,7 +108,7 @@ class _Activities:
         compaction = getattr(spec.context, "compaction", None)
         if arg.get("model") == "summarizer" and compaction is not None and compaction.summarizer:
             model = compaction.summarizer
-        request = request_from_dict(arg["request"])
+        request = await self._loaded(model, request_from_dict(arg["request"]))
         token = retries_elsewhere.set(True)  # the activity's retry policy retries
         try:
             response = await heartbeating(model.request(request), self._beat())
@@ -124,6 +130,20 @@ class _Activities:
             raise ApplicationError(message, {"type": "PayloadTooLarge", "message": message},
                                    type="PayloadTooLarge", non_retryable=True)
         return out
+
+    async def _loaded(self, model: Model, request: ModelRequest) -> ModelRequest:
+        """``request`` with its attachments' bytes read from the attachment store, fitted
+        to what the model takes (the workflow passed the references on unfitted)."""
+        if not any(m.attachments for m in request.messages):
+            return request
+        try:
+            messages = await self.agent.blobs.resolve(_workflow_id(),
+                                                      request.messages)
+            fitted = Fitter(model, _told).messages(messages)
+        except UserError as exc:  # a blob this worker cannot find, a PDF it cannot read
+            raise ApplicationError(str(exc), _error_data(exc), type="UserError",
+                                   non_retryable=True) from None
+        return dataclasses.replace(request, messages=fitted)
 
     # -- tools -------------------------------------------------------------------------------
     async def tool(self, arg: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +169,7 @@ class _Activities:
             ctx.tools.execute_one(call, ctx.run_id, arg.get("timeout"), spec.deps, emit,
                                   ctx.add_tools, ctx.state), self._beat())
         t = ctx.tools.get(call.name) if isinstance(call.name, str) else None
+        r = await self._store_parts(r)
         if (r.error is not None and t is not None and _may_repeat(r)
                 and activity.info().attempt <= t.retries):
             raise ApplicationError(r.error, type="ToolFailed")  # Temporal tries again
@@ -161,6 +182,20 @@ class _Activities:
                 r.name, None, message, r.call_id, r.arguments, f"Error: {message}",
                 duration=r.duration)), "events": []}
         return out
+
+    async def _store_parts(self, r: ToolResult) -> ToolResult:
+        """Write the bytes of the pictures and documents a tool returned to the attachment
+        store (the result carries references); one that cannot be stored fails the call."""
+        if not r.attachments:
+            return r
+        try:
+            await self.agent.blobs.put(_workflow_id(), r.attachments,
+                                       f"returned by {r.name} ({r.call_id})")
+        except UserError as exc:
+            message = f"the attachments {r.name} returned cannot be stored: {exc}"
+            return ToolResult(r.name, None, message, r.call_id, r.arguments,
+                              f"Error: {message}", duration=r.duration)
+        return r
 
     # -- MCP and retrieved context -----------------------------------------------------------
     async def _source_tools(self, source: ToolSource) -> Sequence[Tool]:
@@ -185,6 +220,16 @@ class _Activities:
                 await ext.start(ctx)
         return {"state": {k: jsonable(v) for k, v in ctx.state.items()},
                 "warnings": [e.message for e in ctx.pending if isinstance(e, WarningEvent)]}
+
+
+def _workflow_id() -> str:
+    """The workflow the current activity serves (its attachments are filed under it)."""
+    return activity.info().workflow_id or ""
+
+
+def _told(name: str, data: Any = None) -> None:
+    """A conversion the activity's fitting made: the workflow's trace already said so."""
+    log.debug("%s: %s", name, data)
 
 
 def _may_repeat(r: ToolResult) -> bool:

@@ -10,17 +10,22 @@ with the ``reactloop.peek`` query instead.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reactloop.approvals import Decision
+from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import ApprovalError, ReactloopError, UserError
 from reactloop.events import Event
 from reactloop.result import RunResult
+from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_from_dict, run_result_from_dict
 
 if TYPE_CHECKING:
     from temporalio.client import Client
+
+    from reactloop.temporal._blobs import AttachmentStore
 
 __all__ = ["RunHandle", "connect"]
 
@@ -55,14 +60,17 @@ class RunHandle:
         seq: sequence number of the last event :meth:`events` yielded (``None``: none yet).
     """
 
-    def __init__(self, client: Client, id: str, *, turn: int, seq: int | None) -> None:
+    def __init__(self, client: Client, id: str, *, turn: int, seq: int | None,
+                 blobs: AttachmentStore | None = None) -> None:
         self.client, self.id, self.turn, self.seq = client, id, turn, seq
+        self.blobs = blobs
+        """Where :meth:`send` stores the bytes of attachments (the agent's store)."""
         self.workflow = client.get_workflow_handle(id)  # no run id: follows continue-as-new
         self.sent = turn == 1
         """Whether the prompt given to ``start`` was delivered (False when it attached to a
         busy or ended conversation)."""
 
-    async def attach(self, prompt: str | None) -> None:
+    async def attach(self, prompt: Prompt | None) -> None:
         """Follow the current turn; send ``prompt`` if the conversation waits for one."""
         status = await self.status()
         self.turn, self.seq = status["turn"], status["turn_start"] - 1
@@ -154,7 +162,25 @@ class RunHandle:
         return desc.status == WorkflowExecutionStatus.RUNNING
 
     async def result(self) -> RunResult:
-        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends."""
+        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends.
+
+        Its messages' attachments have their bytes, read from the attachment store (so
+        ``result.save()`` keeps them) when this process reaches it; else they stay references.
+        """
+        return await self._with_bytes(await self._result())
+
+    async def _with_bytes(self, result: RunResult) -> RunResult:
+        if self.blobs is None or not any(m.attachments for m in result.messages):
+            return result
+        try:
+            loaded = await self.blobs.resolve(self.id, result.messages)
+        except UserError:  # this process does not reach the store: references it is
+            return result
+        if isinstance(result.context, RunContext):
+            result.context.messages[:] = loaded
+        return dataclasses.replace(result, messages=list(loaded))
+
+    async def _result(self) -> RunResult:
         from temporalio.client import WorkflowUpdateFailedError
         from temporalio.service import RPCError
 
@@ -180,13 +206,24 @@ class RunHandle:
         except WorkflowFailureError as exc:
             raise ReactloopError(f"the workflow {self.id} failed: {exc.cause or exc}") from None
 
-    async def send(self, text: str) -> int:
+    async def send(self, text: Prompt) -> int:
         """The user's next message (e.g. the answer a ``WAITING_FOR_USER`` run asked for):
-        starts the next turn, which this handle then follows. Returns its turn number."""
+        starts the next turn, which this handle then follows. Returns its turn number.
+
+        ``text`` may be a list of strings and attachments, as ``TemporalAgent.start`` takes:
+        their bytes go to the attachment store, the workflow gets references."""
         from temporalio.client import WorkflowUpdateFailedError
 
+        message: str | dict[str, Any] = text if isinstance(text, str) else ""
+        if not isinstance(text, str):
+            words, parts = split_prompt(text)
+            if self.blobs is None:
+                raise UserError("this handle has no attachment store: take it from "
+                                "TemporalAgent.start or TemporalAgent.attach to send attachments")
+            await self.blobs.put(self.id, parts, "a message")
+            message = {"text": words, "attachments": [a.ref() for a in parts]}
         try:
-            out = await self._update(SEND, text)
+            out = await self._update(SEND, message)
         except WorkflowUpdateFailedError as exc:
             raise UserError(f"cannot send to {self.id}: {exc.cause or exc}") from None
         self.turn, self.sent = int(out["turn"]), True

@@ -12,7 +12,8 @@ Messages in and out (names documented in ``reactloop.temporal``):
 - update ``reactloop.poll({"after": seq | None})``: events after ``seq`` (``None``: from the
   start of the latest turn), waiting until there are some, or the workflow needs input or ends.
 - query ``reactloop.peek`` (same, without waiting: for closed workflows).
-- update ``reactloop.send(text)``: the next user message; returns its turn number.
+- update ``reactloop.send(text)``: the next user message (text, or ``{"text", "attachments"}``
+  with attachment references); returns its turn number.
 - update ``reactloop.decide([decision, ...])``: decisions (``Decision.to_dict()``) on the calls
   that wait for approval; checked against the history first (a mismatch is refused and
   nothing runs); the turn they start runs the approved calls; returns its number.
@@ -35,10 +36,12 @@ from typing import Any, ClassVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from reactloop._attach import check_accepts, resolve_later
 from reactloop._loop import run_events
 from reactloop.approvals import apply_decisions, pending_approvals, waiting_run_id
 from reactloop.approvals._gate import turn_iterations
-from reactloop.errors import ApprovalError
+from reactloop.attachments import attachment_from_ref
+from reactloop.errors import ApprovalError, UserError
 from reactloop.events import RunEndEvent, WarningEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult, RunState
@@ -115,6 +118,7 @@ class _Conversation:
         spec, rt = self.agent.agent.spec, WorkflowRuntime(self.agent)
         self.busy, self.turn_start = True, self._next()
         result: RunResult | None = None
+        later = resolve_later.set(True)  # the model activity loads attachments' bytes
         try:
             ctx = await self.begin(given, rt, messages, state)
             async with aclosing(run_events(spec, ctx, rt, stream=False)) as events:
@@ -126,6 +130,7 @@ class _Conversation:
                     self._publish(event_to_dict(event))
         finally:
             self.busy = False
+            resolve_later.reset(later)
         assert result is not None
         return result
 
@@ -138,7 +143,9 @@ class _Conversation:
         prompt = str(given["text"])
         ctx = RunContext(rt.new_id(), prompt, messages, tools=spec.tools.copy(), deps=spec.deps,
                          state=state)
-        ctx.append(Message.user(prompt))
+        # attachments as references: their bytes are in the attachment store (``_blobs``)
+        parts = tuple(attachment_from_ref(a) for a in given.get("attachments") or ())
+        ctx.append(Message("user", prompt, attachments=parts))
         await self._retrieve(ctx)
         return ctx
 
@@ -210,7 +217,10 @@ class _Conversation:
         return self._batch(arg.get("after"))
 
     # -- messages ----------------------------------------------------------------------------
-    def send(self, text: str) -> dict[str, Any]:
+    def send(self, text: str | Mapping[str, Any]) -> dict[str, Any]:
+        if isinstance(text, Mapping):  # {"text", "attachments": [references]}
+            return self.deliver({"text": str(text.get("text") or ""),
+                                 "attachments": list(text.get("attachments") or ())})
         return self.deliver({"text": text})
 
     def deliver(self, given: dict[str, Any]) -> dict[str, Any]:
@@ -219,8 +229,15 @@ class _Conversation:
         self.turn += 1
         return {"turn": self.turn}
 
-    def check_send(self, text: str) -> None:
-        if not isinstance(text, str) or not text:
+    def check_send(self, text: str | Mapping[str, Any]) -> None:
+        if isinstance(text, Mapping):
+            given = text.get("text")
+            if not isinstance(given, str) or not isinstance(text.get("attachments"), list) \
+                    or not (given or text["attachments"]):
+                raise ValueError("send a non-empty text, or {'text': ..., 'attachments': "
+                                 "[references]}")
+            _check_pictures(self.agent.agent.spec.model, text["attachments"])
+        elif not isinstance(text, str) or not text:
             raise ValueError("send a non-empty text")
         if self.closed or self.closing:
             raise ValueError("this conversation has ended; start a new one")
@@ -293,7 +310,8 @@ class _Conversation:
 
     def _restore(self, arg: Mapping[str, Any]) -> None:
         if arg.get("prompt") is not None:  # a first start
-            self.inbox.append({"text": str(arg["prompt"])})
+            self.inbox.append({"text": str(arg["prompt"]),
+                               "attachments": list(arg.get("attachments") or ())})
             self.turn = 1
             return
         self.inbox = list(arg.get("inbox") or ())
@@ -317,6 +335,16 @@ class _Conversation:
         return data
 
 
+def _check_pictures(model: object, refs: list[Any]) -> None:
+    """Refuse pictures for a model that cannot see, as ``agent.run`` does (documents need
+    their bytes to be checked: the model activity converts them)."""
+    try:
+        parts = [attachment_from_ref(r) for r in refs]
+        check_accepts(model, [p for p in parts if p.kind == "image"])
+    except (UserError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
     """The workflow class's methods: plain functions delegating to :class:`_Conversation`,
     named as methods of ``cls_name`` (temporalio checks that methods belong to the class)."""
@@ -333,10 +361,10 @@ def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
     def peek(self: _Conversation, arg: dict[str, Any]) -> dict[str, Any]:
         return _Conversation.peek(self, arg)
 
-    def send(self: _Conversation, text: str) -> dict[str, Any]:
+    def send(self: _Conversation, text: Any) -> dict[str, Any]:
         return _Conversation.send(self, text)
 
-    def check_send(self: _Conversation, text: str) -> None:
+    def check_send(self: _Conversation, text: Any) -> None:
         _Conversation.check_send(self, text)
 
     def decide(self: _Conversation, decisions: list[dict[str, Any]]) -> dict[str, Any]:
