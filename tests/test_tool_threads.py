@@ -285,3 +285,17 @@ def test_stuck_threads_are_an_opentelemetry_gauge(gate: Gate) -> None:
         points = {a["reactloop.thread.state"]: p.value
                   for a, p in spans.metrics()["reactloop.tool.threads"]}
     assert points["stuck"] >= 1  # this test's blocked call, still running
+
+
+def test_a_worker_is_free_again_when_its_caller_resumes(arun: Any) -> None:
+    """The hand-off (issue 28): a worker books itself idle before it hands the result back,
+    so a run's next sync call finds it free (no other thread started, nothing still busy)."""
+    pool = _Pool()
+
+    async def main() -> None:
+        for i in range(100):
+            assert await pool.run(lambda i=i: i) == i
+            stats = pool.stats()
+            assert (stats.threads, stats.busy, stats.queued) == (1, 0, 0), stats
+
+    arun(main())

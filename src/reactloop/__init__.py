@@ -13,6 +13,8 @@ model answers::
     result = Agent(model="local", tools=[add]).run_sync("What is 2+3?")
 """
 
+from typing import TYPE_CHECKING
+
 from reactloop._instrument import instrument
 from reactloop._multi import Handoff
 from reactloop._version import __version__ as __version__
@@ -48,8 +50,10 @@ from reactloop.models._retry import RetryPolicy
 from reactloop.prompt import PromptBuilder
 from reactloop.result import Metrics, RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
-from reactloop.sessions import Conversation
 from reactloop.tools._tool import Tool, ToolContext, tool
+
+if TYPE_CHECKING:
+    from reactloop.sessions import Conversation
 
 __all__ = [
     "Agent",
@@ -95,3 +99,13 @@ __all__ = [
     "instrument",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # sessions are imported on first use (``import reactloop`` stays light)
+    if name == "Conversation":
+        from reactloop.sessions import Conversation
+
+        globals()["Conversation"] = Conversation
+        return Conversation
+    raise AttributeError(f"module 'reactloop' has no attribute {name!r}")

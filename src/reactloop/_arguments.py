@@ -139,7 +139,9 @@ def invalid_call(name: str, call_id: str | None, problem: str,
 
 def arguments_problem(call: ToolCall) -> str | None:
     """The error result for a call marked by :func:`invalid_call` (None: a usable call)."""
-    mark = (call.provider_details or {}).get(MARK)
+    if not call.provider_details:  # the common case: nothing marked
+        return None
+    mark = call.provider_details.get(MARK)
     problem = mark.get("invalid_arguments") if isinstance(mark, Mapping) else None
     if not isinstance(problem, str):
         return None

@@ -131,8 +131,9 @@ class Fitter:
         self.model = model
         self.accepts = accepted(model)
         self.emit = emit
-        self._told: set[str] = set()
-        self._done: dict[int, tuple[Message, Message]] = {}
+        # made on the first attachment (most runs have none: two containers less per run)
+        self._told: set[str] | None = None
+        self._done: dict[int, tuple[Message, Message]] | None = None
         self._later = resolve_later.get()
 
     def messages(self, messages: Sequence[Message]) -> tuple[Message, ...]:
@@ -146,6 +147,8 @@ class Fitter:
         return tuple(self._fit(m) if m.attachments else m for m in out)
 
     def _fit(self, m: Message) -> Message:
+        if self._done is None:
+            self._done = {}
         hit = self._done.get(id(m))
         if hit is not None and hit[0] is m:
             return hit[1]
@@ -184,6 +187,8 @@ class Fitter:
             self._tell("attachment_omitted", part, "the model cannot take it")
 
     def _tell(self, name: str, part: Attachment, why: str) -> None:
+        if self._told is None:
+            self._told = set()
         if part.sha256 not in self._told:
             self._told.add(part.sha256)
             self.emit(name, {**part.ref(), "model": _model_name(self.model), "why": why})

@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 from reactloop import _nesting
 from reactloop import _notes as notes
@@ -35,15 +35,14 @@ from reactloop._multi import (
     waiting_subruns,
 )
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
-from reactloop._redact import redact, redact_exception
+from reactloop._redact import redact
 from reactloop._repeats import failures, seen_key
 from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
 from reactloop.approvals._gate import batch_results, decision_result, gated_calls
 from reactloop.controls._cost import account
-from reactloop.controls._run import control_ending, run_controls
-from reactloop.errors import GuardrailTripped, UsageLimitExceeded, UserError
+from reactloop.controls._run import run_controls, run_failure
 from reactloop.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
@@ -75,13 +74,16 @@ from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import Runtime, ToolBatch
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
+from reactloop.tools._select import chosen_names
 from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
+_T = TypeVar("_T")
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
+_NO_STACK: AbstractAsyncContextManager[None] = nullcontext()  # no source can open, no handoff
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
@@ -90,10 +92,11 @@ class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
-                 "error", "fit", "frame", "gated", "handed", "rt", "selectable", "spec", "stack",
-                 "started", "step_events", "stream", "streamed", "value")
+                 "error", "fit", "frame", "gated", "handed", "quiet", "rt", "selectable", "spec",
+                 "stack", "started", "step_events", "stream", "streamed", "tool_events", "value")
 
-    def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool) -> None:
+    def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool,
+                 quiet: bool = False) -> None:
         self.controls = run_controls(spec.controls, ctx, rt, spec.system, spec.context.counter)
         rt = self.controls or rt
         self.spec, self.ctx, self.rt, self.stream = spec, ctx, rt, stream
@@ -103,6 +106,10 @@ class _Loop:
         limit = spec.max_execution_time
         self.deadline = None if limit is None else self.started + limit
         self.step_events = bool(spec.callbacks)  # step events only feed on_step
+        self.quiet = quiet
+        """Only the caller's callbacks see the events: those they never get (iteration
+        start, request, model response) are not made, nor the request's token count."""
+        self.tool_events = self.step_events or not quiet
         self.value: tuple[object] | None = None
         """The validated typed answer (``Agent(output_type=...)``), once there is one."""
         self.error: BaseException | None = None
@@ -140,7 +147,7 @@ class _Loop:
         # CANCELLED until we know better: a closed stream ends the run at a yield
         state, output, error, reraise = RunState.CANCELLED, "", None, None
         try:
-            async with AsyncExitStack() as stack:
+            async with (AsyncExitStack() if spec.sources or spec.handoffs else _NO_STACK) as stack:
                 async with self._deadline_scope():
                     await self._start(stack)
                 ending = await self._decided()  # a resumed run's decided calls
@@ -148,7 +155,8 @@ class _Loop:
                     yield ev
                 for k in self._iterations(ending):
                     ctx.iteration = ctx.metrics.iterations = k
-                    yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
+                    if not self.quiet:
+                        yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
                     started = self.rt.now()
                     if self.stream:
                         async for ev in self._stream_model(k):
@@ -157,9 +165,8 @@ class _Loop:
                         assert response is not None
                     else:
                         response = await self._call_model(k)
-                        for ev in ctx.flush():
-                            yield ev
-                    yield ModelResponseEvent(ctx.run_id, k, response, self.cost)
+                    for ev in self._responded(k, response):
+                        yield ev
                     calls, ending = self._decide(k, response, started)
                     for ev in ctx.flush():
                         yield ev
@@ -169,19 +176,17 @@ class _Loop:
                         async for ev in _nesting.live(batch, self.frame):
                             yield ev
                         ending, target = batch.result()
-                    elif calls:
-                        ending, target = await self._run_tools(k, response, calls, started)
-                    else:
-                        target = None
+                    else:  # no calls: the ending _decide gave
+                        ending, target = (await self._run_tools(k, response, calls, started)
+                                          if calls else (ending, None))
                     await self._hand_off(k, target)  # in this task: the stack closes here
                     for ev in ctx.flush():
                         yield ev
                     if ending is not None:
                         break
-                state, output = ending or (RunState.MAX_ITERATIONS, "")
-                error = self.error
+                state, output, error = *(ending or (RunState.MAX_ITERATIONS, "")), self.error
         except (Exception, asyncio.CancelledError) as exc:
-            state, output, error, reraise = _failure(exc, ctx.steps)
+            state, output, error, reraise = run_failure(exc, ctx.steps)
         finally:
             self._close_open_calls(state)  # also when the stream is closed
         for ev in self._ending():
@@ -189,6 +194,14 @@ class _Loop:
         yield RunEndEvent(ctx.run_id, self._result(state, output, error))
         if reraise is not None:
             raise reraise
+
+    def _responded(self, k: int, response: ModelResponse) -> list[Event]:
+        """After a model call: the events queued meanwhile (when not streaming; a stream
+        yielded them already), then ``model_response`` (unless quiet)."""
+        out = [] if self.stream else self.ctx.flush()
+        if not self.quiet:
+            out.append(ModelResponseEvent(self.ctx.run_id, k, response, self.cost))
+        return out
 
     def _decide(self, k: int, response: ModelResponse, started: float
                 ) -> tuple[tuple[ToolCall, ...], _Ending | None]:
@@ -207,8 +220,8 @@ class _Loop:
         waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
-        for c in calls:
-            ctx.pending.append(ToolCallEvent(ctx.run_id, k, c))
+        if self.tool_events:
+            ctx.pending.extend([ToolCallEvent(ctx.run_id, k, c) for c in calls])
         if waiting:  # the others run; these wait for a person
             self.gated = tuple(c for c in calls if c.id in waiting)
             calls = tuple(c for c in calls if c.id not in waiting)
@@ -232,7 +245,7 @@ class _Loop:
             self.again = False
 
     # -- start and end -----------------------------------------------------------------------
-    async def _start(self, stack: AsyncExitStack) -> None:
+    async def _start(self, stack: AsyncExitStack | None) -> None:
         ctx = self.ctx
         self.stack = stack  # a handoff opens its agent's sources on it
         if self.controls is not None:  # input guardrails, before anything else happens
@@ -240,10 +253,12 @@ class _Loop:
         for ext in self.spec.extensions:
             await ext.start(ctx)
         for source in self.spec.sources:
+            assert stack is not None  # made for a run with sources or handoffs
             tools = await stack.enter_async_context(
                 self.rt.open_source(source, ctx.emit_custom))
             ctx.tools.extend(tools)
-        self.selectable = frozenset(s.name for s in ctx.tools.specs() if not s.internal)
+        if self.spec.tool_selection is not None:
+            self.selectable = frozenset(s.name for s in ctx.tools.specs() if not s.internal)
 
     def _ending(self) -> list[Event]:
         for ext in self.spec.extensions:
@@ -290,21 +305,24 @@ class _Loop:
     def _offered(self, messages: Sequence[Message]) -> tuple[ToolSpec, ...]:
         """The run's tools, or those ``tool_selection`` picks for the current request (the
         same all turn long, so the request prefix stays stable)."""
-        every = self.ctx.tools.specs()
-        select = self.spec.tool_selection
+        every, select = self.ctx.tools.specs(), self.spec.tool_selection
+        if select is None:
+            return every
         question = next((m.content for m in reversed(messages)
                          if m.role == "user" and not m.metadata.get("kind")), None)
-        if select is None or not question:
+        if not question:
             return every
         if self.chosen is None or self.chosen[:2] != (question, len(every)):
             pool = [s for s in every if s.name in self.selectable]
-            self.chosen = (question, len(every), _chosen_names(select(pool, question), pool))
+            self.chosen = (question, len(every), chosen_names(select(pool, question), pool))
         chosen = self.chosen[2]
         return tuple(s for s in every if s.name in chosen or s.name not in self.selectable)
 
     async def _prepare(self, k: int) -> ModelRequest:
         """Memory limits, compaction and the ``request`` event (reactloop.context)."""
         ctx = self.ctx
+        if self.quiet and not self.spec.context.sizes():  # no limit, compaction or listener
+            return self._request(k, ctx.messages)
         async with self._deadline_scope():
             prepared = await self.spec.context.prepare(
                 ctx.messages, functools.partial(self._request, k), run_id=ctx.run_id,
@@ -319,13 +337,11 @@ class _Loop:
 
     async def _call_model(self, k: int) -> ModelResponse:
         request = await self._prepare(k)
-        async with self._deadline_scope():
-            response = await self.rt.call_model(self.spec.model, request,
-                                                on_retry=self._on_retry)
+        response = await self._bounded(self.rt.call_model(self.spec.model, request,
+                                                          on_retry=self._on_retry))
         if self._retry_truncated(1, response):
-            async with self._deadline_scope():
-                response = await self.rt.call_model(self.spec.model, self._more_room(request),
-                                                    on_retry=self._on_retry)
+            response = await self._bounded(self.rt.call_model(
+                self.spec.model, self._more_room(request), on_retry=self._on_retry))
             self._retry_truncated(2, response)
         return response
 
@@ -406,7 +422,7 @@ class _Loop:
         self._after_tools(k, response.text, calls, results, started)
         handoffs = self.spec.handoffs
         target = next((handoffs[r.name] for r in results
-                       if r.error is None and r.name in handoffs), None)
+                       if r.error is None and r.name in handoffs), None) if handoffs else None
         if self.gated:
             return self._waiting(k), target
         return self._batch_ending(results), target
@@ -428,6 +444,8 @@ class _Loop:
         # the history holds the results before anyone sees them: a consumer that stops
         # at a tool_result event leaves a complete history behind
         step = self._record(k, text, calls, results, started)
+        if not self.tool_events:
+            return
         pending, run_id = ctx.pending, ctx.run_id
         for r in results:
             pending.append((ToolErrorEvent if r.error else ToolResultEvent)(run_id, k, r))
@@ -436,6 +454,8 @@ class _Loop:
 
     def _batch_ending(self, results: Sequence[ToolResult]) -> _Ending | None:
         """The run ends with this batch: a loop-control tool or the typed answer's tool."""
+        if not self.spec.loop_control and self.spec.output is None:  # neither can
+            return None
         return self._control_ending(results) or self._output_tool_ending(results)
 
     async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
@@ -498,8 +518,7 @@ class _Loop:
             None if self.deadline is None else self.deadline - self.rt.monotonic(),
             self._summarizer_call))
         try:
-            async with self._deadline_scope():
-                done = await self.rt.run_tools(batch) if fresh else []
+            done = await self._bounded(self.rt.run_tools(batch)) if fresh else []
         except (TimeoutError, asyncio.CancelledError) as exc:
             self._keep_finished(calls, batch, exc)
             raise
@@ -698,6 +717,16 @@ class _Loop:
         t = self.ctx.tools.get(call.name) if isinstance(call.name, str) else None
         return t is None or t.repeatable or t.internal
 
+    def _bounded(self, step: Awaitable[_T]) -> Awaitable[_T]:
+        """``step`` to await within the run's deadline: ``step`` itself without one (no
+        scope, no extra coroutine frame while the run waits)."""
+        return step if self.deadline is None else self._timed(step)
+
+    async def _timed(self, step: Awaitable[_T]) -> _T:
+        assert self.deadline is not None
+        async with asyncio.timeout(max(0.0, self.deadline - self.rt.monotonic())):
+            return await step
+
     def _deadline_scope(self) -> AbstractAsyncContextManager[object]:
         # no deadline: skip asyncio.timeout's bookkeeping (it runs twice per iteration)
         if self.deadline is None:
@@ -747,32 +776,12 @@ class _Loop:
         return out
 
 
-def _failure(exc: BaseException, steps: Sequence[Step]
-             ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
-    """State, output, error and what to re-raise for a run that ends by an exception."""
-    if isinstance(exc, TimeoutError):  # the run's own deadline
-        return RunState.TIMED_OUT, "", None, None
-    if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
-        return RunState.CANCELLED, "", None, exc
-    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
-        return (*control_ending(exc, steps), None, None)
-    redact_exception(exc)  # an echoed API key must not reach the result
-    return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
-
-
-def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool
-               ) -> AsyncGenerator[Event, None]:
+def run_events(spec: RunSpec, ctx: RunContext, runtime: Runtime, *, stream: bool,
+               quiet: bool = False) -> AsyncGenerator[Event, None]:
     """The events of one run over ``ctx`` (whose last message is the new prompt, already
-    handed to the write-ahead hook by the caller)."""
-    return _Loop(spec, ctx, runtime, stream).events()
+    handed to the write-ahead hook by the caller). ``quiet``: the caller only dispatches
+    callbacks and reads ``run_end`` (``Agent.run``), so the events no callback gets
+    (``iteration_start``, ``request``, ``model_response``; tool events without callbacks)
+    are not made."""
+    return _Loop(spec, ctx, runtime, stream, quiet).events()
 
-
-def _chosen_names(chosen: Sequence[ToolSpec | str], pool: Sequence[ToolSpec]) -> frozenset[str]:
-    """The names ``tool_selection`` returned, each checked against the tools it was given."""
-    known = {s.name for s in pool}
-    names = frozenset(c if isinstance(c, str) else getattr(c, "name", repr(c)) for c in chosen)
-    unknown = sorted(names - known)
-    if unknown:
-        raise UserError(f"tool_selection returned {', '.join(map(repr, unknown))}, which is not "
-                        f"among the tools it was given ({', '.join(sorted(known))})")
-    return names

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from reactloop.tools._registry import ToolRegistry
 
 __all__ = ["Frame", "current", "live", "nests", "runtime_for"]
+
+
+_NO_RESUMES: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
 
 
 class Frame:
@@ -43,7 +47,7 @@ class Frame:
         self.held = False
         """A sub-run of the current batch ended waiting for approval (the loop holds its
         call; one attribute test per batch otherwise)."""
-        self.resumes: Mapping[str, Mapping[str, Any]] = {}
+        self.resumes: Mapping[str, Mapping[str, Any]] = _NO_RESUMES
         """Saved sub-runs to continue, by the id of the agent call that runs them again
         (a resumed run whose sub-agent waited for approval)."""
         self.wake: Callable[[], None] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import chain
 
 from reactloop.approvals import DENIED
 from reactloop.messages import ToolCall
@@ -24,8 +25,12 @@ def failures(steps: Sequence[Step]) -> dict[object, ToolResult]:
 def seen_key(call: ToolCall) -> object:
     """Equal for calls with the same name and arguments (in any key order)."""
     args = call.arguments
-    if isinstance(args, dict) and all(type(v) in _SCALARS for v in args.values()):
-        return call.name, tuple(sorted(args.items()))  # the common case, without JSON
+    if type(args) is dict:
+        for v in args.values():
+            if type(v) not in _SCALARS:
+                break
+        else:  # the common case, without JSON: one flat tuple (name, k1, v1, k2, v2…)
+            return (call.name, *chain.from_iterable(sorted(args.items())))
     try:
         return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
     except (TypeError, ValueError):

@@ -22,12 +22,11 @@ threads are stuck; ``reactloop serve`` shows it in ``GET /api/info``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import os
+import queue
 import threading
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -73,19 +72,18 @@ class _Job:
         self.state = _PENDING
         self.abandoned = False
 
-    def run(self) -> None:
-        result: Any = None
-        error: BaseException | None = None
+    def call(self) -> tuple[Any, BaseException | None]:
         try:
-            result = self.context.run(self.fn, *self.args, **self.kwargs)
+            return self.context.run(self.fn, *self.args, **self.kwargs), None
         except BaseException as exc:  # handed to the caller, as executors do
-            error = exc
-        self.deliver(result, error)
+            return None, exc
 
     def deliver(self, result: Any, error: BaseException | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            self.loop.call_soon_threadsafe(_settle, self.future, result, error)
         self.fn = self.args = self.kwargs = None  # type: ignore[assignment]
+        try:  # noqa: SIM105 - not contextlib.suppress: three calls fewer per tool call
+            self.loop.call_soon_threadsafe(_settle, self.future, result, error)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -100,18 +98,21 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 
 
 class _Pool:
-    """Daemon threads started on demand, stuck ones replaced (see the module docstring)."""
+    """Daemon threads started on demand, stuck ones replaced (see the module docstring).
+
+    Jobs go through a ``queue.SimpleQueue`` (C: a blocked worker wakes without Python-level
+    condition variables); a job abandoned while it waits stays there, marked done, and the
+    worker that takes it skips it. A worker counts itself idle *before* it hands a result
+    back, so the caller's next call finds it idle instead of starting another thread."""
 
     def __init__(self, size: int = POOL_SIZE, max_stuck: int = MAX_STUCK) -> None:
         self.size, self.max_stuck = size, max_stuck
-        self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
-        self._queue: deque[_Job] = deque()
-        self._threads = self._idle = self._busy = self._stuck = self._abandoned = 0
+        self.after_fork()
+        self._abandoned = 0
 
     def stats(self) -> ThreadStats:
         with self._lock:
-            return ThreadStats(self._threads, self._busy, self._stuck, len(self._queue),
+            return ThreadStats(self._threads, self._busy, self._stuck, self._queued,
                                self._abandoned, self.size, self.max_stuck)
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -128,28 +129,30 @@ class _Pool:
 
     def submit(self, job: _Job) -> None:
         with self._lock:
-            self._queue.append(job)
-            if self._idle >= len(self._queue) or not self._start_thread():
-                self._wake.notify()
-        if self._threads == 0:  # no thread could be started at all (interpreter shutdown)
+            self._queued += 1
+            if self._idle < self._queued:
+                self._start_thread()
+            alive = self._threads > 0
+        self._jobs.put(job)
+        if not alive:  # no thread could be started at all (interpreter shutdown)
             self._fail(job, RuntimeError("reactloop could not start a thread for the tool"))
 
     def abandon(self, job: _Job) -> None:
         """The caller of ``job`` stopped waiting for it."""
         with self._lock:
-            if job.state == _PENDING:
+            if job.state == _PENDING:  # left in the queue: the worker that takes it skips it
                 job.state = _DONE
-                self._queue.remove(job)
+                self._queued -= 1
             elif job.state == _RUNNING and not job.abandoned:
                 job.abandoned = True
                 self._abandoned += 1
                 self._busy -= 1
                 self._stuck += 1
-                if self._queue and self._idle < len(self._queue):
+                if self._idle < self._queued:
                     self._start_thread()  # the stuck thread's replacement
 
     def _start_thread(self) -> bool:
-        """Start a worker if the caps allow (called with the lock held)."""
+        """Start a worker if the caps allow (called with the lock held); it counts as idle."""
         serving = self._threads - self._stuck
         if serving >= self.size or self._threads >= self.size + self.max_stuck:
             return False
@@ -158,44 +161,51 @@ class _Pool:
         except RuntimeError:  # "can't start new thread" / interpreter shutdown
             return False
         self._threads += 1
+        self._idle += 1
         return True
 
     def _work(self) -> None:
+        jobs, lock = self._jobs, self._lock
         while True:
-            with self._lock:
-                self._idle += 1
-                while not self._queue:
-                    self._wake.wait()
+            job = jobs.get()
+            with lock:
                 self._idle -= 1
-                job = self._queue.popleft()
+                if job.state != _PENDING:  # abandoned while it waited
+                    self._idle += 1
+                    continue
                 job.state = _RUNNING
+                self._queued -= 1
                 self._busy += 1
-            job.run()
-            with self._lock:
+            result, error = job.call()
+            with lock:
                 job.state = _DONE
                 if job.abandoned:
                     self._stuck -= 1
                 else:
                     self._busy -= 1
-                if self._threads - self._stuck > self.size:  # replaced while stuck: end
+                leave = self._threads - self._stuck > self.size  # replaced while stuck
+                if leave:
                     self._threads -= 1
-                    return
-            del job  # an idle thread holds on to nothing (its future holds the result)
+                else:
+                    self._idle += 1
+            job.deliver(result, error)
+            del job, result, error  # an idle thread holds on to nothing
+            if leave:
+                return
 
     def _fail(self, job: _Job, error: BaseException) -> None:
         with self._lock:
             if job.state != _PENDING:
                 return
             job.state = _DONE
-            self._queue.remove(job)
+            self._queued -= 1
         job.deliver(None, error)
 
     def after_fork(self) -> None:
-        """In a forked child the threads are gone: start afresh."""
+        """In a forked child the threads are gone: start afresh (also the initial state)."""
         self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
-        self._queue = deque()
-        self._threads = self._idle = self._busy = self._stuck = 0
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._threads = self._idle = self._busy = self._stuck = self._queued = 0
 
 
 _pool = _Pool()
@@ -203,11 +213,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_pool.after_fork)
 
 
-async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any
+                  ) -> Coroutine[Any, Any, T]:
     """``fn(*args, **kwargs)`` on one of reactloop's worker threads, with the caller's
-    context variables (like ``asyncio.to_thread``). Cancelling the caller abandons the call:
-    the result is dropped and nothing waits for the thread, at run end or at exit."""
-    return await _pool.run(fn, *args, **kwargs)
+    context variables (like ``asyncio.to_thread``), to await. Cancelling the caller abandons
+    the call: the result is dropped and nothing waits for the thread, at run end or at exit.
+    (A plain function returning the pool's coroutine: one coroutine less per call.)"""
+    return _pool.run(fn, *args, **kwargs)
 
 
 def thread_stats() -> ThreadStats:

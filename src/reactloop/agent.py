@@ -414,15 +414,15 @@ class Agent(Generic[OutputT]):
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
         """Run the loop to its end without streaming; the result is the ``run_end``'s."""
         result: RunResult[Any] | None = None
-        async with aclosing(self._events(lambda: ctx, stream=False)) as events:
+        async with aclosing(self._events(lambda: ctx, stream=False, quiet=True)) as events:
             async for event in events:
                 if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
         assert result is not None
         return result
 
-    async def _events(self, start: Callable[[], RunContext], *, stream: bool
-                      ) -> AsyncGenerator[Event, None]:
+    async def _events(self, start: Callable[[], RunContext], *, stream: bool,
+                      quiet: bool = False) -> AsyncGenerator[Event, None]:
         """The events of the run ``start()`` sets up, callbacks dispatched (``step`` events
         only feed them). ``start`` runs on the first ``anext``: a bad argument to a stream
         raises there, as an ``async def`` generator's would."""
@@ -430,20 +430,22 @@ class Agent(Generic[OutputT]):
         callbacks = self.spec.callbacks
         # aclosing: closing this stream closes the loop now (it records the ending), not
         # whenever the garbage collector gets to it
-        async with aclosing(self._run_events(ctx, stream=stream)) as events:
+        async with aclosing(self._run_events(ctx, stream=stream, quiet=quiet)) as events:
             async for event in events:
                 if callbacks:
                     await dispatch(callbacks, event)
                 if event.type != "step":
                     yield event
 
-    def _run_events(self, ctx: RunContext, *, stream: bool) -> AsyncGenerator[Event, None]:
+    def _run_events(self, ctx: RunContext, *, stream: bool, quiet: bool = False
+                    ) -> AsyncGenerator[Event, None]:
         """The loop over ``ctx``, traced when instrumentation is on (one global read when
-        it is off)."""
+        it is off); ``quiet``: only callbacks and the ``run_end`` are read (``run``), so the
+        loop makes no event they never get (unless traced: the spans read them)."""
         telemetry = _instrument.for_agent(self.instrument)
         spec = speaking(self.spec, ctx.messages) if self.spec.handoffs else self.spec
         if telemetry is None:
-            return run_events(spec, ctx, self.runtime, stream=stream)
+            return run_events(spec, ctx, self.runtime, stream=stream, quiet=quiet)
         return telemetry.trace_run(spec, ctx, self.runtime, stream=stream)
 
     # -- agents that work together ------------------------------------------------------------

@@ -22,7 +22,6 @@ addresses so that no provider is pointed at one).
 from __future__ import annotations
 
 import base64
-import hashlib
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -128,13 +127,13 @@ class Attachment:
                 raise _too_large(f"{self.kind} {self.name or ''}".rstrip(), len(data))
             self._check_bytes(data)
             if not self.sha256:
-                object.__setattr__(self, "sha256", hashlib.sha256(data).hexdigest())
+                object.__setattr__(self, "sha256", _sha256(data).hexdigest())
             object.__setattr__(self, "size", len(data))
         elif self.url is not None:
             _check_url(self.url)
             if not self.sha256:
                 object.__setattr__(self, "sha256",
-                                   hashlib.sha256(self.url.encode()).hexdigest())
+                                   _sha256(self.url.encode()).hexdigest())
         elif not self.sha256:
             raise UserError(f"an {type(self).__name__} needs bytes, a URL or a content hash: "
                             f"use {type(self).__name__}.from_path, .from_bytes or .from_url")
@@ -245,7 +244,7 @@ class Attachment:
 
     def with_data(self, data: bytes) -> Any:
         """This reference with its bytes loaded (checked against its hash)."""
-        if hashlib.sha256(data).hexdigest() != self.sha256:
+        if _sha256(data).hexdigest() != self.sha256:
             raise UserError(f"the bytes given for {self.label()} do not match its sha256")
         return type(self)(self.media_type, data, name=self.name, sha256=self.sha256)
 
@@ -426,3 +425,9 @@ def check_count(parts: Sequence[Attachment], where: str) -> None:
 
 Prompt = str | Sequence[str | Attachment]
 """What a run takes as the user's message: text, or text and attachments in a list."""
+
+
+def _sha256(data: bytes) -> Any:
+    import hashlib  # on first use: import reactloop stays light
+
+    return hashlib.sha256(data)

@@ -352,25 +352,28 @@ _DISPATCH: dict[str, str] = {
 
 async def dispatch(callbacks: Sequence[object], event: Event) -> None:
     """Feed one event to every callback. A failing callback is logged, never raised."""
-    name = _DISPATCH.get(event.type)
+    kind = event.type
+    name = _DISPATCH.get(kind)
     if name is None:
         return
     arg: Any = event
-    if isinstance(event, StepEvent):
+    calls: Iterable[tuple[str, Any]] | None = None
+    if kind == "step":
+        assert isinstance(event, StepEvent)
         arg = event.step
-    elif isinstance(event, RunEndEvent):
+    elif kind == "run_end":
+        assert isinstance(event, RunEndEvent)
         arg = event.result
-    calls: Iterable[tuple[str, Any]] = [(name, arg)]
-    if isinstance(event, RunEndEvent) and event.result.error is not None:
-        calls = [("on_error", event.result.error), (name, arg)]
+        if arg.error is not None:
+            calls = [("on_error", arg.error), (name, arg)]
     for cb in callbacks:
-        for method_name, value in calls:
+        for method_name, value in calls or ((name, arg),):
             method = getattr(cb, method_name, None)
             if method is None:
                 continue
             try:
                 out = method(value)
-                if hasattr(out, "__await__"):
+                if out is not None and hasattr(out, "__await__"):
                     await out
             except Exception:
                 log.warning("callback %s.%s failed; ignored", type(cb).__name__, method_name,

@@ -6,9 +6,7 @@ import enum
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Generic
-
-from typing_extensions import TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 
 from reactloop.approvals import PendingApproval
 from reactloop.attachments import Attachment
@@ -16,8 +14,15 @@ from reactloop.messages import Message, ToolCall
 
 __all__ = ["Metrics", "OutputT", "RunResult", "RunState", "Step", "ToolResult", "jsonable"]
 
-OutputT = TypeVar("OutputT", default=str)
-"""The type of a run's answer: ``str`` unless the agent has an ``output_type``."""
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    OutputT = TypeVar("OutputT", default=str)
+    """The type of a run's answer: ``str`` unless the agent has an ``output_type``."""
+else:  # the default matters to type checkers only: no typing_extensions at import time
+    from typing import TypeVar
+
+    OutputT = TypeVar("OutputT")
 
 
 class RunState(enum.StrEnum):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from reactloop.approvals import PendingApproval, pending_approvals
@@ -164,9 +165,12 @@ class RunContext:
 
 
 def _key_json(key: Any) -> Any:
-    """A repeated-call key as JSON (keys are strings or ``(name, ((arg, value), ...))``)."""
-    return key if isinstance(key, str) else [key[0], [list(kv) for kv in key[1]]]
+    """A repeated-call key as JSON: keys are strings or ``(name, arg, value, arg, value…)``
+    (``reactloop._repeats``), written ``[name, [[arg, value], ...]]``."""
+    if isinstance(key, str):
+        return key
+    return [key[0], [[key[i], key[i + 1]] for i in range(1, len(key), 2)]]
 
 
 def _key_value(data: Any) -> Any:
-    return data if isinstance(data, str) else (data[0], tuple(tuple(kv) for kv in data[1]))
+    return data if isinstance(data, str) else (data[0], *chain.from_iterable(data[1]))

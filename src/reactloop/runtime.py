@@ -13,8 +13,8 @@ only what it observes.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
@@ -104,7 +104,7 @@ class LocalRuntime:
         return time.perf_counter()
 
     def new_id(self) -> str:
-        return uuid.uuid4().hex[:12]
+        return os.urandom(6).hex()  # 12 random hex digits, as uuid4().hex[:12] (no uuid import)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)

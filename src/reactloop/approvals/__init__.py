@@ -39,7 +39,6 @@ The package holds both sides: the values and the history bookkeeping here, and t
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -77,6 +76,8 @@ def arguments_hash(tool_name: str, arguments: Mapping[str, Any]) -> str:
     is bound to, so a decision made for other arguments is refused."""
     canonical = json.dumps({"tool": tool_name, "arguments": arguments}, sort_keys=True,
                            separators=(",", ":"), ensure_ascii=False, default=str)
+    import hashlib  # on first use: import reactloop stays light
+
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 

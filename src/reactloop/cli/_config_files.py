@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,6 +203,8 @@ def load_config(*, check: bool = True) -> Config:
     """The config file, or an empty config; a broken file is a :class:`UserError`, and so is
     a value of the wrong type (``store = 5``) unless ``check`` is False (``reactloop config``
     reads it that way, so that the file can be fixed with it)."""
+    import tomllib  # not at import time: `reactloop --help` reads no file
+
     path = config_dir() / "config.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -80,6 +80,9 @@ def eval_command(cases_file: str, agent_spec: str | None, **opts: Any) -> None:
                                " (or drop --agent)")
     try:
         _check_outputs(opts)  # before any case runs (and is paid for)
+        from reactloop.cli import _process
+
+        _process.settle_heap()  # the process is ours: start-up objects leave the GC's scans
         report = asyncio.run(_evaluate(cases_file, agent_spec, opts))
     except ReactloopError as exc:
         click.echo(f"reactloop eval: {exc}", err=True)

@@ -73,6 +73,9 @@ def serve_command(agent_spec: str | None, host: str, port: int,
                        f"{url}api/a2a")
         click.echo("Press Ctrl-C to stop.")
 
+    from reactloop.cli import _process
+
+    _process.settle_heap()  # the process is ours: start-up objects leave the GC's scans
     run_server(app, host, port, on_ready=ready)
 
 

@@ -87,6 +87,9 @@ def worker_command(agent_spec: str, address: str | None, task_queue: str, namesp
             options["max_concurrent_activities"] = max_concurrent_activities
         if sticky_timeout:
             options["sticky_queue_schedule_to_start_timeout"] = timedelta(seconds=sticky_timeout)
+        from reactloop.cli import _process
+
+        _process.settle_heap()  # the process is ours: start-up objects leave the GC's scans
         asyncio.run(_serve(durable, address_of(address), task_queue, namespace, options))
     except (ReactloopError, RPCError) as exc:
         _fail(str(exc))

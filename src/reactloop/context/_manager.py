@@ -125,6 +125,12 @@ class ContextPolicy:
             self._counter = TokenCounter.for_model(self.model)
         return self._counter
 
+    def sizes(self) -> bool:
+        """Whether a request must be sized even when no one reads its ``request`` event: a
+        memory limit prunes, or compaction has a context window to keep within."""
+        return (self.max_messages is not None or self.max_tokens is not None
+                or (self.compaction is not None and self.window() is not None))
+
     def window(self) -> int | None:
         c = self.compaction
         return (c.context_window if c and c.context_window else None) or self.model.context_window

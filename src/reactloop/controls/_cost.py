@@ -76,10 +76,9 @@ def account(m: Metrics, model: Model, response: ModelResponse) -> tuple[str, flo
     unknown, and then the run's cost is unknown too)."""
     usage, name = response.usage, response.model_name or model.name
     m.requests += 1
-    key = price_key(model.provider, name)
     # a test double or local model that names no model is not priced (cost unknown)
-    priced = response.model_name is not None or key[0] is not None
-    cost = call_cost(key, usage) if priced else None
+    priced = response.model_name is not None or model.provider in _PROVIDERS
+    cost = call_cost(price_key(model.provider, name), usage) if priced else None
     if usage is not None:
         m.input_tokens += usage.input_tokens
         m.output_tokens += usage.output_tokens

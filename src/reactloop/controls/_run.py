@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reactloop import _notes as notes
+from reactloop._redact import redact, redact_exception
 from reactloop.controls import _concurrency, _cost
 from reactloop.controls._fallback import FallbackModel, fallback_listener
 from reactloop.controls._guardrails import Guard, check_calls, check_results, check_text
@@ -36,7 +37,7 @@ from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
 
-__all__ = ["Controls", "RunControls", "control_ending", "run_controls"]
+__all__ = ["Controls", "RunControls", "control_ending", "run_controls", "run_failure"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,19 @@ def control_ending(exc: UsageLimitExceeded | GuardrailTripped, steps: Sequence[S
     if isinstance(exc, UsageLimitExceeded):
         return RunState.USAGE_LIMIT, notes.fallback(steps, 0, reason=str(exc))
     return RunState.BLOCKED, exc.reason or f"Blocked by {exc.guardrail}."
+
+
+def run_failure(exc: BaseException, steps: Sequence[Step]
+                ) -> tuple[RunState, str, BaseException | None, BaseException | None]:
+    """State, output, error and what to re-raise for a run that ends by an exception."""
+    if isinstance(exc, TimeoutError):  # the run's own deadline
+        return RunState.TIMED_OUT, "", None, None
+    if isinstance(exc, asyncio.CancelledError):  # the caller's: record, then propagate
+        return RunState.CANCELLED, "", None, exc
+    if isinstance(exc, UsageLimitExceeded | GuardrailTripped):  # clean, usable endings
+        return (*control_ending(exc, steps), None, None)
+    redact_exception(exc)  # an echoed API key must not reach the result
+    return RunState.ERROR, redact(f"The run failed: {exc}"), exc, None
 
 
 def run_controls(controls: Controls | None, ctx: RunContext, inner: Runtime, system: str,

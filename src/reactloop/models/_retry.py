@@ -14,7 +14,6 @@ import contextvars
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 from reactloop._redact import redact_exception
@@ -71,6 +70,7 @@ def parse_retry_after(value: str | None) -> float | None:
         pass
     try:
         import time
+        from email.utils import parsedate_to_datetime  # rare: not at import time
 
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError, IndexError, OverflowError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import time
 import traceback as tb
@@ -48,6 +47,8 @@ def serialize_result(value: Any) -> str:
         return value
     if value is None:
         return "null"
+    if type(value) is int:  # what json.dumps writes, without the encoder
+        return int.__repr__(value)
     if isinstance(value, (bool, int, float)):
         return json.dumps(value)
     from pydantic_core import to_json
@@ -64,6 +65,10 @@ def split_result(value: Any) -> tuple[str, tuple[Attachment, ...]]:
     """The text and the attachments of a tool's return value: an :class:`Image` or
     :class:`Document`, or a list mixing them with text and JSON values, goes to the model as
     pictures and documents beside the text (each labelled in the text)."""
+    if type(value) is str:  # the common cases first, without isinstance
+        return value, ()
+    if type(value) is int:
+        return int.__repr__(value), ()
     if isinstance(value, Attachment):
         value = [value]
     elif not (isinstance(value, (list, tuple))
@@ -184,7 +189,7 @@ class ToolRegistry:
             return _error(call, self._unknown_tool_message(call.name))
         if (problem := arguments_problem(call)) is not None:  # never run: the model retries
             return _error(call, problem)
-        if not isinstance(call.arguments, Mapping):
+        if type(call.arguments) is not dict and not isinstance(call.arguments, Mapping):
             return _error(  # type: ignore[unreachable]
                 call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"
             )
@@ -228,6 +233,8 @@ class ToolRegistry:
         available = self.names
         if not available:
             return f"Unknown tool '{name}': no tools are available; answer in text instead."
+        import difflib  # only for a wrong name
+
         close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."

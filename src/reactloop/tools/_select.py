@@ -17,7 +17,7 @@ from reactloop._ranking import rank_tools
 from reactloop.errors import UserError
 from reactloop.messages import ToolSpec
 
-__all__ = ["ToolSelector", "tool_selector"]
+__all__ = ["ToolSelector", "chosen_names", "tool_selector"]
 
 ToolSelector: TypeAlias = Callable[[Sequence[ToolSpec], str], Sequence[ToolSpec | str]]
 """``fn(tools, request_text)`` → the tools (or their names) to offer for that request."""
@@ -46,3 +46,14 @@ def tool_selector(value: int | ToolSelector | None) -> ToolSelector | None:
         return value
     raise UserError(f"tool_selection must be a number of tools (e.g. 10) or a function "
                     f"(tools, request_text) -> tools, got {value!r}")
+
+
+def chosen_names(chosen: Sequence[ToolSpec | str], pool: Sequence[ToolSpec]) -> frozenset[str]:
+    """The names ``tool_selection`` returned, each checked against the tools it was given."""
+    known = {s.name for s in pool}
+    names = frozenset(c if isinstance(c, str) else getattr(c, "name", repr(c)) for c in chosen)
+    unknown = sorted(names - known)
+    if unknown:
+        raise UserError(f"tool_selection returned {', '.join(map(repr, unknown))}, which is not "
+                        f"among the tools it was given ({', '.join(sorted(known))})")
+    return names

@@ -160,8 +160,7 @@ class Tool:
         self.timeout, self.repeatable = timeout, repeatable
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
-        self.inline = inline
-        self.internal = internal
+        self.inline, self.internal = inline, internal
         self.requires_approval = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
@@ -171,6 +170,7 @@ class Tool:
         self._context_param: str | None = None
         self._spec: ToolSpec | None = None
         self._param_names: tuple[str, ...] = ()
+        self._plain: dict[str, tuple[type, Any]] | None = None  # see _plain_parameters
         functools.update_wrapper(self, fn, updated=())
 
     # -- the model-facing view -------------------------------------------------------------
@@ -227,6 +227,16 @@ class Tool:
         if self._model is None:
             self._build()
         assert self._model is not None
+        plain = self._plain
+        if plain is not None and type(arguments) is dict and arguments.keys() <= plain.keys():
+            out: dict[str, Any] = {}
+            for k, (kind, default) in plain.items():
+                v = arguments.get(k, default)
+                if v is _REQUIRED or (type(v) is not kind and k in arguments):
+                    break  # missing or another type: pydantic decides (and explains)
+                out[k] = v
+            else:
+                return out
         from pydantic import ValidationError
 
         try:
@@ -248,7 +258,8 @@ class Tool:
             result = self.fn(**kwargs)
         else:
             result = await run_in_thread(self.fn, **kwargs)
-        if inspect.isawaitable(result):  # a sync wrapper that returned a coroutine
+        if type(result) not in _SCALAR_TYPES and inspect.isawaitable(result):
+            # a sync wrapper that returned a coroutine
             return await result
         return result
 
@@ -296,6 +307,7 @@ class Tool:
             fields[pname] = (annotation, Field(default, description=arg_docs.get(pname)))
             names.append(pname)
         self._param_names = tuple(names)
+        self._plain = _plain_parameters(sig, hints, names)
         model_name = "".join(p.capitalize() for p in re.split(r"[_-]", self.name)) + "Args"
         self._model = create_model(
             model_name, __config__=ConfigDict(extra="forbid"), **fields
@@ -307,6 +319,27 @@ class Tool:
                 prop.pop("title", None)
         schema.setdefault("properties", {})
         self._schema = schema
+
+
+_REQUIRED: Any = object()
+_SCALAR_TYPES = (int, float, str, bool)
+
+
+def _plain_parameters(sig: inspect.Signature, hints: dict[str, Any], names: Sequence[str]
+                      ) -> dict[str, tuple[type, Any]] | None:
+    """Each parameter's type and default (``_REQUIRED``) when every one is a plain
+    ``int``/``float``/``str``/``bool`` with a scalar (or no) default, else None. Arguments of
+    exactly those types need no validation: pydantic would return them unchanged."""
+    out: dict[str, tuple[type, Any]] = {}
+    for name in names:
+        param = sig.parameters[name]
+        kind = hints.get(name, param.annotation)
+        default = _REQUIRED if param.default is inspect.Parameter.empty else param.default
+        if kind not in _SCALAR_TYPES or not (default is _REQUIRED or default is None
+                                             or type(default) in _SCALAR_TYPES):
+            return None
+        out[name] = (kind, default)
+    return out
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
