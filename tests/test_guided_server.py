@@ -153,6 +153,19 @@ def test_guidance_needs_a_server_that_takes_constraints(tmp_path: Path) -> None:
         _openai(None, api_key="sk-test", guidance=Guidance())  # type: ignore[arg-type]
 
 
+def test_guidance_off_leaves_a_model_without_guidance_as_it_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # "off" is the default: saying it (--guidance off, guidance = "off") refuses no model
+    from reactloop.cli._build import build_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    for spec in ("anthropic:claude-haiku-4-5", "openai:gpt-4o"):
+        plain = build_model({"model": spec})
+        off = build_model({"model": spec, "guidance": "off"})
+        assert type(off) is type(plain) and getattr(off, "guidance", None) is None
+
+
 def test_the_guidance_levels_and_a_models_config_entry(tmp_path: Path) -> None:
     from reactloop.cli._build import build_model
 

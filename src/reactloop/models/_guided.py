@@ -75,11 +75,14 @@ def guidance_for(level: str) -> Any:
 
 def apply_guidance(model: Any, level: str) -> Any:
     """``model`` (as :func:`~reactloop.models._resolve.resolve_model` built it) steered as
-    ``level`` says (``--guidance``, a model's ``guidance`` config entry)."""
+    ``level`` says (``--guidance``, a model's ``guidance`` config entry). ``"off"`` (the
+    default) leaves a model that takes no guidance as it is."""
+    guidance = guidance_for(level)
     if not hasattr(model, "guidance") or getattr(model, "base_url", "") is None:
+        if guidance is None:
+            return model
         raise UserError("--guidance applies to the embedded model and to OpenAI-compatible "
                         "servers: use -m local, -m ollama:NAME or -m openai:NAME --base-url URL")
-    guidance = guidance_for(level)
     if guidance is None and hasattr(model, "answer_tokens"):
         # the embedded model's replies are always grammar-constrained: off means the caps
         guidance = guidance_for("caps")
