@@ -328,3 +328,29 @@ def test_a_text_only_model_gets_what_it_gets_in_process(temporal_server: str,
 
 async def _collect(stream: Any) -> list[Any]:
     return [e async for e in stream]
+
+
+# -- a worker reads the attachments it lacks, by hash ----------------------------------------
+def test_a_worker_reads_only_the_attachments_it_lacks(store_arg: str) -> None:
+    from reactloop.sessions import open_store
+    from reactloop.temporal._blobs import AttachmentStore, session_of
+
+    wanted, other = _images(2, seed=64)
+    _run(AttachmentStore(store_arg).put("wf-1", [wanted, other], "the prompt"))
+    store = open_store(store_arg)
+    assert store.attachment_data(session_of("wf-1"), [wanted.sha256, "0" * 64]) == {  # type: ignore[attr-defined]
+        wanted.sha256: wanted.data}
+    reads: list[set[str]] = []
+    by_hash = store.attachment_data  # type: ignore[attr-defined]
+
+    def messages(session_id: str) -> Any:
+        raise AssertionError("the whole session was read")
+
+    def attachment_data(session_id: str, shas: Any) -> dict[str, bytes]:
+        reads.append(set(shas))
+        return dict(by_hash(session_id, shas))
+
+    worker = AttachmentStore(store)  # a fresh cache: the bytes come from the store
+    store.get, store.attachment_data = messages, attachment_data  # type: ignore[method-assign,attr-defined]
+    got = _run(worker.get("wf-1", [wanted.sha256]))
+    assert got == {wanted.sha256: wanted.data} and reads == [{wanted.sha256}]

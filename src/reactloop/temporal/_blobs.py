@@ -13,7 +13,8 @@ file by default, or a ``postgresql://`` URL for workers on other machines), conf
 ``TemporalAgent(store=...)`` (``reactloop worker --store``, ``reactloop run --temporal
 --store``). A workflow's attachments are the session ``temporal:<workflow id>`` of that store,
 each stored once by content hash in its ``attachments`` table (migration 3); deleting that
-session (``store.delete(...)``, ``reactloop sessions``) drops them.
+session (``store.delete(...)``, ``reactloop sessions``) drops them. A SQL store is read by
+hash (``attachment_data``): a worker loads only the attachments it lacks.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class AttachmentStore:
         out = {sha: data for sha in shas if (data := self._hit((sid, sha))) is not None}
         missing = set(shas) - set(out)
         if missing:
-            found = await asyncio.to_thread(self._read, sid)
+            found = await asyncio.to_thread(self._read, sid, missing)
             for sha in missing:
                 if sha not in found:
                     raise UserError(
@@ -125,9 +126,14 @@ class AttachmentStore:
                 self._keep((sid, sha), found[sha])
         return out
 
-    def _read(self, sid: str) -> dict[str, bytes]:
+    def _read(self, sid: str, shas: set[str]) -> dict[str, bytes]:
+        """The bytes of ``shas`` the store holds for ``sid``: only those, from a SQL store
+        (another store: read from the session's messages)."""
+        by_hash = getattr(self.store, "attachment_data", None)
+        if by_hash is not None:
+            return dict(by_hash(sid, shas))
         return {a.sha256: a.data for m in self.store.get(sid) for a in m.attachments
-                if a.data is not None}
+                if a.data is not None and a.sha256 in shas}
 
     def _hit(self, key: tuple[str, str]) -> bytes | None:
         data = self._cache.get(key)
