@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from _cli import reactloop
 from _recorded_server import RecordedServer, payload, recorded_server
 from conftest import need
-from reactloop import Agent, RunState
+from reactloop import Agent, RunState, tool
 from reactloop._demo_tools import DEMO_TOOLS
-from reactloop.messages import Message, ModelRequest, ModelSettings
+from reactloop.messages import Message, ModelRequest, ModelSettings, ToolSpec
 from reactloop.models._guided import apply_guidance, guided_params, reply_schema
 from reactloop.models.local import Guidance, plan_reply, render_messages
 from reactloop.models.openai import build_params
@@ -96,6 +97,77 @@ def test_small_talk_is_answered_and_string_arguments_are_capped() -> None:
                             schema)
 
 
+class _Hotel:
+    class Item(BaseModel):
+        title: str
+        nights: int
+
+
+class _Shop:
+    class Item(BaseModel):
+        sku: str
+        quantity: int
+
+
+def _same_named_models() -> tuple[ToolSpec, ToolSpec]:
+    # two tools whose pydantic models are both called Item: both schemas say $defs.Item
+    @tool
+    def book(item: _Hotel.Item) -> str:
+        """Book a room."""
+        return "booked"
+
+    @tool
+    def order(item: _Shop.Item) -> str:
+        """Order a product."""
+        return "ordered"
+
+    specs = book.spec(), order.spec()
+    assert all(set(s.parameters["$defs"]) == {"Item"} for s in specs)
+    return specs
+
+
+def _both_offered(fmt: Any) -> tuple[dict[str, Any], Any]:
+    request = ModelRequest("Be brief.", (Message.user("Book a room and order a product."),),
+                           _same_named_models())
+    params, plan = guided_params(request, Guidance.caps_only(), "q", fmt)
+    assert {t.name for t in plan.callable} == {"book", "order"}
+    return params, plan
+
+
+def test_two_tools_models_of_the_same_name_keep_their_own_shapes_in_the_schema() -> None:
+    import jsonschema
+    params, _ = _both_offered("json_schema")
+    schema = params["response_format"]["json_schema"]["schema"]
+    room, product = {"title": "Sea view", "nights": 2}, {"sku": "A-1", "quantity": 3}
+    jsonschema.validate({"tool": "book", "arguments": {"item": room}}, schema)
+    jsonschema.validate({"tool": "order", "arguments": {"item": product}}, schema)
+    for swapped in ({"tool": "book", "arguments": {"item": product}},
+                    {"tool": "order", "arguments": {"item": room}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(swapped, schema)
+
+
+def test_two_tools_models_of_the_same_name_keep_their_own_shapes_in_the_grammar() -> None:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    params, _ = _both_offered("grammar")
+    grammar = params["extra_body"]["grammar"]
+    LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp takes it
+    rules: dict[str, str] = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+
+    def item_rule(tool: str) -> str:
+        # args-TOOL ::= "{" "\"item\": " def-item... "}"
+        name = rules[f"args-{tool}"].split('"\\"item\\": " ', 1)[1].split()[0]
+        while rules[name] in rules:  # a definition naming the object's own rule
+            name = rules[name]
+        return name
+
+    book, order = item_rule("book"), item_rule("order")
+    assert book != order
+    assert "title" in rules[book] and "sku" not in rules[book]
+    assert "sku" in rules[order] and "title" not in rules[order]
+
+
 def test_an_unguided_request_is_built_byte_for_byte_as_before(server: RecordedServer) -> None:
     server.queue(payload("openai", "plain.json"))
     model = _openai(server.url + "/v1", api_key="sk-test")
@@ -151,6 +223,19 @@ def test_guidance_needs_a_server_that_takes_constraints(tmp_path: Path) -> None:
     assert len(lines) == 1 and "--guidance applies to the embedded model" in lines[0]
     with pytest.raises(Exception, match="needs an OpenAI-compatible server"):
         _openai(None, api_key="sk-test", guidance=Guidance())  # type: ignore[arg-type]
+
+
+def test_guidance_off_leaves_a_model_without_guidance_as_it_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # "off" is the default: saying it (--guidance off, guidance = "off") refuses no model
+    from reactloop.cli._build import build_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    for spec in ("anthropic:claude-haiku-4-5", "openai:gpt-4o"):
+        plain = build_model({"model": spec})
+        off = build_model({"model": spec, "guidance": "off"})
+        assert type(off) is type(plain) and getattr(off, "guidance", None) is None
 
 
 def test_the_guidance_levels_and_a_models_config_entry(tmp_path: Path) -> None:

@@ -328,3 +328,80 @@ def test_a_text_only_model_gets_what_it_gets_in_process(temporal_server: str,
 
 async def _collect(stream: Any) -> list[Any]:
     return [e async for e in stream]
+
+
+# -- the store holds a workflow's attachments only if the workflow is the starter's -----------
+def _stored(store_arg: str, wf_id: str) -> set[str]:
+    from reactloop.sessions import open_store
+    from reactloop.temporal._blobs import session_of
+
+    return {a.sha256 for m in open_store(store_arg).get(session_of(wf_id)) for a in m.attachments
+            if a.data is not None}
+
+
+def test_a_taken_id_gets_none_of_the_prompts_bytes_and_keeps_its_own(
+        temporal_server: str, store_arg: str) -> None:
+    from reactloop.temporal import TemporalAgent
+
+    mine, theirs = _images(1, seed=60), _images(1, seed=61)
+    model = ScriptedModel(["One photo.", "never"])
+    durable = TemporalAgent(Agent(model=model, name="taken"), store=store_arg)
+    wf_id = f"taken-{uuid.uuid4().hex[:8]}"
+
+    async def body(client: Any, queue: str) -> Any:
+        first = await (await durable.start(["Look", *theirs], client=client, task_queue=queue,
+                                           id=wf_id)).result()
+        # the id is taken (by a conversation that has ended): attached to, prompt not sent
+        again = await durable.start(["And these?", *theirs, *mine], client=client,
+                                    task_queue=queue, id=wf_id)
+        return first, again.sent
+
+    first, sent = _with_worker(durable, temporal_server, body)
+    assert first.output == "One photo." and sent is False and len(model.requests) == 1
+    # the conversation's own picture (the same bytes the refused prompt had) stays
+    assert _stored(store_arg, wf_id) == {theirs[0].sha256}
+
+
+def test_a_start_the_server_refuses_leaves_nothing_stored(
+        temporal_server: str, store_arg: str) -> None:
+    from temporalio.client import Client
+
+    from reactloop.temporal import TemporalAgent
+
+    images = _images(1, seed=62)
+    durable = TemporalAgent(Agent(model=ScriptedModel([]), name="refused"), store=store_arg)
+    wf_id = f"refused-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        client = await Client.connect(temporal_server, namespace="no-such-namespace")
+        await durable.start(["Look", *images], client=client, task_queue="q", id=wf_id)
+
+    with pytest.raises(Exception, match=r"(?i)namespace"):
+        _run(main())
+    assert _stored(store_arg, wf_id) == set()
+
+
+# -- a worker reads the attachments it lacks, by hash ----------------------------------------
+def test_a_worker_reads_only_the_attachments_it_lacks(store_arg: str) -> None:
+    from reactloop.sessions import open_store
+    from reactloop.temporal._blobs import AttachmentStore, session_of
+
+    wanted, other = _images(2, seed=64)
+    _run(AttachmentStore(store_arg).put("wf-1", [wanted, other], "the prompt"))
+    store = open_store(store_arg)
+    assert store.attachment_data(session_of("wf-1"), [wanted.sha256, "0" * 64]) == {  # type: ignore[attr-defined]
+        wanted.sha256: wanted.data}
+    reads: list[set[str]] = []
+    by_hash = store.attachment_data  # type: ignore[attr-defined]
+
+    def messages(session_id: str) -> Any:
+        raise AssertionError("the whole session was read")
+
+    def attachment_data(session_id: str, shas: Any) -> dict[str, bytes]:
+        reads.append(set(shas))
+        return dict(by_hash(session_id, shas))
+
+    worker = AttachmentStore(store)  # a fresh cache: the bytes come from the store
+    store.get, store.attachment_data = messages, attachment_data  # type: ignore[method-assign,attr-defined]
+    got = _run(worker.get("wf-1", [wanted.sha256]))
+    assert got == {wanted.sha256: wanted.data} and reads == [{wanted.sha256}]

@@ -69,6 +69,8 @@ class GrammarBuilder:
     caps: Caps = field(default_factory=Caps)
     rules: dict[str, str] = field(default_factory=dict)
     _defs: Mapping[str, Any] = field(default_factory=dict)
+    _scope: int = 0
+    _def_rules: dict[tuple[int, str], str] = field(default_factory=dict)
 
     def add(self, hint: str, body: str) -> str:
         """Add a rule (named after ``hint``, made unique) and return its name."""
@@ -81,9 +83,10 @@ class GrammarBuilder:
         return name
 
     def add_defs(self, defs: Mapping[str, Any] | None) -> None:
-        """Make a schema's ``$defs`` available to the ``$ref`` s of the values built next."""
-        if defs:
-            self._defs = {**self._defs, **defs}
+        """Make a schema's ``$defs`` the ones the ``$ref`` s of the values built next point at
+        (replacing the previous schema's: two tools' ``Item`` are two definitions)."""
+        self._defs = dict(defs or {})
+        self._scope += 1
 
     def grammar(self, root: str) -> str:
         """The rules as GBNF text, with ``root`` as the start rule."""
@@ -193,9 +196,10 @@ class GrammarBuilder:
 
     def _ref(self, ref: str) -> str:
         name = ref.rsplit("/", 1)[-1]
-        rule = f"def-{_RULE_NAME.sub('-', name).lower()}"
-        if rule not in self.rules:
-            self.rules[rule] = '"null"'  # placeholder: allows recursive definitions
+        rule = self._def_rules.get((self._scope, name))
+        if rule is None:
+            rule = self.add(f"def-{name}", '"null"')  # placeholder: allows recursion
+            self._def_rules[(self._scope, name)] = rule
             self.rules[rule] = self.value(self._defs.get(name, {}), rule)
         return rule
 

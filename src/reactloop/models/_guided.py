@@ -75,11 +75,14 @@ def guidance_for(level: str) -> Any:
 
 def apply_guidance(model: Any, level: str) -> Any:
     """``model`` (as :func:`~reactloop.models._resolve.resolve_model` built it) steered as
-    ``level`` says (``--guidance``, a model's ``guidance`` config entry)."""
+    ``level`` says (``--guidance``, a model's ``guidance`` config entry). ``"off"`` (the
+    default) leaves a model that takes no guidance as it is."""
+    guidance = guidance_for(level)
     if not hasattr(model, "guidance") or getattr(model, "base_url", "") is None:
+        if guidance is None:
+            return model
         raise UserError("--guidance applies to the embedded model and to OpenAI-compatible "
                         "servers: use -m local, -m ollama:NAME or -m openai:NAME --base-url URL")
-    guidance = guidance_for(level)
     if guidance is None and hasattr(model, "answer_tokens"):
         # the embedded model's replies are always grammar-constrained: off means the caps
         guidance = guidance_for("caps")
@@ -167,12 +170,34 @@ def reply_schema(plan: Any, caps: Caps) -> dict[str, Any]:
 def _arguments(spec: ToolSpec, candidates: Candidates | None, caps: Caps,
                defs: dict[str, Any]) -> dict[str, Any]:
     params = dict(spec.parameters) or {"type": "object"}
-    # $ref points at the document's root: every tool's $defs move there
-    defs.update({k: _capped(v, None, caps) for k, v in (params.pop("$defs", None) or {}).items()})
+    # $ref points at the document's root: every tool's $defs move there, under names of its
+    # own (two tools' pydantic models both named Item must not share one definition)
+    own = params.pop("$defs", None) or {}
+    renamed = {k: f"{spec.name}__{k}" for k in own}
+    params = dict(_renamed_refs(params, renamed))
+    defs.update({renamed[k]: _capped(_renamed_refs(v, renamed), None, caps)
+                 for k, v in own.items()})
     props: Mapping[str, Any] = params.get("properties") or {}
     if props:
         params["properties"] = {k: _capped(v, candidates, caps) for k, v in props.items()}
     return params
+
+
+_VALUES = ("const", "enum", "default", "examples")  # JSON values, not schemas
+
+
+def _renamed_refs(schema: Any, renamed: Mapping[str, str]) -> Any:
+    """``schema`` with its ``#/$defs/NAME`` references pointing at ``renamed[NAME]``."""
+    if isinstance(schema, list):
+        return [_renamed_refs(s, renamed) for s in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {k: v if k in _VALUES else _renamed_refs(v, renamed) for k, v in schema.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref[len("#/$defs/"):]
+        out["$ref"] = "#/$defs/" + renamed.get(name, name)
+    return out
 
 
 def _capped(schema: Any, candidates: Candidates | None, caps: Caps) -> Any:

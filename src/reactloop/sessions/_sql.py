@@ -1,6 +1,7 @@
 """What the SQL stores (SQLite, PostgreSQL) share, written once: the listing (``info``,
-``list``) and the CLI's run log (``log_run``, ``runs``); the one-shot writes (``append``,
-``replace``) come from ``_store.StoreBase``, which the memory store shares.
+``list``), a read of attachment bytes by hash (``attachment_data``) and the CLI's run log
+(``log_run``, ``runs``); the one-shot writes (``append``, ``replace``) come from
+``_store.StoreBase``, which the memory store shares.
 
 The statements are the same in both databases but for two things each store names: the prefix
 of its tables (``""`` or ``"reactloop_"``) and its parameter mark (``?`` or ``%s``). Each store
@@ -18,7 +19,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from reactloop.errors import UserError
@@ -78,6 +79,19 @@ class SQLStore(StoreBase):
             " (SELECT count(*) FROM {t}messages m WHERE m.session_id = s.id)"
             f" FROM {{t}}sessions s {where} ORDER BY s.updated DESC, s.id"), params)
         return [SessionInfo(r[0], r[1], r[2], r[4], r[3]) for r in rows]
+
+    def attachment_data(self, session_id: str, shas: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of the session's attachments with these sha256 hashes (those it holds),
+        read alone: not the messages, nor the session's other attachments. Not part of the
+        :class:`~reactloop.sessions.SessionStore` protocol."""
+        wanted = sorted(set(shas))
+        if not wanted or not valid_id(session_id):
+            return {}
+        marks = ", ".join([self._mark] * len(wanted))
+        rows = self._rows("read", self._sql(
+            "SELECT sha256, data FROM {t}attachments WHERE session_id = {p}")
+            + f" AND sha256 IN ({marks})", (session_id, *wanted))
+        return {r[0]: bytes(r[1]) for r in rows}
 
     # -- the CLI's run log (reactloop logs; not part of the SessionStore protocol) -----------
     def log_run(self, run_id: str, session_id: str | None, record: Mapping[str, Any]) -> None:

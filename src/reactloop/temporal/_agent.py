@@ -170,8 +170,10 @@ class TemporalAgent:
         Args:
             prompt: the user's message: a string, or a list of strings and attachments
                 (``["What is in this picture?", Image.from_path("shot.png")]``). The bytes of
-                the attachments go to the attachment store (:attr:`store`) first; the
-                workflow gets references. A part the model cannot take is refused here.
+                the attachments go to the attachment store (:attr:`store`) first, and are
+                taken back if the workflow does not start (the id is taken, the server
+                refuses); the workflow gets references. A part the model cannot take is
+                refused here.
             client: a ``temporalio.client.Client``, or an address ``HOST:PORT``.
             task_queue: the task queue the agent's workers poll.
             id: the workflow id (default: ``<agent>-<random>``).
@@ -196,16 +198,23 @@ class TemporalAgent:
         if json_size(arg) > self.max_payload_bytes:
             raise UserError(f"the prompt is over Temporal's payload limit of "
                             f"{self.max_payload_bytes:,} bytes")
-        await self._blobs.put(wf_id, parts, "the prompt")
+        # stored first (a worker may need them at once), taken back if no workflow of ours
+        # starts: the session is the existing conversation's, or nobody's
+        note = await self._blobs.put(wf_id, parts, "the prompt")
         try:
             await client.start_workflow(
                 self.names.workflow, arg, id=wf_id,
                 task_queue=task_queue, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL)
         except WorkflowAlreadyStartedError:
+            await self._blobs.take_back(wf_id, note)  # attach() stores what it sends
             handle = RunHandle(client, wf_id, turn=0, seq=None, blobs=self._blobs)
             await handle.attach(prompt)
             return handle
+        except Exception:
+            if note is not None and not await _exists(client, wf_id):
+                await self._blobs.take_back(wf_id, note)
+            raise
         return RunHandle(client, wf_id, turn=1, seq=0, blobs=self._blobs)
 
     async def run(self, prompt: Prompt, *, client: Client | str, task_queue: str,
@@ -243,6 +252,20 @@ class TemporalAgent:
 
     def __repr__(self) -> str:
         return f"TemporalAgent({self.agent!r}, name={self.names.workflow!r})"
+
+
+async def _exists(client: Client, workflow_id: str) -> bool:
+    """Whether the workflow exists; True when the server cannot say (a start that failed on
+    the way back may have started it: its attachments must stay)."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as exc:
+        return exc.status is not RPCStatusCode.NOT_FOUND
+    except Exception:
+        return True
+    return True
 
 
 def _later_tools(agent: Agent) -> list[Tool]:

@@ -12,8 +12,11 @@ The attachment store is a session store (:class:`~reactloop.sessions.SessionStor
 file by default, or a ``postgresql://`` URL for workers on other machines), configured with
 ``TemporalAgent(store=...)`` (``reactloop worker --store``, ``reactloop run --temporal
 --store``). A workflow's attachments are the session ``temporal:<workflow id>`` of that store,
-each stored once by content hash in its ``attachments`` table (migration 3); deleting that
-session (``store.delete(...)``, ``reactloop sessions``) drops them.
+each stored once by content hash in its ``attachments`` table (migration 3), with a note (a
+message of that session) per write naming them; deleting that session (``store.delete(...)``,
+``reactloop sessions``) drops them. A start that fails (the id is another conversation's, the
+server refuses) takes its note back, and with it the bytes no other note mentions. A SQL store
+is read by hash (``attachment_data``): a worker loads only the attachments it lacks.
 """
 
 from __future__ import annotations
@@ -21,14 +24,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from reactloop.attachments import Attachment
 from reactloop.errors import SessionBusy, UserError
 from reactloop.messages import Message
-from reactloop.sessions._store import SessionStore
+from reactloop.sessions._store import SessionStore, SessionWriter
 
 __all__ = ["AttachmentStore", "session_of"]
 
@@ -73,27 +77,54 @@ class AttachmentStore:
         return repr(self._store) if self._store is not None else repr(self.spec)
 
     # -- writing -------------------------------------------------------------------------------
-    async def put(self, workflow_id: str, parts: Sequence[Attachment], what: str) -> None:
-        """Store the bytes of ``parts`` (those that have some) for ``workflow_id``."""
+    async def put(self, workflow_id: str, parts: Sequence[Attachment], what: str
+                  ) -> str | None:
+        """Store the bytes of ``parts`` (those that have some) for ``workflow_id``, with a note
+        (a message of the session) mentioning them. Returns the note's id, for
+        :meth:`take_back` (``None``: nothing to store)."""
         held = tuple(a for a in parts if a.data is not None)
-        if held:
-            await asyncio.to_thread(self._put, workflow_id, held, what)
-            for a in held:
-                self._keep((session_of(workflow_id), a.sha256), a.data or b"")
-
-    def _put(self, workflow_id: str, parts: tuple[Attachment, ...], what: str) -> None:
-        sid = session_of(workflow_id)
+        if not held:
+            return None
+        note_id = uuid.uuid4().hex
         note = Message("user", f"attachments of Temporal workflow {workflow_id}: {what}",
-                       attachments=parts, metadata={"temporal_workflow": workflow_id})
+                       attachments=held,
+                       metadata={"temporal_workflow": workflow_id, "temporal_note": note_id})
+        # the bytes once per hash, with this note
+        await asyncio.to_thread(self._locked, workflow_id, lambda w: w.append([note]))
+        for a in held:
+            self._keep((session_of(workflow_id), a.sha256), a.data or b"")
+        return note_id
+
+    async def take_back(self, workflow_id: str, note_id: str | None) -> None:
+        """Undo :meth:`put` ``note_id``: its note goes, and the bytes no other note of the
+        workflow's session mentions (another starter's, the workflow's own, stored before or
+        since, keep theirs)."""
+        if note_id is None:
+            return
+
+        def drop(w: SessionWriter) -> None:
+            kept = [m for m in w.get() if m.metadata.get("temporal_note") != note_id]
+            w.replace(kept)  # a replaced history drops the bytes no message mentions
+
+        await asyncio.to_thread(self._locked, workflow_id, drop)
+        sid = session_of(workflow_id)
+        for key in [k for k in self._cache if k[0] == sid]:
+            self._cached -= len(self._cache.pop(key))
+
+    def _locked(self, workflow_id: str, write: Callable[[SessionWriter], None]) -> None:
+        """``write`` as the only writer of the workflow's session."""
+        sid = session_of(workflow_id)
         deadline = time.monotonic() + _BUSY_SECONDS
         while True:
             try:
-                self.store.append(sid, [note])  # the bytes once per hash, with this note
+                w = self.store.writer(sid)
                 break
             except SessionBusy:  # another activity of the run writes right now
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
+        with w:
+            write(w)
 
     # -- reading -------------------------------------------------------------------------------
     async def resolve(self, workflow_id: str, messages: Sequence[Message]) -> tuple[Message, ...]:
@@ -113,7 +144,7 @@ class AttachmentStore:
         out = {sha: data for sha in shas if (data := self._hit((sid, sha))) is not None}
         missing = set(shas) - set(out)
         if missing:
-            found = await asyncio.to_thread(self._read, sid)
+            found = await asyncio.to_thread(self._read, sid, missing)
             for sha in missing:
                 if sha not in found:
                     raise UserError(
@@ -125,9 +156,14 @@ class AttachmentStore:
                 self._keep((sid, sha), found[sha])
         return out
 
-    def _read(self, sid: str) -> dict[str, bytes]:
+    def _read(self, sid: str, shas: set[str]) -> dict[str, bytes]:
+        """The bytes of ``shas`` the store holds for ``sid``: only those, from a SQL store
+        (another store: read from the session's messages)."""
+        by_hash = getattr(self.store, "attachment_data", None)
+        if by_hash is not None:
+            return dict(by_hash(sid, shas))
         return {a.sha256: a.data for m in self.store.get(sid) for a in m.attachments
-                if a.data is not None}
+                if a.data is not None and a.sha256 in shas}
 
     def _hit(self, key: tuple[str, str]) -> bytes | None:
         data = self._cache.get(key)
