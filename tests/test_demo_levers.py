@@ -67,6 +67,15 @@ def test_a_result_leads_on_to_the_tool_its_description_names() -> None:
     assert _calls(off.grammar) == [] and "answer ::=" in (off.grammar or "")
 
 
+def test_the_next_step_copies_its_ids_from_the_result_before_it() -> None:
+    found = json.dumps(AIRPORT["search_pois"].fn("coffee"))
+    assert len(found) > 120  # too long for its spans to be copied, but not its numbers
+    plan = plan_reply(_after("Where can I get a coffee?", "search_pois", {"term": "coffee"},
+                             found), Guidance())
+    args = re.search(r"^args-show-poi ::= (.*)$", plan.grammar or "", re.M)
+    assert args is not None and '("126" | "131")' in args.group(1)  # the ids found, no others
+
+
 def test_a_tool_is_not_offered_again_as_the_next_step_of_the_same_turn() -> None:
     shown = json.dumps({"id": 111, "name": "Gate 12"})
     first = Message.assistant(None, [ToolCall("search_pois", {"term": "gate B12"}, "c1")])

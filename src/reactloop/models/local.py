@@ -381,7 +381,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     candidates = None
     if g.copy_arguments and turn.question:
-        found = conversation_values(turn)
+        found = conversation_values(turn, result_numbers=nxt is not None)
         # a retry after a failure may also copy the tool's own examples (and the error's)
         candidates = {t.name: _merged(found, schema_values(t)) if turn.failed else found
                       for t in callable_}
@@ -488,10 +488,11 @@ def failure_prefix(turn: Turn) -> str:
     return text.replace('"', "'").replace("\\", "/") + ". "
 
 
-def conversation_values(turn: Turn) -> Candidates:
+def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidates:
     """Numbers, and word spans, of the question, of the short results since and of the
     latest error: the values arguments are restricted to (an error such as "use an IANA name
-    like 'Europe/Paris'" offers its fix). A question over 40 words is material rather than a
+    like 'Europe/Paris'" offers its fix). With ``result_numbers``, also the numbers of the
+    last result, long or not (the ids a next step acts on). A question over 40 words is material rather than a
     request for a value, so string arguments then stay free."""
     question = turn.question or ""
     texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
@@ -500,7 +501,9 @@ def conversation_values(turn: Turn) -> Candidates:
     if errors:
         texts.append(_REPEAT_NOTE.sub("", errors[-1]))
     numbers: dict[str, None] = {}
-    for text in texts:
+    # a next step (follow_up) takes its ids from the result before it, however long
+    last = [turn.succeeded[-1].content] if result_numbers and turn.succeeded else []
+    for text in texts + last:
         for raw in _NUMBER.findall(text):
             value = float(raw.replace(",", ""))
             numbers[json.dumps(int(value) if value.is_integer() else value)] = None
