@@ -88,7 +88,7 @@ def test_the_airport_demo_on_the_real_embedded_model(browser, served) -> None:
         answer = page.locator(".messages .msg.assistant:not(.interim) .bubble")
         expect(answer.last).to_contain_text("Terminal B")
 
-        ask(page, "Directions from gate B12 to the coffee bar, please.")
+        ask(page, "Directions from gate B12 to the coffee bar on the map, please.")
         turn = page.locator(".trace .turn").nth(1)
         expect(turn).to_have_attribute("data-state", "completed", timeout=MODEL_TURN_MS)
         expect(turn.locator('.row.call[data-tool="show_directions"]').last).to_have_attribute(

@@ -104,8 +104,8 @@ def test_a_long_result_with_a_headline_starts_the_answer_with_it() -> None:
 
 # -- tools whose names mean the same --------------------------------------------------------
 def test_tools_named_alike_are_not_offered_together() -> None:
-    plan = plan_reply(_request(Message.user("Directions from gate B12 to the coffee bar")),
-                      Guidance())
+    asked = Message.user("Directions from gate B12 to the coffee bar on the map")
+    plan = plan_reply(_request(asked), Guidance())
     names = [t.name for t in plan.listed]
     assert "show_directions" in names and "get_directions" not in names
 
@@ -131,8 +131,9 @@ def test_airport_finds_gates_by_their_code_and_routes_by_name() -> None:
     assert f"{route['distance_m']} m" in route["headline"]
     assert ctx.events[-1][1]["waypoints"] == [111, 126]
     # a whole trip in one argument is split into start and destination
-    trip = AIRPORT["show_directions"].fn(start="B12 to the coffee bar",
-                                         destination="B12 to the coffee bar", ctx=Ctx())
+    trip = AIRPORT["show_directions"].fn(start="B12 to the coffee bar on the map",
+                                         destination="B12 to the coffee bar on the map",
+                                         ctx=Ctx())
     assert (trip["from"], trip["to"]) == ("Gate 12", "Plaza Coffee Bar")
     assert AIRPORT["show_directions"].fn(start=111, destination=126, ctx=Ctx())[
         "distance_m"] == route["distance_m"]

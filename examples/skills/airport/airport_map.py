@@ -49,6 +49,8 @@ class AirportMap:
             self.graph[_poi_node(p["id"])] = {}
             self._link(_poi_node(p["id"]), p["node"], float(p["offset_m"]))
         self.buildings = sorted({p["building"] for p in self.pois.values()})
+        self._words = {_stem(w) for p in self.pois.values()
+                       for w in re.findall(r"[\w-]+", _haystack(p))}
         self.categories = sorted({p["category"] for p in self.pois.values()})
 
     def _link(self, a: str, b: str, meters: float) -> None:
@@ -103,8 +105,8 @@ class AirportMap:
                 ids.append(self.poi(int(place))["id"])
                 continue
             words = [w for w in re.findall(r"[\w-]+", str(place).lower()) if w not in _FILLER]
-            # words no point knows ("directions", "please") say nothing about the place
-            words = [w for w in words if any(_stem(w) in _haystack(p) for p in self.pois.values())]
+            # words no point knows ("directions", "on the map") say nothing about the place
+            words = [w for w in words if _stem(w) in self._words]
             near = ids[-1] if ids else None
             hits = self.search(" ".join(words), near=near, limit=1) if words else []
             if not hits:
@@ -184,8 +186,9 @@ class AirportMap:
         return dist, prev
 
 
-_FILLER = frozenset({"a", "an", "the", "my", "our", "to", "from", "at", "of", "nearest",
-                     "closest", "next", "way"})
+_FILLER = frozenset({"a", "an", "the", "my", "our", "to", "from", "at", "of", "on", "in",
+                     "for", "by", "near", "with", "and", "me", "please", "nearest", "closest",
+                     "next", "way"})
 
 
 def _poi_node(poi_id: int) -> str:

@@ -7,7 +7,9 @@ run's event stream (``ToolContext.emit``), which an app renders on its map.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from reactloop import ToolContext, ToolRetry, tool
 
@@ -55,7 +57,7 @@ def get_poi_details(poi_id: int) -> dict[str, Any]:
 
 @tool
 def get_directions(from_poi_id: int, to_poi_id: int) -> dict[str, Any]:
-    """The walk between two points, as text only: distance, minutes and steps.
+    """The walk between two points as text only: distance, minutes and each step of the way.
 
     Args:
         from_poi_id: where the walk starts.
@@ -83,20 +85,23 @@ def show_poi(poi_id: int, ctx: ToolContext) -> dict[str, Any]:
     return {"headline": _where(details), **details}
 
 
+Place = Annotated[str, BeforeValidator(str)]
+"""A place as text: its id ("111", or 111) or its name as the traveller says it ("gate B12")."""
+
+
 @tool
-def show_directions(start: int | str, destination: int | str, ctx: ToolContext,
-                    via: list[int | str] | None = None) -> dict[str, Any]:
-    """Directions: draw the walking route from one place to another on the user's map.
+def show_directions(start: Place, destination: Place, ctx: ToolContext,
+                    via: list[Place] | None = None) -> dict[str, Any]:
+    """Directions on the user's map: draw the walking route from one place to another.
 
     Args:
-        start: where the walk starts: an id from search_pois or a name as the traveller says
-            it (a gate, a cafe, a shop), e.g. 'Main Hall restrooms'.
-        destination: where it ends, the same way, e.g. 'pharmacy' (the nearest one to the
-            start is meant).
-        via: places to pass on the way, in order.
+        start: where the walk starts: an id from search_pois or the place's name as the
+            traveller says it.
+        destination: where it ends, the same way.
+        via: stops in between, in order.
     """
     desk = airport_map()
-    start, destination = _trip(start, destination)
+    start, destination = _trip(str(start), str(destination))
     try:
         ids = desk.resolve([start, *(via or ()), destination])
         route = desk.directions(ids)
@@ -107,11 +112,11 @@ def show_directions(start: int | str, destination: int | str, ctx: ToolContext,
     return {"headline": _route(route), **route}
 
 
-def _trip(start: int | str, destination: int | str) -> tuple[int | str, int | str]:
+def _trip(start: str, destination: str) -> tuple[str, str]:
     """A start or destination written as the whole trip ("gate 15 to the pharmacy") is split
     into both."""
     for value in (start, destination):
-        parts = re.split(r"\bto\b", value, maxsplit=1, flags=re.I) if isinstance(value, str) else []
+        parts = re.split(r"\bto\b", value, maxsplit=1, flags=re.I)
         if len(parts) == 2 and parts[0].strip() and parts[1].strip():
             head, tail = parts[0].strip(), parts[1].strip()
             if value == start:
