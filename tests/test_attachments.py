@@ -293,18 +293,6 @@ def test_traces_record_part_types_and_sizes_never_bytes() -> None:
     assert "iVBOR" not in json.dumps({k: str(v) for k, v in attrs.items()})
 
 
-def test_a_durable_run_refuses_attachments_in_one_clear_line() -> None:
-    pytest.importorskip("temporalio")
-    import asyncio
-
-    from reactloop.temporal import TemporalAgent
-
-    durable = TemporalAgent(Agent(model=ScriptedModel([]), name="pics"))
-    with pytest.raises(UserError, match="takes a text prompt: attachments"):
-        asyncio.run(durable.start(["Look", Image.from_bytes(png())], client="127.0.0.1:1",
-                                  task_queue="q"))
-
-
 def test_a_tools_picture_for_a_text_only_model_becomes_a_line_and_an_event() -> None:
     picture = Image.from_bytes(png(seed=2), name="plot.png")
 

@@ -68,7 +68,7 @@ def test_sessions_crud(client) -> None:
     assert listed[session_id]["messages"] == 0 and listed[session_id]["running"] is False
     assert client.get(f"/api/sessions/{session_id}").json() == {
         "id": session_id, "title": "", "messages": [], "plan": None, "running": False,
-        "pending_approvals": []}
+        "pending_approvals": [], "pending_elicitations": []}
 
     send(client, session_id, "hello crud")
     got = client.get(f"/api/sessions/{session_id}").json()

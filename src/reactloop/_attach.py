@@ -15,19 +15,29 @@ request goes out, :class:`Fitter` gives the model what it can take:
 
 Conversions are deterministic and cached by content hash, so the request prefix stays
 byte-stable from one iteration to the next.
+
+Where a runtime loads the bytes itself just before the model call (a Temporal workflow holds
+references only; its model activity reads the bytes from the attachment store), it sets
+:data:`resolve_later`: the :class:`Fitter` then passes bare references on unchanged (and tells
+the trace what will happen to them), and that runtime fits them once it has the bytes.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from reactloop.attachments import Attachment, Document, Image
 from reactloop.errors import UserError
 from reactloop.messages import Message
 
-__all__ = ["Fitter", "accepted", "check_accepts", "document_text"]
+__all__ = ["Fitter", "accepted", "check_accepts", "document_text", "resolve_later"]
+
+resolve_later: ContextVar[bool] = ContextVar("reactloop_resolve_later", default=False)
+"""True where the runtime loads attachment bytes itself before the model call (see the
+module docstring); a :class:`Fitter` made there passes bare references on."""
 
 _TEXT_CACHE: dict[str, str] = {}
 _TEXT_CACHE_SIZE = 256
@@ -123,6 +133,7 @@ class Fitter:
         self.emit = emit
         self._told: set[str] = set()
         self._done: dict[int, tuple[Message, Message]] = {}
+        self._later = resolve_later.get()
 
     def messages(self, messages: Sequence[Message]) -> tuple[Message, ...]:
         """``messages`` with every attachment the model cannot take converted or noted."""
@@ -143,6 +154,9 @@ class Fitter:
         for part in m.attachments:
             if part.media_type in self.accepts and part.available:
                 keep.append(part)
+            elif self._later and not part.available:  # fitted where its bytes are loaded
+                keep.append(part)
+                self._tell_later(part)
             elif isinstance(part, Document) and part.url is None:
                 texts.append(as_text_block(part, document_text(part)))
                 if part.media_type == "application/pdf":
@@ -156,6 +170,18 @@ class Fitter:
                          m.is_error, m.metadata, m.provider_details, tuple(keep))
         self._done[id(m)] = (m, fitted)
         return fitted
+
+    def _tell_later(self, part: Attachment) -> None:
+        """What the runtime that loads ``part``'s bytes will do with it, told now (as the
+        trace of a run that had the bytes says it)."""
+        if part.media_type in self.accepts:
+            return
+        if isinstance(part, Document):
+            if part.media_type == "application/pdf":
+                self._tell("attachment_as_text", part, "the model does not read PDFs: it is "
+                           "sent the text pypdf extracts")
+        else:
+            self._tell("attachment_omitted", part, "the model cannot take it")
 
     def _tell(self, name: str, part: Attachment, why: str) -> None:
         if part.sha256 not in self._told:

@@ -28,7 +28,7 @@ _AGENT_FLAGS = ("model", "base_url", "text_tools", "tool_choice", "max_iteration
                 "loop_control", "max_execution_time", "tool_timeout", "demo_tools",
                 "env_allow", "output_schema", "tool_selection", "fallback_models", "max_cost",
                 "max_requests", "max_tool_calls", "max_input_tokens", "max_output_tokens",
-                "max_total_tokens", "skill_selection")
+                "max_total_tokens", "skill_selection", "guidance")
 _SMOLLM = "SmolLM2-135M"
 NOTICE = ("note: the embedded model is SmolLM2-135M, a tiny offline demo that is often wrong. "
           "For real answers use -m openai:gpt-4o-mini, -m ollama:llama3.2 or "
@@ -88,6 +88,8 @@ def _apply_config(opts: dict[str, Any], config: Config) -> str:
                                                    else None)
     if per.get("text_tools") and not opts.get("text_tools"):
         opts["text_tools"] = True
+    if per.get("guidance") and not opts.get("guidance"):  # the model's profile
+        opts["guidance"] = per["guidance"]
     opts.setdefault("model_options", {k: per[k] for k in ("temperature", "max_tokens")
                                       if k in per})
     # each --fallback-model with its own base_url from the config ([models."NAME"])
@@ -219,6 +221,10 @@ def build_model(opts: dict[str, Any]) -> Any:
     except MissingAPIKey as exc:
         name = exc.env_vars[0]
         raise UserError(f"{exc}; or store it with: reactloop keys set {name}") from None
+    if opts.get("guidance"):
+        from reactloop.models._guided import apply_guidance
+
+        model = apply_guidance(model, opts["guidance"])
     if fallbacks:
         from reactloop import FallbackModel
 

@@ -69,6 +69,13 @@ def _as_int(text: str) -> int:
     return value
 
 
+def _as_guidance(text: str) -> str:
+    low = text.strip().lower()
+    if low not in ("full", "caps", "off"):
+        raise ValueError("must be full, caps or off")
+    return low
+
+
 TOP_KEYS: dict[str, tuple[Callable[[str], Any], str]] = {
     "model": (_as_str, "the default model for run and chat (e.g. openai:gpt-4o-mini)"),
     "base_url": (_as_str, "the server of the default model (e.g. an OpenAI-compatible one)"),
@@ -82,6 +89,8 @@ MODEL_KEYS: dict[str, tuple[Callable[[str], Any], str]] = {
     "max_tokens": (_as_int, "the most tokens one reply may use"),
     "base_url": (_as_str, "the server of this model (openai:<name> and ollama:<name>)"),
     "text_tools": (_as_bool, "use the text tool protocol (like --text-tools)"),
+    "guidance": (_as_guidance, "steer this model like the embedded one: full, caps or off "
+                               "(like --guidance)"),
 }
 KEY_PROVIDERS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
                  "gemini": "GEMINI_API_KEY"}
@@ -90,12 +99,9 @@ _VAR = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
 
 def config_dir() -> Path:
     """``REACTLOOP_CONFIG_DIR``, else the user's config directory for reactloop."""
-    override = os.environ.get("REACTLOOP_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
+    from reactloop._keys import config_dir as shared
 
-    return Path(platformdirs.user_config_dir("reactloop", appauthor=False))
+    return shared()
 
 
 @dataclass
@@ -233,17 +239,9 @@ def _toml_value(value: Any) -> str:
 
 def _write(path: Path, text: str, *, mode: int) -> None:
     """Write atomically; the file is created with ``mode`` (never readable by others first)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)  # the umask may have removed bits; never added any
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    from reactloop._keys import write_private
+
+    write_private(path, text, mode=mode)
 
 
 # -- keys ----------------------------------------------------------------------------------------

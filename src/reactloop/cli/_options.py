@@ -124,6 +124,12 @@ def agent_options(f: Any) -> Any:
         click.option("--skill-selection", is_flag=True, default=False,
                      help="Load the skill that fits a question best before the model acts "
                           "(the embedded model always does)."),
+        click.option("--guidance", type=click.Choice(["full", "caps", "off"]), default=None,
+                     help="Steer a small model as the embedded one is steered: full (ranked "
+                          "tool offer, skill loading, constrained calls and arguments), caps "
+                          "(size limits only) or off. For -m local (default: by model size) "
+                          "and OpenAI-compatible servers (default: off): llama.cpp's server "
+                          "gets a GBNF grammar, Ollama a JSON schema, per request."),
         click.option("--fallback-model", "fallback_models", multiple=True, metavar="MODEL",
                      help="A model that takes the request when the one before it fails "
                           "after its retries (5xx, 429, connection errors). Repeatable."),

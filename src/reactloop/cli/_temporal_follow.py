@@ -15,16 +15,20 @@ import click
 from reactloop.cli._approve import Policy
 from reactloop.cli._outcome import Outcome, judge
 from reactloop.cli._render import NORMAL, QUIET, Renderer
+from reactloop.cli._temporal_questions import EXIT_WAITING, Questions, Unanswered
 from reactloop.events import RunEndEvent
 from reactloop.result import RunResult, RunState
 
 __all__ = ["run_on_temporal"]
 
 
-def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_queue: str,
+def run_on_temporal(prompt: Any, agent_spec: str, *, address: str, task_queue: str,
                     run_id: str | None, verbosity: int, as_json: bool,
-                    command: str, policy: Policy = "never") -> NoReturn:
-    """Start (or attach to) the run, show it, and exit with the local run's code."""
+                    command: str, policy: Policy = "never", store: str | None = None) -> NoReturn:
+    """Start (or attach to) the run, show it, and exit with the local run's code.
+
+    ``prompt``: text, a list of text and attachments, or ``None`` (follow ``run_id``);
+    ``store``: the attachment store (``--store``), when not the agent's own."""
     from temporalio.service import RPCError
 
     from reactloop.cli._outcome import explain_error
@@ -32,6 +36,8 @@ def run_on_temporal(prompt: str | None, agent_spec: str, *, address: str, task_q
     from reactloop.errors import ReactloopError
 
     durable = load_durable(agent_spec)
+    if store:
+        durable.store = store
     try:
         code = asyncio.run(_follow(durable, prompt, address, task_queue, run_id,
                                    QUIET if as_json else verbosity, as_json, command, policy))
@@ -73,7 +79,7 @@ class _Renderer(Renderer):
         return outcome
 
 
-async def _follow(durable: Any, prompt: str | None, address: str, task_queue: str,
+async def _follow(durable: Any, prompt: Any, address: str, task_queue: str,
                   run_id: str | None, verbosity: int, as_json: bool, command: str,
                   policy: Policy) -> int:
     from reactloop.cli._console import consoles, consume
@@ -91,8 +97,15 @@ async def _follow(durable: Any, prompt: str | None, address: str, task_queue: st
                          model_spec=str(getattr(durable.agent.model, "name", "MODEL")))
     renderer.decide = f"{command} --id {shlex.quote(handle.id)}"
     renderer.again = f'{renderer.decide} "ANSWER"'
-    result, interrupted = await consume(_ended(handle) if as_json else _events(handle),
-                                        renderer.handle)
+    questions = _questions(handle, renderer, command)
+    try:
+        result, interrupted = await consume(
+            _ended(handle, questions) if as_json else _events(handle, questions),
+            renderer.handle)
+    except Unanswered as exc:  # an MCP server's question, and no terminal to ask it on
+        renderer.stop()
+        err.print(f"reactloop: {exc}", markup=False, highlight=False)
+        return EXIT_WAITING
     renderer.stop()
     if not interrupted and result is None:  # its events were no longer kept: the result is
         result = await handle.result()
@@ -146,12 +159,25 @@ class _Workflow:
         return out if out is not None else await self.handle.result()
 
 
-async def _events(handle: Any) -> AsyncIterator[Any]:
+def _questions(handle: Any, renderer: _Renderer, command: str) -> Questions:
+    from reactloop.cli._console import say
+
+    return Questions(handle, terminal=sys.stdin is not None and sys.stdin.isatty(),
+                     say=say(renderer.err), before_asking=renderer.stop, command=command)
+
+
+async def _events(handle: Any, questions: Questions | None = None) -> AsyncIterator[Any]:
     async for _, event in handle.events():
         yield event
+        if questions is not None:  # an MCP server's question waits in the workflow
+            await questions.seen(event)
 
 
-async def _ended(handle: Any) -> AsyncIterator[Any]:
-    """``--json``: the turn's result alone, as its ``run_end`` event."""
+async def _ended(handle: Any, questions: Questions | None = None) -> AsyncIterator[Any]:
+    """``--json``: the turn's result alone, as its ``run_end`` event (MCP servers' questions
+    asked meanwhile, as without ``--json``)."""
+    if questions is not None:
+        async for _, event in handle.events():
+            await questions.seen(event)
     result = await handle.result()
     yield RunEndEvent(result.run_id, result)

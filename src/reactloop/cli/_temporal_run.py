@@ -8,7 +8,9 @@ run's renderer (the answer on stdout, the trace and summary on stderr), and exit
 local run's codes. Ctrl-C stops following; the run goes on in its workflow. Tool calls that
 wait for approval are decided as on a local run (asked on a terminal, ``--approve-all`` /
 ``--deny-all``); undecided, they wait in the workflow (exit 7) for ``--id ID --approve-all``
-(or a terminal) later, from any machine.
+(or a terminal) later, from any machine. ``--attach FILE`` sends files with the task: their
+bytes go to the attachment store (``--store PATH|URL``, the one the workers use; default: the
+default SQLite file), the workflow carries references.
 
 This module is imported with the CLI (the options of ``run``): the rest, which needs rich and
 the Temporal SDK, is in :mod:`reactloop.cli._temporal_follow`.
@@ -26,7 +28,7 @@ from click.core import ParameterSource
 __all__ = ["run_on_temporal_if_asked", "temporal_options"]
 
 _APPLY = frozenset({"task", "agent_spec", "as_json", "verbose", "quiet", "temporal",
-                    "task_queue", "run_id", "approve_all", "deny_all"})
+                    "task_queue", "run_id", "approve_all", "deny_all", "attach", "store_path"})
 """The options of ``run`` that apply to a run on Temporal (the agent is the workers')."""
 
 
@@ -72,6 +74,7 @@ def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[st
         raise click.UsageError("--temporal needs --agent MODULE:ATTR and --task-queue QUEUE "
                                "(the workers')")
     from reactloop.cli._approve import policy_of
+    from reactloop.cli._attach import load_attachments
     from reactloop.cli._console import read_prompt, verbosity_of
     from reactloop.cli._render import NORMAL
     from reactloop.cli._temporal_follow import run_on_temporal
@@ -84,12 +87,19 @@ def run_on_temporal_if_asked(ctx: click.Context, task: str | None, opts: dict[st
     # tool calls waiting for approval: asked about on a terminal, as a local run does
     policy = policy_of(bool(opts.get("approve_all")), bool(opts.get("deny_all")),
                        can_ask=sys.stdin is not None and sys.stdin.isatty())
+    # --attach: the files' bytes go to the attachment store (--store), the workflow gets
+    # references (see reactloop.temporal._blobs)
+    attach = tuple(opts.get("attach") or ())
+    parts = load_attachments(attach) if attach else ()
     # with --id and no TASK: follow the conversation's current turn
-    prompt = None if task is None and run_id else read_prompt(task)
+    prompt: Any = None if task is None and run_id and not parts else read_prompt(
+        task, optional=bool(parts), stdin_taken="-" in attach)
+    if parts:
+        prompt = [*([prompt] if prompt else []), *parts]
     run_on_temporal(prompt, opts["agent_spec"], address=address_of(temporal),
                     task_queue=queue, run_id=run_id, verbosity=verbosity,
                     as_json=bool(opts.get("as_json")), command=_command(temporal, opts, queue),
-                    policy=policy)
+                    policy=policy, store=opts.get("store_path"))
 
 
 def _command(temporal: str, opts: dict[str, Any], queue: str) -> str:

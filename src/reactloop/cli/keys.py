@@ -1,5 +1,7 @@
 """``reactloop keys``: API keys stored in a file only the user can read (see
-:mod:`reactloop.cli._config_files`); environment variables still win."""
+:mod:`reactloop.cli._config_files`); environment variables still win. The OAuth logins of MCP
+servers (``reactloop mcp login``, :mod:`reactloop.mcp._oauth`) are listed and deleted here
+too, as ``mcp:NAME``; their tokens are never shown."""
 
 from __future__ import annotations
 
@@ -54,15 +56,46 @@ def keys_list() -> None:
     for var in sorted(load_keys()):
         note = " (the environment variable is set and wins)" if os.environ.get(var) else ""
         click.echo(f"{var}{note}")
+    from reactloop.mcp._oauth import stored_logins
+
+    for login in stored_logins():
+        click.echo(f"mcp:{login['name']}  {login['url']}  (OAuth: {_login_state(login)})")
+
+
+def _login_state(login: dict[str, object]) -> str:
+    """What is stored for one MCP login, without any value."""
+    import time
+
+    if not login["tokens"]:
+        return "client registered, not logged in"
+    expires = login["expires_at"]
+    if not isinstance(expires, (int, float)):
+        state = "access token"
+    elif expires > time.time():
+        state = f"access token valid for {max(1, round((expires - time.time()) / 60))} min"
+    else:
+        state = "access token expired"
+    return state + (", refresh token" if login["refreshable"] else ", no refresh token")
 
 
 @keys_group.command("delete")
 @click.argument("name")
 def keys_delete(name: str) -> None:
-    """Remove a stored key."""
+    """Remove a stored key (mcp:NAME or mcp:URL: an MCP server's OAuth login)."""
     from reactloop.cli._config_files import key_variable, load_keys, save_keys
     from reactloop.errors import UserError
 
+    if name.startswith("mcp:"):
+        from reactloop.mcp._oauth import delete_logins
+
+        try:
+            gone = delete_logins(name.removeprefix("mcp:"))
+        except UserError as exc:
+            fail(str(exc))
+        if not gone:
+            fail(f"no stored MCP login {name} (reactloop keys list shows them)")
+        click.echo(f"removed the OAuth login of {', '.join(gone)}", err=True)
+        return
     try:
         var = key_variable(name)
         keys = load_keys()

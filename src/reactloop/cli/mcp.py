@@ -1,4 +1,5 @@
-"""``reactloop mcp``: list the tools of configured MCP servers; serve reactloop tools over MCP.
+"""``reactloop mcp``: list the tools of configured MCP servers, log in to OAuth servers; serve
+reactloop tools over MCP.
 
 Importing this module stays cheap: the MCP SDK is imported only when a command runs.
 """
@@ -134,6 +135,73 @@ def _access(tool: Any) -> str:
 def _first_paragraph(text: str, limit: int = 300) -> str:
     first = text.strip().split("\n\n", 1)[0].replace("\n", " ")
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+@mcp_group.command("login")
+@click.argument("target", metavar="NAME|URL")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="The mcpServers JSON file that names the server (NAME); without it, "
+              "TARGET is the server's URL.")
+@click.option("--sse", is_flag=True, help="With a URL: the server speaks the older HTTP+SSE "
+              "transport.")
+@click.option("--port", type=click.IntRange(1, 65535), default=None,
+              help="The loopback port of the redirect (default: the registered one, else any "
+              "free port).")
+@click.option("--no-browser", is_flag=True, help="Only print the URL; do not open a browser.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds to wait for the redirect.")
+def login_command(target: str, config_file: str | None, sse: bool, port: int | None,
+                  no_browser: bool, timeout: float) -> None:
+    """Log in to an OAuth MCP server ahead of a run and store its tokens.
+
+    Prints the authorization URL (and opens a browser when one is available), listens on a
+    loopback port for the redirect, and stores the tokens beside `reactloop keys` (never
+    printed; `reactloop keys list` names them, `reactloop keys delete mcp:NAME` removes them).
+    Runs then use the tokens and refresh them when they expire.
+    """
+    from reactloop.cli._console import fail
+    from reactloop.errors import ReactloopError
+
+    try:
+        server = _login_server(target, config_file, sse, port)
+        count = asyncio.run(server.login(open_browser=not no_browser, within=timeout))
+    except ReactloopError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("login cancelled", 130)
+    from reactloop.mcp._oauth import tokens_path
+
+    click.echo(f"logged in to MCP server {server.name!r} ({count} tools); tokens stored in "
+               f"{tokens_path()}", err=True)
+
+
+def _login_server(target: str, config_file: str | None, sse: bool, port: int | None) -> Any:
+    """The server to log in to: NAME in the config file, or a URL (OAuth on)."""
+    from dataclasses import replace
+
+    from reactloop.errors import UserError
+    from reactloop.mcp import MCPServer, load_mcp_config
+    from reactloop.mcp._errors import require_sdk
+
+    require_sdk()
+    if config_file is None:
+        if not target.startswith(("http://", "https://")):
+            raise UserError(f"{target!r} is not a URL: give the server's URL, or its name "
+                            "with --config FILE")
+        server = (MCPServer.sse if sse else MCPServer.http)(target, oauth=True)
+    else:
+        by_name = {s.name: s for s in load_mcp_config(config_file)}
+        if target not in by_name:
+            known = ", ".join(sorted(by_name)) or "none"
+            raise UserError(f"no MCP server named {target!r} in {config_file}; the servers: "
+                            f"{known}")
+        server = by_name[target]
+        if server.oauth is None:
+            raise UserError(f"MCP server {target!r} in {config_file} does not use OAuth: add "
+                            '"oauth": true to its entry')
+    if port is not None and server.oauth is not None:
+        server.oauth = replace(server.oauth, callback_port=port)
+    return server
 
 
 @mcp_group.command("serve")

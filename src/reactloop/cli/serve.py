@@ -35,13 +35,17 @@ __all__ = ["serve_command"]
 @click.option("--a2a/--no-a2a", "a2a", default=None,
               help="Answer the A2A protocol (agent card at /.well-known/agent-card.json, "
                    "JSON-RPC at /api/a2a). Default: when the a2a extra is installed.")
+@click.option("--elicitation-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=600.0, show_default=True, metavar="SECONDS",
+              help="How long an MCP server's question (elicitation) waits for a client's "
+                   "answer before it is answered 'cancel'.")
 @click.option("--debug", is_flag=True,
               help="Send tools' tracebacks to clients also with --token (they show the "
                    "server's files; without a token, on loopback, they are always sent).")
 def serve_command(agent_spec: str | None, host: str, port: int,
                   store_path: str | None, token: str | None, allowed_hosts: tuple[str, ...],
                   allowed_origins: tuple[str, ...], debug: bool, a2a: bool | None,
-                  **opts: Any) -> None:
+                  elicitation_timeout: float, **opts: Any) -> None:
     """Serve the agent over HTTP: sessions API, AG-UI, A2A, and the dev UI at the printed URL."""
     from reactloop.serve import create_app
     from reactloop.serve._security import check_bind
@@ -50,7 +54,8 @@ def serve_command(agent_spec: str | None, host: str, port: int,
     check_bind(host, token)  # before the agent loads: fail fast
     agent = _agent(click.get_current_context(), agent_spec, opts)
     app = create_app(agent, store_path, token, host=host, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, debug=debug, a2a=a2a)
+                     allowed_origins=allowed_origins, debug=debug, a2a=a2a,
+                     elicitation_timeout=elicitation_timeout)
     from reactloop.cli._ids import store_label
     from reactloop.serve._uvicorn import run_server
     from reactloop.sessions import open_store

@@ -1,8 +1,9 @@
 """``reactloop worker``: host an agent's workflow and activities on Temporal.
 
-``reactloop worker --agent MODULE:ATTR --task-queue Q [--address HOST:PORT] [--namespace NS]``
-runs a worker until SIGTERM or SIGINT, which stop it taking work and let the activities in
-flight finish (``--drain-timeout``). ``run --temporal`` is in :mod:`reactloop.cli._temporal_run`.
+``reactloop worker --agent MODULE:ATTR --task-queue Q [--address HOST:PORT] [--namespace NS]
+[--store PATH|URL]`` runs a worker until SIGTERM or SIGINT, which stop it taking work and let
+the activities in flight finish (``--drain-timeout``); ``--store`` is where the bytes of the
+runs' attachments are. ``run --temporal`` is in :mod:`reactloop.cli._temporal_run`.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def load_durable(spec: str) -> Any:
               help="The Temporal server (default: $TEMPORAL_ADDRESS, else localhost:7233).")
 @click.option("--task-queue", required=True, metavar="QUEUE", help="The task queue to poll.")
 @click.option("--namespace", default="default", show_default=True)
+@click.option("--store", metavar="PATH|URL",
+              help="Where the bytes of attachments are (the one the runs' starters use): a "
+                   "SQLite file (default: the default session store) or a postgresql:// URL.")
 @click.option("--drain-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Seconds the activities in flight may take to finish after SIGTERM.")
 @click.option("--max-concurrent-activities", type=click.IntRange(min=1),
@@ -67,8 +71,8 @@ def load_durable(spec: str) -> Any:
               help="Seconds a workflow's next task waits for this worker (which caches the "
                    "workflow) before any worker takes it, e.g. after a crash (default 10).")
 def worker_command(agent_spec: str, address: str | None, task_queue: str, namespace: str,
-                   drain_timeout: float, max_concurrent_activities: int | None,
-                   sticky_timeout: float | None) -> None:
+                   store: str | None, drain_timeout: float,
+                   max_concurrent_activities: int | None, sticky_timeout: float | None) -> None:
     """Host an agent's workflow and activities on Temporal until SIGTERM."""
     from temporalio.service import RPCError
 
@@ -76,6 +80,8 @@ def worker_command(agent_spec: str, address: str | None, task_queue: str, namesp
 
     try:
         durable = load_durable(agent_spec)
+        if store:
+            durable.store = store
         options: dict[str, Any] = {"graceful_shutdown_timeout": timedelta(seconds=drain_timeout)}
         if max_concurrent_activities:
             options["max_concurrent_activities"] = max_concurrent_activities

@@ -25,7 +25,9 @@ roots=, resources=)``): sampling answered by the run's model (``mcp_sampling`` e
 ``reactloop.mcp.<server>`` loggers), tool-list changes (``mcp_tools_changed``), resources and
 prompts (two tools for the model; ``list_resources``, ``read_resource``,
 ``subscribe_resource`` → ``mcp_resource_updated``, ``list_prompts``, ``get_prompt`` on what
-``open()`` yields), roots; see :mod:`~reactloop.mcp._client_side`.
+``open()`` yields), roots; see :mod:`~reactloop.mcp._client_side`. OAuth for remote servers
+(``MCPServer.http(url, oauth=True)``, ``await server.login()``, ``reactloop mcp login``):
+:mod:`~reactloop.mcp._oauth`.
 """
 
 from reactloop.mcp._config import load_mcp_config

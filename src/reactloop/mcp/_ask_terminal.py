@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlparse
 
 from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer, Elicitor, FormField
 
@@ -45,6 +46,8 @@ async def _ask(request: Elicitation, prompt: Prompt, say: Callable[[str], None]
     say(f"MCP server {request.server!r} asks: {request.message}")
     if request.mode == "url":
         say(f"  open: {request.url}")
+        say(f"  (on the site {urlparse(request.url or '').hostname or '?'}; open it only if "
+            "you trust it, then answer)")
     choice = (await prompt("Answer? [Y]es, [n]o (decline), [c]ancel: ")).strip().lower()
     if choice in ("n", "no"):
         return ElicitationAnswer.decline()

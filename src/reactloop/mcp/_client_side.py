@@ -1,7 +1,11 @@
 """The client's side of one MCP connection: what reactloop answers and hears from a server.
 
 * ``sampling/createMessage`` → :mod:`reactloop.mcp._sampling` (the run's model);
-* ``elicitation/create`` → the server's elicitation handler (:mod:`reactloop.mcp._elicitation`);
+* ``elicitation/create`` → the server's elicitation handler (:mod:`reactloop.mcp._elicitation`),
+  form and URL mode; ``notifications/elicitation/complete`` → ``mcp_elicitation_complete``
+  events (``server``, ``elicitation_id``, ``url``); a tool call refused with ``-32042`` (URL
+  elicitation required) shows the URLs through the handler, waits (at most the server's
+  ``timeout``) for the completion of each and is sent once more (:meth:`ClientSide.url_required`);
 * ``roots/list`` → the server's roots (the workspace, when the CLI has one);
 * ``notifications/message`` (server logs) → the ``reactloop.mcp`` logger, as
   ``reactloop.mcp.<server>`` records at the matching level;
@@ -23,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from reactloop.mcp._elicitation import Elicitation, answer_of, default_elicitor
+from reactloop.errors import ToolRetry
+from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer, answer_of, default_elicitor
 from reactloop.mcp._sampling import answer_sampling, default_policy
 
 if TYPE_CHECKING:
@@ -64,6 +69,11 @@ class ClientSide:
         self.elicitation = server.elicitation or default_elicitor.get()
         """Who answers the server's questions (the server's handler, else the context's)."""
         self.model: Any = None  # the server's own sampling model, resolved on first use
+        self.urls: dict[str, str] = {}
+        """URL elicitations shown to the user, by id (their URL)."""
+        self.completed: set[str] = set()
+        """Ids of URL elicitations the server said are complete."""
+        self.completion = asyncio.Condition()
         self.root_list = [{"uri": Path(r).resolve().as_uri(), "name": Path(r).name or r}
                           for r in server.roots]
         """The roots as ``roots/list`` answers them (absolute ``file://`` URIs)."""
@@ -77,7 +87,10 @@ class ClientSide:
             logging.DEBUG) else "info"
         out: dict[str, Any] = {"logging_callback": self.on_log, "log_level": level,
                                "message_handler": self.on_message}
-        if self.policy == "allow" or (self.policy == "ask" and self.elicitation is not None):
+        # "ask" needs somebody to ask (a Temporal worker's stand-in handler asks nobody)
+        person = self.elicitation is not None and not getattr(self.elicitation, "asks_nobody",
+                                                              False)
+        if self.policy == "allow" or (self.policy == "ask" and person):
             out["sampling_callback"] = self.on_sampling
         if self.elicitation is not None:
             out["elicitation_callback"] = self.on_elicitation
@@ -134,25 +147,85 @@ class ClientSide:
         if handler is None:  # pragma: no cover - the capability is not announced then
             return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
         if isinstance(params, types.ElicitRequestURLParams):
-            request = Elicitation(self.server.name, params.message, mode="url", url=params.url)
+            request = self._url_request(params)
         else:
             request = Elicitation(self.server.name, params.message,
                                   dict(params.requested_schema or {}))
+        try:
+            answer = await self._ask(handler, request)
+        except Exception as exc:  # the server hears why; the tool call goes on
+            return types.ErrorData(code=types.INTERNAL_ERROR,
+                                   message=f"the elicitation handler failed: {exc}")
+        content = dict(answer.content or {}) if answer.action == "accept" else None
+        return types.ElicitResult(action=answer.action, content=content)
+
+    async def _ask(self, handler: Any, request: Elicitation) -> ElicitationAnswer:
+        """Ask the user (the call's timeout waits meanwhile); ``mcp_elicitation`` events."""
         self.asking += 1
         try:
             answer = await answer_of(handler, request)
-        except Exception as exc:  # the server hears why; the tool call goes on
+        except Exception as exc:
             self._emit("mcp_elicitation", {"server": self.server.name, "action": "error",
-                                           "message": params.message, "error": str(exc)})
-            return types.ErrorData(code=types.INTERNAL_ERROR,
-                                   message=f"the elicitation handler failed: {exc}")
+                                           "message": request.message, "error": str(exc)})
+            raise
         finally:
             self.asking -= 1
             self.answered = asyncio.get_running_loop().time()
         self._emit("mcp_elicitation", {"server": self.server.name, "action": answer.action,
-                                       "message": params.message})
-        content = dict(answer.content or {}) if answer.action == "accept" else None
-        return types.ElicitResult(action=answer.action, content=content)
+                                       "message": request.message})
+        return answer
+
+    def _url_request(self, params: types.ElicitRequestURLParams,
+                     tool: str | None = None) -> Elicitation:
+        if params.elicitation_id:
+            self.urls[params.elicitation_id] = params.url
+        return Elicitation(self.server.name, params.message, mode="url", url=params.url,
+                           tool=tool, elicitation_id=params.elicitation_id)
+
+    async def url_required(self, exc: BaseException, tool: str) -> bool:
+        """A call refused with ``-32042`` (URL elicitation required): each URL is shown to the
+        user through the elicitation handler; True (send the call again, once) when the user
+        accepted them all and the server said each is complete (right away when it gives no
+        ids). False when ``exc`` is another error.
+
+        Raises:
+            ToolRetry: nobody to ask, the user declined, or no completion within the server's
+                ``timeout``: a sentence for the model naming the URL.
+        """
+        from mcp.shared.exceptions import MCPError
+
+        if not isinstance(exc, MCPError) or exc.code != types.URL_ELICITATION_REQUIRED:
+            return False
+        data = exc.data if isinstance(exc.data, dict) else {}
+        steps = [types.ElicitRequestURLParams.model_validate(e)
+                 for e in data.get("elicitations") or ()]
+        name, urls = self.server.name, ", ".join(p.url for p in steps) or "?"
+        if self.elicitation is None or not steps:
+            raise ToolRetry(f"MCP server {name!r} needs the user to open {urls} before {tool!r} "
+                            "can run, and there is nobody to ask here")
+        for step in steps:
+            answer = await self._ask(self.elicitation, self._url_request(step, tool))
+            if answer.action != "accept":
+                raise ToolRetry(f"the user did not open {step.url} ({answer.action}); MCP "
+                                f"server {name!r} needs that before {tool!r} can run")
+        ids = {p.elicitation_id for p in steps if p.elicitation_id}
+        try:
+            async with asyncio.timeout(self.server.timeout), self.completion:
+                await self.completion.wait_for(lambda: ids <= self.completed)
+        except TimeoutError:
+            raise ToolRetry(f"MCP server {name!r} did not confirm the step at {urls} within "
+                            f"{self.server.timeout:g} s; call {tool!r} again once it is done"
+                            ) from None
+        return True
+
+    async def elicitation_completed(self, elicitation_id: str) -> None:
+        """The server said a URL elicitation is complete."""
+        self.completed.add(elicitation_id)
+        async with self.completion:
+            self.completion.notify_all()
+        self._emit("mcp_elicitation_complete", {"server": self.server.name,
+                                                "elicitation_id": elicitation_id,
+                                                "url": self.urls.get(elicitation_id)})
 
     async def on_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult.model_validate({"roots": self.root_list})
@@ -168,6 +241,8 @@ class ClientSide:
     async def on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self.tools_changed = True
+        elif isinstance(message, types.ElicitCompleteNotification):
+            await self.elicitation_completed(message.params.elicitation_id)
         elif isinstance(message, types.ResourceUpdatedNotification):
             self.resource_updated(str(message.params.uri))
         elif isinstance(message, Exception):

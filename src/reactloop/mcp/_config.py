@@ -18,6 +18,11 @@ MCP's client features: ``"type": "sse"`` (the older HTTP+SSE transport),
 ``"bearer_token_env": "VAR"`` (``Authorization: Bearer`` from the environment; header values
 under secret-looking names are redacted everywhere), ``"sampling"`` (``allow``/``ask``/
 ``deny``), ``"sampling_model"`` (e.g. ``"openai:gpt-4o-mini"``) and ``"resources": false``.
+
+OAuth (HTTP servers): ``"oauth": true``, or an object of settings ``{"scope": "read write",
+"callback_port": 33418, "client_name": "my-app"}`` (all optional). Log in once with
+``reactloop mcp login NAME --config FILE``; runs use and refresh the stored tokens
+(:mod:`reactloop.mcp._oauth`).
 """
 
 from __future__ import annotations
@@ -145,7 +150,32 @@ def _options(entry: dict[str, Any], where: _Where) -> dict[str, Any]:
         if not isinstance(entry["resources"], bool):
             raise where.error("'resources'", f"must be true or false, got {entry['resources']!r}")
         out["resources"] = entry["resources"]
+    if "oauth" in entry:
+        out["oauth"] = _oauth(entry, where)
     return out
+
+
+def _oauth(entry: dict[str, Any], where: _Where) -> dict[str, Any] | None:
+    """``"oauth": true`` or an object of settings (scope, callback_port, client_name)."""
+    value = entry["oauth"]
+    if value is False or value is None:
+        return None
+    if "url" not in entry:
+        raise where.error("'oauth'", "is for remote servers (with 'url'); a local server "
+                                     "gets its credentials from 'env'")
+    if value is True:
+        value = {}
+    if not isinstance(value, dict) or "storage" in value:
+        raise where.error("'oauth'", "must be true or an object with 'scope', "
+                                     f"'callback_port' or 'client_name', got {value!r}")
+    from reactloop.mcp._oauth import oauth_option
+
+    settings = {**value, "config_file": str(where.file)}
+    try:
+        oauth_option(where.name, settings)
+    except UserError as exc:
+        raise where.error("'oauth'", str(exc).split(": ", 1)[-1]) from None
+    return settings
 
 
 def _with_bearer(headers: dict[str, str] | None, entry: dict[str, Any], where: _Where

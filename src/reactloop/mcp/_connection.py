@@ -31,6 +31,7 @@ from reactloop._version import __version__
 from reactloop.errors import ToolRetry
 from reactloop.mcp._client_side import ClientSide
 from reactloop.mcp._errors import MCPServerError, ServerConfig
+from reactloop.mcp._input_required import call_tool
 from reactloop.tools._source import caller_run
 
 if TYPE_CHECKING:
@@ -262,9 +263,9 @@ class Connection:
             )
             inner = stdio_client(params, errlog=cast(Any, self._stderr))
         elif server.transport == "sse":
-            inner = _sse_transport(server.url, server.headers)
+            inner = _sse_transport(server.url, server.headers, _oauth(server))
         else:
-            inner = _http_transport(server.url, server.headers)
+            inner = _http_transport(server.url, server.headers, _oauth(server))
         return cast("Transport", self._watched(inner))
 
     @asynccontextmanager
@@ -306,7 +307,9 @@ class Connection:
     # -- calls -------------------------------------------------------------------------------
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call a tool; raises ``_Lost`` when the connection ends and TimeoutError on timeout
-        (time the user spends answering the server's questions does not count)."""
+        (time the user spends answering the server's questions does not count). A server
+        that answers with input-required results is answered and called again
+        (:mod:`reactloop.mcp._input_required`)."""
         timeout = self.server.timeout
         client, owner = self.client, self._owner
         if client is None or owner is None or not self.connected:
@@ -315,8 +318,8 @@ class Connection:
 
         async def send() -> types.CallToolResult:
             _ATTEMPT.set(attempt)  # this task's own context copy: only this call is marked
-            return await client.call_tool(name, dict(arguments),
-                                          progress_callback=self.side.progress(name))
+            return await call_tool(client, self.server.name, name, dict(arguments),
+                                   self.side.progress(name))
 
         task = asyncio.create_task(send())
         try:
@@ -519,6 +522,10 @@ class Link:
 
 def _start_error(server: ServerConfig, exc: Exception, tail: str, noise: str = ""
                  ) -> MCPServerError:
+    from reactloop.mcp._oauth import login_needed
+
+    if (needed := login_needed(exc)) is not None:  # one line: the login command
+        return MCPServerError(str(needed), server=server.name, reason=str(needed))
     what = "could not be reached" if server.transport != "stdio" else "failed to start"
     reason = _reason(exc) + (f"; {noise}" if noise else "")
     message = f"MCP server {server.name!r} ({server.describe()}) {what}: {reason}"
@@ -556,15 +563,26 @@ def _refused(exc: BaseException | None) -> bool:
     return _refused(exc.__cause__) if exc.__cause__ is not exc else False
 
 
+def _oauth(server: ServerConfig) -> Any:
+    """The SDK's OAuth provider of a server that uses OAuth (:mod:`reactloop.mcp._oauth`)."""
+    oauth = getattr(server, "oauth", None)
+    if oauth is None:
+        return None
+    from reactloop.mcp._oauth_flow import run_auth
+
+    return run_auth(server, oauth)
+
+
 @asynccontextmanager
-async def _http_transport(url: str, headers: Mapping[str, str] | None) -> AsyncIterator[Any]:
+async def _http_transport(url: str, headers: Mapping[str, str] | None, auth: Any = None
+                          ) -> AsyncIterator[Any]:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     # the SDK's defaults: 30 s to connect/write, 300 s to read (responses may be streamed)
     timeout = httpx2.Timeout(30.0, read=300.0)
     async with (
-        httpx2.AsyncClient(headers=dict(headers or {}), timeout=timeout) as http,
+        httpx2.AsyncClient(headers=dict(headers or {}), timeout=timeout, auth=auth) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
@@ -605,10 +623,11 @@ async def _listening(client: Client, side: ClientSide) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
-async def _sse_transport(url: str, headers: Mapping[str, str] | None) -> AsyncIterator[Any]:
+async def _sse_transport(url: str, headers: Mapping[str, str] | None, auth: Any = None
+                         ) -> AsyncIterator[Any]:
     from mcp.client.sse import sse_client
 
-    async with sse_client(url, headers=dict(headers or {}), timeout=30.0) as streams:
+    async with sse_client(url, headers=dict(headers or {}), timeout=30.0, auth=auth) as streams:
         yield streams
 
 

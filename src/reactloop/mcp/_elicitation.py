@@ -3,13 +3,19 @@
 This is the classic form (the server asks inside an open ``tools/call``): a *live* wait in the
 process that holds the connection. The tool call, and with it the run, waits until the handler
 answers; if the process dies meanwhile, the call ends like any interrupted tool ("may or may
-not have taken effect"). Declining and cancelling are answers the server receives.
+not have taken effect"). Declining and cancelling are answers the server receives. The
+resumable form (2026-07-28 input-required results, answered by the same handler, durable on
+Temporal) is driven by :mod:`reactloop.mcp._input_required`.
 
 The handler is yours to give: ``MCPServer.stdio(..., elicitation=handler)`` with
 ``handler(request: Elicitation) -> ElicitationAnswer`` (sync or async). ``reactloop run`` and
-``reactloop chat`` ask on the terminal (:mod:`reactloop.mcp._ask_terminal`). Without a
-handler reactloop does not announce the capability, so servers do not ask; a server that asks
-anyway gets an error at once (its tool fails with a clear message, never a hang).
+``reactloop chat`` ask on the terminal (:mod:`reactloop.mcp._ask_terminal`); ``reactloop
+serve`` asks its clients — a form in the dev UI, the sessions API, an AG-UI interrupt, the A2A
+``input-required`` state — and answers ``cancel`` when nobody does in time
+(:mod:`reactloop.serve._elicit`); answers from the wire are checked against the requested
+schema with :func:`checked_answer`. Without a handler reactloop does not announce the
+capability, so servers do not ask; a server that asks anyway gets an error at once (its tool
+fails with a clear message, never a hang).
 
 Values only: this module imports neither the SDK nor anything that does.
 """
@@ -24,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = ["Elicitation", "ElicitationAnswer", "Elicitor", "FormField", "answer_of",
-           "default_elicitor", "form_fields"]
+           "checked_answer", "default_elicitor", "form_fields"]
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -41,15 +47,25 @@ class Elicitation:
     """The requested JSON schema (form mode): a flat object of strings, numbers, booleans
     and enums."""
     mode: Literal["form", "url"] = "form"
-    """``url``: the server asks the user to open :attr:`url` (sign in, pay…) instead."""
+    """``url``: the server asks the user to open :attr:`url` (sign in, pay…) instead. Show the
+    whole URL and its site; never open it without the user's consent. ``accept`` means the
+    user agreed to go there; the server says when the step is done
+    (``notifications/elicitation/complete``, an ``mcp_elicitation_complete`` event)."""
     url: str | None = None
     tool: str | None = None
     """The tool whose call is waiting (when one is known)."""
+    elicitation_id: str | None = None
+    """URL mode on 2025-11-25 connections: the id the server's completion notification names."""
 
     @property
     def fields(self) -> list[FormField]:
         """The form's fields, in schema order."""
         return form_fields(self.schema)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON values (what ``reactloop serve`` sends its clients)."""
+        return {"server": self.server, "message": self.message, "mode": self.mode,
+                "url": self.url, "tool": self.tool, "schema": dict(self.schema)}
 
 
 @dataclass(frozen=True)
@@ -204,3 +220,57 @@ def _options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
             return [(str(o.get("const")), str(o.get("title") or o.get("const")))
                     for o in spec[key] if isinstance(o, Mapping) and "const" in o]
     return []
+
+
+def checked_answer(request: Elicitation, action: object,
+                   content: object = None) -> ElicitationAnswer:
+    """The answer a client sent over the wire (``action`` and, to accept a form, ``content``:
+    the values by field name), checked against the requested schema: required fields present,
+    each value of its field's type (a number, a boolean, one of the choices…) and within its
+    range; absent optional fields take their default. ``ValueError`` naming the field and
+    the problem otherwise (the client shows it and asks again)."""
+    if action not in ("accept", "decline", "cancel"):
+        raise ValueError(f"the action must be accept, decline or cancel, got {action!r}")
+    if action != "accept" or request.mode == "url":
+        return ElicitationAnswer(action)
+    if content is None:
+        content = {}
+    if not isinstance(content, Mapping):
+        raise ValueError("content must be an object of the form's values by field name")
+    fields = {f.name: f for f in request.fields}
+    unknown = sorted(set(content) - set(fields))
+    if unknown:
+        raise ValueError(f"the form has no field {unknown[0]!r}; its fields: "
+                         f"{', '.join(fields) or 'none'}")
+    out: dict[str, Any] = {}
+    for name, f in fields.items():
+        value = content.get(name)
+        if value is None or value == "":
+            if f.default is not None:
+                out[name] = f.default
+            elif f.required:
+                raise ValueError(f"{f.title}: an answer is required")
+            continue
+        try:
+            out[name] = _typed(f, value)
+        except ValueError as exc:
+            raise ValueError(f"{f.title}: {exc}") from None
+    return ElicitationAnswer("accept", out)
+
+
+def _typed(f: FormField, value: Any) -> Any:
+    """``value`` (a JSON value) checked as the field's; text is parsed as the terminal does."""
+    if isinstance(value, str):
+        return f.parse(value)
+    if f.kind == "boolean" and isinstance(value, bool):
+        return value
+    if f.kind in ("integer", "number") and isinstance(value, (int, float)) \
+            and not isinstance(value, bool):
+        if f.kind == "integer" and value != int(value):
+            raise ValueError("not an integer")
+        return f.parse(str(int(value) if f.kind == "integer" else value))
+    if f.kind == "choices" and isinstance(value, list) and all(isinstance(v, str)
+                                                              for v in value):
+        return f.parse(",".join(value)) if value else f.parse("")
+    raise ValueError(f"expected {'a list of choices' if f.kind == 'choices' else f.kind}, "
+                     f"got {value!r}")

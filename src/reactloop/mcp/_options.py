@@ -1,14 +1,15 @@
 """The client-side options every :class:`~reactloop.mcp.MCPServer` factory takes (sampling,
-elicitation, roots), checked in one place."""
+elicitation, roots, resources, OAuth), checked in one place."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from reactloop.errors import UserError
 from reactloop.mcp._elicitation import Elicitor
+from reactloop.mcp._oauth import OAuth, oauth_option
 
 __all__ = ["ClientOptions", "check_options"]
 
@@ -34,9 +35,15 @@ class ClientOptions(TypedDict, total=False):
     resources: bool
     """Offer the model ``<prefix>list_resources`` and ``<prefix>read_resource`` when the
     server has resources (default True)."""
+    oauth: bool | OAuth | Mapping[str, Any] | None
+    """HTTP servers: sign in with OAuth through the SDK's client auth (``True``, or settings
+    ``scope``, ``callback_port``, ``client_name``, ``storage``: :class:`reactloop.mcp._oauth.
+    OAuth`). Log in first with ``reactloop mcp login`` or ``await server.login()``; runs use
+    and refresh the stored tokens."""
 
 
-def check_options(name: str, options: ClientOptions) -> dict[str, Any]:
+def check_options(name: str, options: ClientOptions, transport: str = "http"
+                  ) -> dict[str, Any]:
     """The options, checked; a :class:`UserError` names the server and the option."""
     unknown = set(options) - set(ClientOptions.__annotations__)
     if unknown:
@@ -57,6 +64,10 @@ def check_options(name: str, options: ClientOptions) -> dict[str, Any]:
     if not isinstance(resources, bool):
         raise UserError(f"MCP server {name!r}: resources must be true or false, "
                         f"got {resources!r}")
+    oauth = oauth_option(name, options.get("oauth"))
+    if oauth is not None and transport == "stdio":
+        raise UserError(f"MCP server {name!r}: oauth is for HTTP servers (MCPServer.http or "
+                        ".sse); a stdio server gets its credentials from env")
     return {"sampling": sampling, "sampling_model": options.get("sampling_model"),
             "elicitation": elicitation, "roots": tuple(os.fspath(r) for r in roots),
-            "resources": resources}
+            "resources": resources, "oauth": oauth}

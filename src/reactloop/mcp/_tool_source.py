@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from reactloop.mcp._connection import Link
     from reactloop.mcp._elicitation import Elicitor
+    from reactloop.mcp._oauth import OAuth
     from reactloop.mcp._resources import PromptInfo, ResourceInfo
     from reactloop.messages import Message
     from reactloop.tools._source import Emit
@@ -219,7 +220,7 @@ class MCPServer:
         them); None: all."""
         self.exclude = tuple(exclude)
         """Never these tools (names or patterns)."""
-        checked = check_options(self.name, options)
+        checked = check_options(self.name, options, transport)
         self.sampling: Literal["allow", "ask", "deny"] | None = checked["sampling"]
         """Whether the server's sampling requests are answered (None: by transport)."""
         self.sampling_model: Any = checked["sampling_model"]
@@ -230,6 +231,8 @@ class MCPServer:
         """Directories offered as the client's roots."""
         self.resources: bool = checked["resources"]
         """Offer ``<prefix>list_resources``/``read_resource`` tools (if the server has any)."""
+        self.oauth: OAuth | None = checked["oauth"]
+        """OAuth settings (None: no OAuth); see :meth:`login`."""
 
     @classmethod
     def stdio(
@@ -269,7 +272,7 @@ class MCPServer:
             include: offer only these tools: names or fnmatch patterns (``"git_*"``), matched
                 against the server's name for the tool and the name the model sees.
             exclude: never offer these tools (names or patterns, as for ``include``).
-            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``.
+            options: ``sampling``, ``sampling_model``, ``elicitation``, ``roots``, ``resources``.
         """
         if not isinstance(command, str) or not command.strip():
             raise UserError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
@@ -313,7 +316,9 @@ class MCPServer:
         ``name`` defaults to the host: ``https://mcp.deepwiki.com/mcp`` gives ``deepwiki``,
         ``http://127.0.0.1:8000/mcp`` gives ``127_0_0_1_8000``. ``headers`` are sent with
         every request (e.g. ``{"Authorization": "Bearer ..."}``). A server that went away is
-        reconnected once, like a stdio server is restarted. Other arguments as in :meth:`stdio`.
+        reconnected once, like a stdio server is restarted. ``oauth=True`` (or settings, see
+        :class:`reactloop.mcp._oauth.OAuth`) signs in with OAuth: log in first with
+        :meth:`login` or ``reactloop mcp login``. Other arguments as in :meth:`stdio`.
         """
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise UserError(f"MCPServer.http: url must start with http:// or https://, got {url!r}")
@@ -353,6 +358,26 @@ class MCPServer:
                           **options)
         server.transport = "sse"
         return server
+
+    async def login(self, *, open_browser: bool = True, redirect_handler: Any = None,
+                    within: float = 300.0) -> int:
+        """Log in to this OAuth server ahead of a run (``reactloop mcp login`` in Python):
+        the authorization URL is printed on stderr (and opened in a browser when one is
+        available; ``redirect_handler(url)``, async, replaces both), a loopback port receives
+        the redirect (for at most ``within`` seconds), and the tokens are stored. Returns the
+        number of the server's tools.
+
+        Raises:
+            UserError: the server does not use OAuth, or the login failed (one sentence).
+        """
+        if self.oauth is None:
+            raise UserError(f"MCP server {self.name!r} does not use OAuth: give oauth=True "
+                            '(or "oauth": true in its config entry)')
+        require_sdk()
+        from reactloop.mcp._oauth_flow import login
+
+        return await login(self, self.oauth, open_browser=open_browser,
+                           redirect_handler=redirect_handler, within=within)
 
     def describe(self) -> str:
         """The command line or URL, for messages (never the headers)."""
@@ -466,7 +491,12 @@ class MCPServer:
         remote = spec.name
 
         async def call(**arguments: Any) -> Any:
-            result = await link.call(remote, arguments)
+            try:
+                result = await link.call(remote, arguments)
+            except Exception as exc:  # -32042: the user's URL step first, then once more
+                if not await link.side.url_required(exc, remote):
+                    raise
+                result = await link.call(remote, arguments)
             if link.side.tools_changed:  # offered from the next iteration on
                 await self._refresh(link)
             return tool_output(result)

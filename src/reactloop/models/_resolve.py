@@ -65,7 +65,9 @@ def _provider_model(prefix: str, name: str, spec: str, base_url: str | None) -> 
         from reactloop.models.openai import OpenAIModel
 
         if prefix == "ollama":
-            return OpenAIModel(name, base_url=base_url or OLLAMA_BASE_URL, api_key="ollama")
+            # guided constraints go as a response_format JSON schema, Ollama's ``format``
+            return OpenAIModel(name, base_url=base_url or OLLAMA_BASE_URL, api_key="ollama",
+                               guided_format="json_schema")
         return OpenAIModel(name, base_url=base_url)
     if prefix == "anthropic":
         require_extra("anthropic", "anthropic", f"model {spec!r}")

@@ -333,6 +333,12 @@ class ReplyPlan:
     """What an answer starts with."""
     schema: dict[str, Any] | None = None
     """The reply's JSON schema when llama.cpp builds the grammar (a typed answer)."""
+    callable: tuple[ToolSpec, ...] = ()
+    """The tools the reply may call (what ``grammar`` was built from)."""
+    answer: bool = True
+    """Whether the reply may answer."""
+    candidates: Mapping[str, Candidates] | None = None
+    """The values each callable tool's arguments are restricted to."""
 
 
 def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
@@ -387,7 +393,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
                       for t in callable_}
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
                             caps=_after_headline(turn, prefix, g.caps), candidates=candidates)
-    return ReplyPlan(listed, grammar, prefix)
+    return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
+                     candidates=candidates)
 
 
 def distinct(tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:

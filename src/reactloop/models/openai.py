@@ -1,7 +1,10 @@
 """OpenAI Chat Completions, over the official ``openai`` SDK (feature P1).
 
 The same adapter talks to any OpenAI-compatible server through ``base_url``: vLLM, the
-llama.cpp server (``llama_cpp.server``), Ollama, LM Studio. It only translates:
+llama.cpp server (``llama_cpp.server``), Ollama, LM Studio. With ``guidance`` a small model
+there is steered like the embedded one: the prompt, tool offer and reply constraints of
+:mod:`reactloop.models._guided` (a GBNF ``grammar`` or a ``response_format`` JSON schema per
+request); without it every request is built as below. It only translates:
 
 * :func:`build_params` turns a neutral :class:`~reactloop.models.ModelRequest` into the
   ``chat.completions.create`` arguments (system prompt first, notes last, the run's full tool
@@ -44,6 +47,13 @@ from reactloop.messages import (
     ToolSpec,
     Usage,
 )
+from reactloop.models._guided import (
+    GUIDED_FORMATS,
+    GuidedFormat,
+    guided_params,
+    guided_reply,
+    skill_response,
+)
 from reactloop.models._profiles import openai_context_window
 from reactloop.models._provider import (
     DEFAULT_MAX_RESPONSE_CHARS,
@@ -62,6 +72,7 @@ from reactloop.models._provider import (
 )
 from reactloop.models._retry import RetryListener, RetryPolicy
 from reactloop.models._schema import strict_schema
+from reactloop.models._typed_local import typed_answer_schema
 
 __all__ = [
     "OpenAIModel",
@@ -116,6 +127,13 @@ class OpenAIModel(ProviderModel):
         prompt_cache_key: send a ``prompt_cache_key`` stable per session (a hash of its id),
             so its requests reach the same prompt cache; ``None`` (the default) sends it to
             OpenAI's own API only (other servers may reject the field).
+        guidance: steer a small model behind an OpenAI-compatible server as the embedded one
+            is steered (a :class:`~reactloop.models.local.Guidance`; see
+            :mod:`reactloop.models._guided` for what is carried over the wire). ``None`` (the
+            default): requests are sent as they always were.
+        guided_format: how guided constraints travel: ``"grammar"`` (a GBNF ``grammar``
+            field, what llama-cpp-python's ``llama_cpp.server`` reads) or ``"json_schema"``
+            (a ``response_format`` JSON schema: Ollama, vLLM, LM Studio).
     """
 
     provider = "openai"
@@ -135,12 +153,21 @@ class OpenAIModel(ProviderModel):
         schema_format: str = "json_schema",
         max_response_chars: int | None = None,
         prompt_cache_key: bool | None = None,
+        guidance: Any = None,
+        guided_format: GuidedFormat = "grammar",
     ) -> None:
         if not name:
             raise UserError("OpenAIModel needs a model name, e.g. OpenAIModel('gpt-4o-mini')")
         if schema_format not in ("json_schema", "json_object"):
             raise UserError(f"schema_format must be 'json_schema' or 'json_object', got "
                             f"{schema_format!r}")
+        if guided_format not in GUIDED_FORMATS:
+            raise UserError(f"guided_format must be 'grammar' or 'json_schema', got "
+                            f"{guided_format!r}")
+        if guidance is not None and base_url is None and client is None:
+            raise UserError("guidance needs an OpenAI-compatible server that takes a grammar "
+                            "or a JSON schema per request: pass base_url=... (llama.cpp's "
+                            "server, Ollama, vLLM)")
         super().__init__(name, retry=retry, on_retry=on_retry,
                          context_window=context_window or openai_context_window(name),
                          max_response_chars=max_response_chars)
@@ -160,6 +187,8 @@ class OpenAIModel(ProviderModel):
         # compatible servers mostly know only max_tokens
         self._max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
         self.prompt_cache_key = base_url is None if prompt_cache_key is None else prompt_cache_key
+        self.guidance = guidance
+        self.guided_format: GuidedFormat = guided_format
 
     def _translate(self, exc: Exception) -> Exception:
         return translate_error(exc)
@@ -168,7 +197,25 @@ class OpenAIModel(ProviderModel):
         return build_params(request, self.name, max_tokens_field=self._max_tokens_field,
                             schema_format=self.schema_format, cache_key=self.prompt_cache_key)
 
+    def _guided(self, request: ModelRequest) -> bool:
+        return self.guidance is not None and typed_answer_schema(request) is None
+
+    async def _guided_request(self, request: ModelRequest) -> ModelResponse:
+        loaded = skill_response(request, self.guidance, self.name)
+        if loaded is not None:  # the question fits a skill: load it first, as a step
+            return loaded
+        params, plan = guided_params(request, self.guidance, self.name, self.guided_format,
+                                     max_tokens_field=self._max_tokens_field)
+        raw = await self._call(
+            lambda: self.client.chat.completions.with_raw_response.create(**params))
+        with translating(translate_error):
+            completion = await parsed_reply(raw, WHERE)
+        wire = parse_completion(_as_dict(completion), self.name, self.budget(request))
+        return guided_reply(wire, request, self.guidance, plan)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
+        if self._guided(request):
+            return await self._guided_request(request)
         params = self._params(request)
         raw = await self._call(
             lambda: self.client.chat.completions.with_raw_response.create(**params))
@@ -177,6 +224,13 @@ class OpenAIModel(ProviderModel):
         return parse_completion(_as_dict(completion), self.name, self.budget(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        if self._guided(request):
+            # a guided reply is JSON, read whole (as the embedded model's): one text delta
+            response = await self._guided_request(request)
+            if response.text:
+                yield TextDelta(response.text)
+            yield response
+            return
         params = self._params(request)
         params["stream"] = True
         # servers that ignore this simply send no usage chunk; the final response then has none

@@ -72,7 +72,8 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
                token: str | None = None, *, host: str = "127.0.0.1",
                allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
                max_body_bytes: int = DEFAULT_MAX_BODY, debug: bool = False,
-               a2a: bool | None = None) -> ASGIApp:
+               a2a: bool | None = None,
+               elicitation_timeout: float | None = 600.0) -> ASGIApp:
     """The ASGI app serving ``agent``: sessions API, SSE runs, AG-UI, A2A and the dev UI.
 
     Args:
@@ -96,11 +97,17 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
         a2a: answer the A2A protocol (the agent card at ``/.well-known/agent-card.json``,
             JSON-RPC at ``/api/a2a``, behind the token like the rest of ``/api/``). None (the
             default): when the ``a2a`` extra (``a2a-sdk``) is installed; True: required.
+        elicitation_timeout: seconds an MCP server's question (elicitation) waits for a
+            client's answer before it is answered ``cancel`` (the server hears it, the run
+            goes on to its end); None: as long as the run lasts (its own
+            ``max_execution_time`` still ends it). The question reaches the clients as a
+            ``custom`` event ``mcp_elicitation_request`` (the dev UI shows a form), an AG-UI
+            interrupt or the A2A ``input-required`` state.
 
     Raises:
         UserError: the ``serve`` extra is missing (or the ``a2a`` one, with ``a2a=True``),
-            ``host`` is exposed without a token, the token is too short, or ``agent`` is not
-            an Agent.
+            ``host`` is exposed without a token, the token is too short, ``agent`` is not
+            an Agent, or ``elicitation_timeout`` is not positive.
     """
     _require_extra()
     serve_a2a = _a2a_wanted(a2a)
@@ -112,7 +119,10 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
     if not isinstance(agent, Agent):
         raise UserError(f"create_app needs a reactloop Agent, got {type(agent).__name__}")
     policy = _policy(host, token, allowed_hosts, allowed_origins, max_body_bytes)
+    if elicitation_timeout is not None and not elicitation_timeout > 0:
+        raise UserError(f"elicitation_timeout must be a positive number of seconds (or None), "
+                        f"got {elicitation_timeout!r}")
     owns_store = store is None or isinstance(store, (str, os.PathLike))
     return build_app(agent, open_store(store), owns_store=owns_store, policy=policy,
                      scrub=environ_secrets(token), details=debug or token is None,
-                     a2a=serve_a2a)
+                     a2a=serve_a2a, elicitation_timeout=elicitation_timeout)

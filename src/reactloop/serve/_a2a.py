@@ -28,10 +28,21 @@ artifact ``answer`` + ``completed``        ``COMPLETED``/``MAX_ITERATIONS``: the
 data part)                                 the same task: ``yes``/``approve`` (all), any other
                                            text (deny all, the text is the reason), or a data
                                            part ``{"decisions": [...]}`` / ``{"approved": b}``
+``input-required`` (``mcp_elicitation``    an MCP server asks the user while its tool runs: the
+data part: the question and its schema)    run waits, live; the next message of the task is
+                                           the answer (below), and the task goes on with the
+                                           same run
 ``CancelTask`` → ``canceled``              the run is cancelled: ``CANCELLED`` in the session
 ``failed``                                 ``ERROR``, ``TIMED_OUT`` and other endings
 ``rejected``                               the session is running another message
 =========================================  ===================================================
+
+Answering an MCP server's question (elicitation): a data part with the form's values
+(accept) or ``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``; or text:
+``decline``/``no``, ``cancel``, ``yes``/``accept`` (the defaults; a URL question: done), a
+JSON object of the values, or, for a form of one field, its value. An answer the requested
+schema refuses is a JSON-RPC error naming the field (the question still waits). Nobody
+answering: see ``create_app(elicitation_timeout=...)``.
 
 Why ``input-required`` and not ``auth-required`` for an approval: the protocol keeps
 ``auth-required`` for credentials (the client must authenticate to something, often out of
@@ -51,6 +62,7 @@ conversations they ran are in the session store and go on under the same context
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -89,6 +101,7 @@ from starlette.routing import Route
 from reactloop.a2a._client import json_value
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, UserError
+from reactloop.serve._elicit import Question
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
 from reactloop.serve._security import event_data
 from reactloop.sessions._store import check_session_id
@@ -107,6 +120,7 @@ A2A_PATH: Final = "/api/a2a"
 """Where the JSON-RPC endpoint is (under ``/api/``: the token guards it)."""
 _MEDIA = ["text/plain", "application/json"]
 _YES = frozenset({"y", "yes", "approve", "approved", "ok", "allow", "go ahead"})
+_ACTIONS = ("accept", "decline", "cancel")
 _SKIPPED = frozenset({"text_delta", "run_end"})  # deltas: the answer comes whole, as artifact
 _ENDINGS: Final = {
     "completed": TaskState.TASK_STATE_COMPLETED,
@@ -201,7 +215,9 @@ class ReactloopExecutor(AgentExecutor):
                 status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED)))
         token = _attach_trace(context.call_context.state.get("headers"))
         try:  # the run (its task starts here) is a child of the caller's span, if it sent one
-            run = await self._start(session_id, text, data, updater)
+            asked = self.runs.questions.pending(session_id)
+            run = await (self._answer(asked[0], text, data, updater) if asked
+                         else self._start(session_id, text, data, updater))
         finally:
             if token is not None:
                 from opentelemetry import context as otel_context
@@ -210,18 +226,29 @@ class ReactloopExecutor(AgentExecutor):
         if run is None:
             return
         await updater.start_work()
-        try:
-            result = await self._follow(run, updater, task_id)
-        except asyncio.CancelledError:  # CancelTask: the task is answered once the run ended
-            await run.stop()
-            raise
-        if result is not None and task_id not in self._cancelled:
+        while True:
+            try:
+                result = await self._follow(run, updater, task_id)
+            except asyncio.CancelledError:  # CancelTask: answered once the run ended
+                await run.stop()
+                raise
+            if task_id in self._cancelled:
+                return
+            if not run.paused:
+                break
+            if self.runs.questions.pending(session_id):  # the task's next message answers
+                await self._ask(run, updater)
+                return
+            run = self.runs.attach(session_id)  # answered meanwhile (sessions API): read on
+        if result is not None:
             await self._finish(result, updater)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         # the SDK cancels execute() right after this (the run then ends CANCELLED, stored)
         task_id = str(context.task_id)
         self._cancelled.add(task_id)
+        with contextlib.suppress(KeyError, Busy):  # a run left waiting for an answer ends too
+            await self.runs.attach(_session_id(str(context.context_id))).stop()
         updater = TaskUpdater(event_queue, task_id, str(context.context_id))
         await updater.cancel(updater.new_agent_message(
             [Part(text="cancelled by the client")]))
@@ -249,10 +276,45 @@ class ReactloopExecutor(AgentExecutor):
             raise InvalidParamsError(message=str(exc)) from None
         return run
 
+    async def _answer(self, question: Question, text: str, data: list[Any],
+                      updater: TaskUpdater) -> Run | None:
+        """The run waiting for ``question``, answered by this message; None when the task
+        was answered already: asked again (an answer the form refuses, saying why) or
+        rejected (another client follows the run)."""
+        try:
+            action, content = _elicitation_answer(question, text, data)
+            _, run = self.runs.answer(question.session_id, [(question.id, action, content)],
+                                      take_run=True)
+        except ValueError as exc:  # the question still waits: ask again, saying why
+            await self._ask_again(question, updater, str(exc))
+            return None
+        except (KeyError, Busy) as exc:
+            why = exc.args[0] if isinstance(exc, KeyError) else "another client follows its run"
+            await updater.reject(updater.new_agent_message([Part(text=str(why))]))
+            return None
+        return run
+
+    async def _ask(self, run: Run, updater: TaskUpdater) -> None:
+        """``input-required`` with the (oldest) question of an MCP server the run waits for."""
+        await self._ask_again(self.runs.questions.pending(run.session.id)[0], updater)
+
+    async def _ask_again(self, question: Question, updater: TaskUpdater,
+                         problem: str = "") -> None:
+        q = question.request
+        where = f" Open {q.url} and say when done." if q.mode == "url" else (
+            " Answer with the form's values (a data part or a JSON object), or say decline "
+            "or cancel.")
+        said = f"{problem}. " if problem else ""
+        message = updater.new_agent_message([
+            Part(text=self.scrub.text(f"{said}MCP server {q.server!r} asks: {q.message}{where}")),
+            _data_part({"mcp_elicitation": self._clean(question.to_dict())})])
+        await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=message)
+
     async def _follow(self, run: Run, updater: TaskUpdater, task_id: str) -> RunResult | None:
-        """Publish the run's events as ``working`` updates; the run's result at its end."""
+        """Publish the run's events as ``working`` updates; the run's result at its end (None
+        when it pauses at an MCP server's question: ``run.paused``)."""
         result: RunResult | None = None
-        async for batch in run.batches():
+        async for batch in run.batches(pause=True):
             for event in batch:
                 if event.type == "run_end":
                     result = event.result  # type: ignore[attr-defined]
@@ -369,6 +431,38 @@ def _decisions(pending: Sequence[PendingApproval], text: str, data: list[Any]) -
     if answer.lower().rstrip(".!") in _YES:
         return [p.approve() for p in pending]
     return [p.deny(answer) for p in pending]
+
+
+def _elicitation_answer(question: Question, text: str, data: list[Any]) -> tuple[str, Any]:
+    """``(action, content)`` a message gives to an MCP server's question (see the module
+    docstring); checking the content against the form is ``Runs.answer``'s. ``ValueError``
+    for text that answers nothing."""
+    for value in data:
+        if isinstance(value, dict) and value.get("action") in _ACTIONS \
+                and set(value) <= {"action", "content"}:
+            return str(value["action"]), value.get("content")
+        if isinstance(value, dict):
+            return "accept", value
+    answer = text.strip()
+    word = answer.lower().rstrip(".!")
+    if word in ("decline", "no", "n"):
+        return "decline", None
+    if word in ("cancel", "cancelled"):
+        return "cancel", None
+    if word in _YES or word == "accept":
+        return "accept", None
+    if answer.startswith("{"):
+        try:
+            value = json.loads(answer)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return "accept", value
+    fields = question.request.fields
+    if answer and len(fields) == 1:
+        return "accept", {fields[0].name: answer}
+    raise ValueError(f"{answer!r} does not answer the form (its fields: "
+                     f"{', '.join(f.name for f in fields)})")
 
 
 def _output_part(output: Any) -> Part:

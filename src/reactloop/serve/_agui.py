@@ -21,6 +21,8 @@ reactloop event                        AG-UI events
 ``run_end``                            ``RUN_FINISHED`` (outcome ``success``/``cancelled``, or
                                        ``interrupt`` when calls wait for approval) or
                                        ``RUN_ERROR``
+an MCP server's question (``custom``   ``CUSTOM`` (same name and value), then ``RUN_FINISHED``
+``mcp_elicitation_request``)           with an ``interrupt`` outcome: the run itself waits
 any event of a sub-run (an agent       ``CUSTOM`` named ``reactloop.sub_run``, the event's JSON
 called as a tool: ``parent_run_id``)   (with ``agent``, ``run_id``, ``parent_run_id``) as value
 =====================================  ==========================================================
@@ -33,6 +35,15 @@ The interrupt id is ``<call id>#<arguments hash>``, so an answer is bound to the
 the arguments the person saw. The next run on the thread carries ``resume`` entries
 (:func:`decisions_of`): ``resolved`` with that payload, or ``cancelled`` (a denial).
 
+MCP elicitation: a server asking the user while its tool runs does not end the reactloop run;
+the AG-UI run ends there with an ``interrupt`` outcome, one :class:`~ag_ui.core.Interrupt` per
+question waiting (``reason`` ``"mcp_elicitation"``, id ``mcp-elicitation:<question id>``, the
+``message``, the server's requested schema as ``responseSchema``, and ``server``, ``mode``,
+``url`` and ``tool`` in ``metadata``). The next run on the thread carries ``resume`` entries
+(:func:`answers_of`): ``resolved`` with the form's values as payload (accept), or with
+``{"action": "accept"|"decline"|"cancel", "content"?: {...}}``; ``cancelled`` (cancel). That
+run starts with ``RUN_STARTED`` and goes on with the same reactloop run's events.
+
 To translate a new event type, subclass :class:`AGUITranslator` and add ``on_<type>``;
 to end runs differently, override :meth:`outcome`.
 """
@@ -41,7 +52,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import (
@@ -80,13 +91,19 @@ if TYPE_CHECKING:
     from reactloop.events import Event
     from reactloop.result import RunResult
 
-__all__ = ["AGUIInputError", "AGUITranslator", "decisions_of", "interrupt_of", "prompt_of"]
+__all__ = ["ELICITATION_PREFIX", "AGUIInputError", "AGUITranslator", "answers_of",
+           "decisions_of", "elicitation_interrupt", "interrupt_of", "prompt_of"]
 
 Outcome = RunFinishedSuccessOutcome | RunFinishedCancelledOutcome | RunFinishedInterruptOutcome
 _AS_CUSTOM = ("retry", "compaction", "no_tool_call", "partial_output", "approval_requested",
               "approval_decided")
 APPROVAL_REASON = "tool_approval"
 """The ``reason`` of the interrupts that ask for a tool call's approval."""
+ELICITATION_REASON = "mcp_elicitation"
+"""The ``reason`` of the interrupts that put an MCP server's question to the user."""
+ELICITATION_PREFIX = "mcp-elicitation:"
+"""How the ids of those interrupts start (the question's id follows)."""
+_ACTIONS = ("accept", "decline", "cancel")
 
 
 class AGUIInputError(ValueError):
@@ -184,6 +201,42 @@ def decisions_of(entries: list[ResumeEntry]) -> list[Decision]:
     return out
 
 
+def elicitation_interrupt(question: Mapping[str, Any]) -> Interrupt:
+    """The interrupt putting an MCP server's question (``Question.to_dict()``) to the user."""
+    schema = question.get("schema") or {"type": "object", "properties": {}}
+    return Interrupt(
+        id=ELICITATION_PREFIX + question["id"], reason=ELICITATION_REASON,
+        message=question["message"], response_schema=dict(schema),
+        metadata={k: question.get(k) for k in ("server", "mode", "url", "tool")})
+
+
+def answers_of(entries: list[ResumeEntry]) -> list[tuple[str, str, Any]]:
+    """``(question id, action, content)`` of ``resume`` entries answering MCP servers'
+    questions (see the module docstring); checking the content against the form is the
+    caller's.
+
+    Raises:
+        AGUIInputError: an entry's payload is neither the form's values nor
+            ``{"action": ..., "content"?: {...}}``.
+    """
+    out: list[tuple[str, str, Any]] = []
+    for entry in entries:
+        question = entry.interrupt_id.removeprefix(ELICITATION_PREFIX)
+        payload: Any = entry.payload
+        if entry.status == "cancelled":
+            out.append((question, "cancel", None))
+        elif isinstance(payload, Mapping) and payload.get("action") in _ACTIONS \
+                and set(payload) <= {"action", "content"}:
+            out.append((question, str(payload["action"]), payload.get("content")))
+        elif payload is None or isinstance(payload, Mapping):
+            out.append((question, "accept", payload))
+        else:
+            raise AGUIInputError(
+                f"the payload answering {entry.interrupt_id!r} must be the form's values "
+                '(an object) or {"action": "accept"|"decline"|"cancel", "content"?: {...}}')
+    return out
+
+
 class AGUITranslator:
     """Translates the events of one run into AG-UI events (see the module docstring).
 
@@ -218,6 +271,19 @@ class AGUITranslator:
             return [CustomEvent(name=f"reactloop.{event.type}",
                                 value=event_data(event, details=self.details))]
         return []
+
+    def started(self) -> list[BaseEvent]:
+        """How a run that goes on after answers to its questions starts (the reactloop run
+        started in an earlier AG-UI run)."""
+        return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
+
+    def paused(self, questions: Sequence[Mapping[str, Any]]) -> list[BaseEvent]:
+        """How a run waiting for answers to MCP servers' ``questions`` ends this AG-UI run."""
+        outcome = RunFinishedInterruptOutcome(
+            interrupts=[elicitation_interrupt(q) for q in questions])
+        return [*self._close(), RunFinishedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, outcome=outcome,
+            result={"state": "waiting_for_user", "pending_elicitations": list(questions)})]
 
     def error(self, message: str) -> list[BaseEvent]:
         """How a failure outside the loop ends the stream."""

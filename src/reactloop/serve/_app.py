@@ -17,7 +17,16 @@ Routes (all JSON unless said otherwise; errors are ``{"error": "..."}``):
   "approved", "reason"?, "arguments"?}, ...]}`` → the continued run's ``text/event-stream``;
   400 for a malformed decision, 409 for one that names no waiting call, a call already
   decided, or other arguments (another hash)
-- ``POST /api/agui`` → AG-UI (see ``_agui``; approvals are interrupts, answered by ``resume``)
+- ``GET /api/sessions/{id}/elicitations`` → the MCP servers' questions waiting for an answer
+  in the session's run (``[{"id", "server", "message", "mode", "url", "tool", "schema",
+  "asked"}]``; also ``pending_elicitations`` of ``GET /api/sessions/{id}``); the run's stream
+  announces each as a ``custom`` event named ``mcp_elicitation_request`` (see ``_elicit``)
+- ``POST /api/sessions/{id}/elicitations`` with ``{"id", "action": "accept"|"decline"|
+  "cancel", "content"?: {...}}`` → ``{"id", "action", "content"}``: the answer goes to the
+  server and the run's stream goes on; 400 for content the requested schema refuses (naming
+  the field), 409 when no such question waits
+- ``POST /api/agui`` → AG-UI (see ``_agui``; approvals and MCP servers' questions are
+  interrupts, answered by ``resume``)
 - ``GET /.well-known/agent-card.json`` and ``POST /api/a2a`` → A2A (see ``_a2a``), when on
 - ``GET /api/skills/{name}/files/{path}`` → one file of one of the agent's skills (the dev UI
   draws the airport map from the airport skill's data)
@@ -54,6 +63,7 @@ from starlette.staticfiles import StaticFiles
 
 from reactloop.approvals import Decision
 from reactloop.errors import ApprovalError, SessionBusy, SessionStoreError, UserError
+from reactloop.serve._elicit import DEFAULT_TIMEOUT, Questions
 from reactloop.serve._parts import from_rest
 from reactloop.serve._runs import Busy, Run, Runs, Waiting
 from reactloop.serve._security import Guard, Policy, Scrubber, event_data
@@ -99,10 +109,12 @@ class ApiError(Exception):
 
 
 def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Policy,
-              scrub: Scrubber, details: bool, a2a: bool = False) -> ASGIApp:
+              scrub: Scrubber, details: bool, a2a: bool = False,
+              elicitation_timeout: float | None = DEFAULT_TIMEOUT) -> ASGIApp:
     """The app behind ``create_app`` (arguments already checked there); ``details``: send
-    tools' tracebacks to clients; ``a2a``: answer the A2A protocol too (``_a2a``)."""
-    api = _Api(agent, store, scrub, details=details)
+    tools' tracebacks to clients; ``a2a``: answer the A2A protocol too (``_a2a``);
+    ``elicitation_timeout``: how long an MCP server's question waits for an answer."""
+    api = _Api(agent, store, scrub, details=details, questions=Questions(elicitation_timeout))
     extra: list[Route] = []
     a2a_lifespan = None
     if a2a:
@@ -133,6 +145,10 @@ def build_app(agent: Agent, store: SessionStore, *, owns_store: bool, policy: Po
         Route("/api/sessions/{session_id}", api.delete_session, methods=["DELETE"]),
         Route("/api/sessions/{session_id}/messages", api.post_message, methods=["POST"]),
         Route("/api/sessions/{session_id}/approvals", api.post_approvals, methods=["POST"]),
+        Route("/api/sessions/{session_id}/elicitations", api.get_elicitations,
+              methods=["GET"]),
+        Route("/api/sessions/{session_id}/elicitations", api.post_elicitation,
+              methods=["POST"]),
         Route("/api/agui", api.agui, methods=["POST"]),
         Route("/api/skills/{name}/files/{path:path}", api.skill_file, methods=["GET"]),
         Mount("/static", app=_Static(directory=STATIC), name="static"),
@@ -186,12 +202,12 @@ async def _index(request: Request) -> Response:
 
 class _Api:
     def __init__(self, agent: Agent, store: SessionStore, scrub: Scrubber, *,
-                 details: bool) -> None:
+                 details: bool, questions: Questions) -> None:
         self.agent = agent
         self.store = store
         self.scrub = scrub
         self.details = details
-        self.runs = Runs(agent, store)
+        self.runs = Runs(agent, store, questions)
         # each tool's parameters: AG-UI interrupts describe edited arguments with them
         tools = agent.spec.tools
         self.tool_schemas = {name: tool.parameters for name in tools.names
@@ -289,7 +305,8 @@ class _Api:
                           "plan": None if plan is None else plan.to_dict(),
                           "running": self.runs.running(session_id),
                           "pending_approvals": [p.to_dict()
-                                                for p in pending_approvals(messages)]})
+                                                for p in pending_approvals(messages)],
+                          "pending_elicitations": self._questions(session_id)})
 
     async def delete_session(self, request: Request) -> Response:
         session_id = _path_id(request)
@@ -349,6 +366,35 @@ class _Api:
         return StreamingResponse(self._sse(run), media_type="text/event-stream",
                                  headers=_STREAM_HEADERS)
 
+    def _questions(self, session_id: str) -> list[dict[str, Any]]:
+        return [q.to_dict() for q in self.runs.questions.pending(session_id)]
+
+    async def get_elicitations(self, request: Request) -> Response:
+        return self.json(self._questions(_path_id(request)))
+
+    async def post_elicitation(self, request: Request) -> Response:
+        body = await _json_body(request, required=True)
+        question_id, action = body.get("id"), body.get("action")
+        if not isinstance(question_id, str) or not isinstance(action, str):
+            raise ApiError(400, 'send {"id": ..., "action": "accept"|"decline"|"cancel", '
+                                '"content"?: {...}} (the id of the mcp_elicitation_request)')
+        given, _ = self._answer(_path_id(request), [(question_id, action, body.get("content"))])
+        return self.json(given[0])
+
+    def _answer(self, session_id: str, answers: list[tuple[str, str, Any]], *,
+                take_run: bool = False) -> tuple[list[dict[str, Any]], Run | None]:
+        """:meth:`Runs.answer`, its refusals as HTTP errors."""
+        try:
+            return self.runs.answer(session_id, answers, take_run=take_run)
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        except KeyError as exc:
+            raise ApiError(409, str(exc.args[0])) from None
+        except Busy:
+            raise ApiError(409, f"session {session_id!r}: another client follows the run "
+                                "waiting for this answer; answer with POST "
+                                f"/api/sessions/{session_id}/elicitations") from None
+
     async def _sse(self, run: Run) -> AsyncIterator[bytes]:
         try:
             async for batch in run.batches():
@@ -369,45 +415,65 @@ class _Api:
         from ag_ui.core import RunAgentInput
         from ag_ui.encoder import EventEncoder
 
-        from reactloop.serve._agui import (
-            AGUIInputError,
-            AGUITranslator,
-            decisions_of,
-            prompt_of,
-        )
+        from reactloop.serve._agui import AGUIInputError, AGUITranslator
 
         body = await _json_body(request, required=True)
-        decisions: list[Decision] | None = None
-        text: Prompt | None = None
         try:
             run_input = RunAgentInput.model_validate(body)
-            if run_input.resume:  # answers to the interrupts of the thread's last run
-                decisions = decisions_of(run_input.resume)
-            else:
-                text = prompt_of(run_input)
+            run, goes_on = await self._agui_run(run_input)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ApiError(400, f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
         except AGUIInputError as exc:
             raise ApiError(400, str(exc)) from None
-        run = await self._start(_checked_id(run_input.thread_id), text, decisions)
         encoder = EventEncoder(accept=request.headers.get("accept") or "text/event-stream")
         translator = AGUITranslator(run_input.thread_id, run_input.run_id, self.tool_schemas,
                                     details=self.details)
-        return StreamingResponse(self._agui(run, translator, encoder),
+        return StreamingResponse(self._agui(run, translator, encoder, goes_on),
                                  media_type=encoder.get_content_type(),
                                  headers=_STREAM_HEADERS)
 
-    async def _agui(self, run: Run, translator: AGUITranslator, encoder: EventEncoder
-                    ) -> AsyncIterator[bytes]:
+    async def _agui_run(self, run_input: Any) -> tuple[Run, bool]:
+        """The run an AG-UI input starts or goes on with; True when it goes on after answers
+        to MCP servers' questions (the AG-UI run then starts without a ``run_start``)."""
+        from reactloop.serve._agui import (
+            ELICITATION_PREFIX,
+            AGUIInputError,
+            answers_of,
+            decisions_of,
+            prompt_of,
+        )
+
+        session_id = _checked_id(run_input.thread_id)
+        entries = run_input.resume or []
+        asked = [e for e in entries if e.interrupt_id.startswith(ELICITATION_PREFIX)]
+        if asked and len(asked) < len(entries):
+            raise AGUIInputError("answer the MCP servers' questions first, then the approvals "
+                                 "(one kind of interrupt per resume)")
+        if asked:
+            _, run = self._answer(session_id, answers_of(asked), take_run=True)
+            assert run is not None
+            return run, True
+        if entries:  # answers to the approval interrupts of the thread's last run
+            return await self._start(session_id, None, decisions_of(entries)), False
+        return await self._start(session_id, prompt_of(run_input)), False
+
+    async def _agui(self, run: Run, translator: AGUITranslator, encoder: EventEncoder,
+                    goes_on: bool = False) -> AsyncIterator[bytes]:
+        def frames(events: Iterable[BaseEvent]) -> bytes:
+            return _utf8("".join(self._agui_frame(_agui_encode(encoder, e)) for e in events))
+
         try:
-            async for batch in run.batches():
+            if goes_on:
+                yield frames(translator.started())
+            async for batch in run.batches(pause=True):
                 if not batch:
                     yield b": keep-alive\n\n"
                     continue
-                yield _utf8("".join(self._agui_frame(_agui_encode(encoder, out))
-                                    for event in batch for out in translator.translate(event)))
+                yield frames(out for event in batch for out in translator.translate(event))
+            if run.paused:  # an MCP server's question: the run waits, this AG-UI run ends
+                yield frames(translator.paused(self._questions(run.session.id)))
         except Exception as exc:
             message = self.scrub.text(f"{type(exc).__name__}: {exc}")
             yield _utf8("".join(self._agui_frame(_agui_encode(encoder, out))

@@ -16,9 +16,22 @@ that asks the user waits in the workflow, durably, for :meth:`RunHandle.send`; o
 a tool call needing approval (``WAITING_FOR_APPROVAL``, ``result.pending_approvals``) waits
 the same way for :meth:`RunHandle.decide` — the decisions are checked against the workflow's
 history first (a mismatch is refused, nothing runs), approved calls then run once as
-activities, denied ones are answered with the reason. Workflow and
+activities, denied ones are answered with the reason. An MCP server's question in the
+resumable form (an input-required result) waits durably in the workflow too, mid-turn:
+:meth:`RunHandle.pending_inputs` lists it, :meth:`RunHandle.answer` answers it and a new
+activity sends the call again; a question in the classic form waits live in the worker
+(``reactloop.temporal._elicitation``). Workflow and
 activity names are listed in :class:`Names`; the workflow's updates, queries and signal in
 ``reactloop.temporal._workflow``.
+
+A prompt may carry images and documents, as in-process (``durable.run(["What is in this
+picture?", Image.from_path("shot.png")], ...)``), and tools may return them; their bytes never
+cross Temporal: they are written once by content hash to the attachment store
+(``TemporalAgent(store=...)``: a session store, the default SQLite file unless given a path or
+a ``postgresql://`` URL), which the starter and every worker must share; the workflow carries
+references, and the model activity loads the bytes before the model call
+(``reactloop.temporal._blobs``). A worker that lacks them ends the run ``ERROR``, naming the
+attachment's hash and the fix.
 
 What differs from an in-process run: no ``text_delta`` events (a response crosses from its
 activity whole); a model call's retries (by its ``RetryPolicy``) are its activity's, so they

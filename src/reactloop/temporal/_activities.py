@@ -2,7 +2,9 @@
 
 One activity per model call, per tool call, per MCP listing, and one for the retrieved context
 of a turn. They run the agent's own objects (its model, its tools, its MCP servers) in the
-worker process. Their failures that the loop turns into results stay results; their payloads
+worker process. Attachments cross as references: the model activity reads their bytes from
+the attachment store (``_blobs``) before it calls the model, a tool activity writes the ones
+its tool returned there. Their failures that the loop turns into results stay results; their payloads
 are checked against Temporal's size limit before they are returned, so an oversized value is
 refused with a clear error instead of being retried for ever.
 """
@@ -10,6 +12,7 @@ refused with a clear error instead of being retried for ever.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -17,9 +20,13 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from reactloop._attach import Fitter
 from reactloop._redact import get_logger
-from reactloop.errors import ModelHTTPError
+from reactloop.errors import ModelHTTPError, UserError
 from reactloop.events import WarningEvent
+from reactloop.mcp._elicitation import default_elicitor
+from reactloop.messages import ModelRequest
+from reactloop.models._base import Model
 from reactloop.models._retry import retries_elsewhere
 from reactloop.result import ToolResult, jsonable
 from reactloop.run_context import RunContext
@@ -31,6 +38,7 @@ from reactloop.temporal._codec import (
     result_to_dict,
 )
 from reactloop.temporal._config import Durable
+from reactloop.temporal._elicitation import deferring, refuse_live, reported
 from reactloop.tools._source import ToolSource
 from reactloop.tools._tool import Tool
 
@@ -102,7 +110,7 @@ class _Activities:
         compaction = getattr(spec.context, "compaction", None)
         if arg.get("model") == "summarizer" and compaction is not None and compaction.summarizer:
             model = compaction.summarizer
-        request = request_from_dict(arg["request"])
+        request = await self._loaded(model, request_from_dict(arg["request"]))
         token = retries_elsewhere.set(True)  # the activity's retry policy retries
         try:
             response = await heartbeating(model.request(request), self._beat())
@@ -125,12 +133,29 @@ class _Activities:
                                    type="PayloadTooLarge", non_retryable=True)
         return out
 
+    async def _loaded(self, model: Model, request: ModelRequest) -> ModelRequest:
+        """``request`` with its attachments' bytes read from the attachment store, fitted
+        to what the model takes (the workflow passed the references on unfitted)."""
+        if not any(m.attachments for m in request.messages):
+            return request
+        try:
+            messages = await self.agent.blobs.resolve(_workflow_id(),
+                                                      request.messages)
+            fitted = Fitter(model, _told).messages(messages)
+        except UserError as exc:  # a blob this worker cannot find, a PDF it cannot read
+            raise ApplicationError(str(exc), _error_data(exc), type="UserError",
+                                   non_retryable=True) from None
+        return dataclasses.replace(request, messages=fitted)
+
     # -- tools -------------------------------------------------------------------------------
     async def tool(self, arg: dict[str, Any]) -> dict[str, Any]:
         return await self._tool(arg, ())
 
     async def mcp_call(self, source: ToolSource, arg: dict[str, Any]) -> dict[str, Any]:
-        return await self._tool(arg, await self._source_tools(source))
+        tools = await self._source_tools(source)
+        with deferring(arg) as held:  # a server's questions go to the workflow (durable)
+            out = await self._tool(arg, tools)
+        return reported(out, held)
 
     async def _tool(self, arg: dict[str, Any], extra: Sequence[Tool]) -> dict[str, Any]:
         spec = self.spec
@@ -149,6 +174,7 @@ class _Activities:
             ctx.tools.execute_one(call, ctx.run_id, arg.get("timeout"), spec.deps, emit,
                                   ctx.add_tools, ctx.state), self._beat())
         t = ctx.tools.get(call.name) if isinstance(call.name, str) else None
+        r = await self._store_parts(r)
         if (r.error is not None and t is not None and _may_repeat(r)
                 and activity.info().attempt <= t.retries):
             raise ApplicationError(r.error, type="ToolFailed")  # Temporal tries again
@@ -162,10 +188,24 @@ class _Activities:
                 duration=r.duration)), "events": []}
         return out
 
+    async def _store_parts(self, r: ToolResult) -> ToolResult:
+        """Write the bytes of the pictures and documents a tool returned to the attachment
+        store (the result carries references); one that cannot be stored fails the call."""
+        if not r.attachments:
+            return r
+        try:
+            await self.agent.blobs.put(_workflow_id(), r.attachments,
+                                       f"returned by {r.name} ({r.call_id})")
+        except UserError as exc:
+            message = f"the attachments {r.name} returned cannot be stored: {exc}"
+            return ToolResult(r.name, None, message, r.call_id, r.arguments,
+                              f"Error: {message}", duration=r.duration)
+        return r
+
     # -- MCP and retrieved context -----------------------------------------------------------
     async def _source_tools(self, source: ToolSource) -> Sequence[Tool]:
-        try:
-            return await self.pool.tools(source)
+        try:  # heartbeating: the first activity on a worker opens the server (it takes time)
+            return await heartbeating(self.pool.tools(source), self._beat())
         except Exception as exc:
             raise ApplicationError(str(exc), _error_data(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
@@ -185,6 +225,16 @@ class _Activities:
                 await ext.start(ctx)
         return {"state": {k: jsonable(v) for k, v in ctx.state.items()},
                 "warnings": [e.message for e in ctx.pending if isinstance(e, WarningEvent)]}
+
+
+def _workflow_id() -> str:
+    """The workflow the current activity serves (its attachments are filed under it)."""
+    return activity.info().workflow_id or ""
+
+
+def _told(name: str, data: Any = None) -> None:
+    """A conversion the activity's fitting made: the workflow's trace already said so."""
+    log.debug("%s: %s", name, data)
 
 
 def _may_repeat(r: ToolResult) -> bool:
@@ -251,6 +301,7 @@ class _Held:
         def emit(name: str, data: Any = None) -> None:
             log.info("%s: %s %s", self.source.name, name, data)
 
+        default_elicitor.set(refuse_live)  # this task's context: servers without a handler
         try:
             async with self.source.open(emit) as tools:
                 ready.set_result(list(tools))

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from reactloop._attach import check_accepts
 from reactloop.agent import Agent
-from reactloop.attachments import Prompt
+from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import UserError
 from reactloop.messages import Message
 from reactloop.models._base import Model
 from reactloop.models._retry import RetryPolicy
 from reactloop.result import RunResult
+from reactloop.sessions._store import SessionStore
 from reactloop.temporal._activities import SourcePool, build_activities
+from reactloop.temporal._blobs import AttachmentStore
 from reactloop.temporal._codec import json_size
 from reactloop.temporal._config import Names, make_options
 from reactloop.temporal._handle import RunHandle, connect
@@ -60,11 +64,18 @@ class TemporalAgent:
             2 MiB by default); larger data is refused with a clear error, never sent.
         history_limit: events in a workflow's history after which a conversation continues
             as new (between turns).
+        store: where the bytes of attachments are kept — images and documents in prompts and
+            those tools return — so that only references cross Temporal: a session store, the
+            path of a SQLite file, or a ``postgresql://`` URL (default: the default SQLite
+            file, as ``agent.session()``). The starter and every worker must reach the same
+            one: on one machine the default does; across machines, give both one URL
+            (``reactloop worker --store``, ``reactloop run --temporal --store``).
     """
 
     def __init__(self, agent: Agent, *, name: str | None = None, model_timeout: float = 300.0,
                  tool_timeout: float = 300.0, heartbeat_timeout: float | None = 30.0,
-                 max_payload_bytes: int = 2_000_000, history_limit: int = 10_000) -> None:
+                 max_payload_bytes: int = 2_000_000, history_limit: int = 10_000,
+                 store: SessionStore | str | os.PathLike[str] | None = None) -> None:
         if not isinstance(agent, Agent):
             raise UserError(f"TemporalAgent needs a reactloop.Agent, got {agent!r}")
         for label, value in (("model_timeout", model_timeout), ("tool_timeout", tool_timeout),
@@ -86,10 +97,28 @@ class TemporalAgent:
                 self._subs[sub.name] = TemporalAgent(
                     sub, model_timeout=model_timeout, tool_timeout=tool_timeout,
                     heartbeat_timeout=heartbeat_timeout, max_payload_bytes=max_payload_bytes,
-                    history_limit=history_limit)
+                    history_limit=history_limit, store=store)
+        self.store = store
         self._pool = SourcePool()
         self._workflow: type | None = None
         self._activities: list[Callable[..., Any]] | None = None
+
+    @property
+    def store(self) -> SessionStore | str | os.PathLike[str] | None:
+        """The attachment store (see the class's ``store`` argument); setting it sets its
+        sub-agents' too (``reactloop worker --store`` does, before the worker starts)."""
+        return self._blobs.spec
+
+    @store.setter
+    def store(self, store: SessionStore | str | os.PathLike[str] | None) -> None:
+        self._blobs = AttachmentStore(store)
+        for sub in self._subs.values():
+            sub.store = store
+
+    @property
+    def blobs(self) -> AttachmentStore:
+        """The attachments' bytes, in :attr:`store` (``reactloop.temporal._blobs``)."""
+        return self._blobs
 
     @property
     def subs(self) -> dict[str, TemporalAgent]:
@@ -139,38 +168,45 @@ class TemporalAgent:
         one that is busy (or has ended) is attached to, and ``prompt`` is not sent.
 
         Args:
-            prompt: the user's message.
+            prompt: the user's message: a string, or a list of strings and attachments
+                (``["What is in this picture?", Image.from_path("shot.png")]``). The bytes of
+                the attachments go to the attachment store (:attr:`store`) first; the
+                workflow gets references. A part the model cannot take is refused here.
             client: a ``temporalio.client.Client``, or an address ``HOST:PORT``.
             task_queue: the task queue the agent's workers poll.
             id: the workflow id (default: ``<agent>-<random>``).
             session: keep waiting for messages after every turn (until :meth:`RunHandle.close`),
                 not only after a turn that asked the user something.
         """
-        if isinstance(prompt, list | tuple):  # with attachments (Agent.run takes them)
-            raise UserError("a durable run on Temporal takes a text prompt: attachments would "
-                            "travel in the workflow's history, which has no blob store yet; "
-                            "run the agent in-process (agent.run) or put the file's text in "
-                            "the prompt")
-        if not isinstance(prompt, str) or not prompt:
+        if isinstance(prompt, str) and not prompt:
             raise UserError(f"prompt must be a non-empty string, got {prompt!r}")
-        if json_size(prompt) > self.max_payload_bytes:
-            raise UserError(f"the prompt is over Temporal's payload limit of "
-                            f"{self.max_payload_bytes:,} bytes")
+        text, parts = split_prompt(prompt)
+        if not text and not parts:
+            raise UserError("the prompt is empty: give a text, attachments or both")
+        if parts:  # refused before anything is stored or started
+            check_accepts(self.agent.spec.model, parts)
         from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
         from temporalio.exceptions import WorkflowAlreadyStartedError
 
         client = await connect(client)
         wf_id = id or f"{self.names.workflow}-{uuid.uuid4().hex[:12]}"
+        arg: dict[str, Any] = {"prompt": text, "session": session}
+        if parts:
+            arg["attachments"] = [a.ref() for a in parts]
+        if json_size(arg) > self.max_payload_bytes:
+            raise UserError(f"the prompt is over Temporal's payload limit of "
+                            f"{self.max_payload_bytes:,} bytes")
+        await self._blobs.put(wf_id, parts, "the prompt")
         try:
             await client.start_workflow(
-                self.names.workflow, {"prompt": prompt, "session": session}, id=wf_id,
+                self.names.workflow, arg, id=wf_id,
                 task_queue=task_queue, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL)
         except WorkflowAlreadyStartedError:
-            handle = RunHandle(client, wf_id, turn=0, seq=None)
+            handle = RunHandle(client, wf_id, turn=0, seq=None, blobs=self._blobs)
             await handle.attach(prompt)
             return handle
-        return RunHandle(client, wf_id, turn=1, seq=0)
+        return RunHandle(client, wf_id, turn=1, seq=0, blobs=self._blobs)
 
     async def run(self, prompt: Prompt, *, client: Client | str, task_queue: str,
                   id: str | None = None) -> RunResult:
@@ -180,7 +216,7 @@ class TemporalAgent:
 
     async def attach(self, id: str, *, client: Client | str) -> RunHandle:
         """A handle on the conversation ``id`` (its current or latest turn)."""
-        handle = RunHandle(await connect(client), id, turn=0, seq=None)
+        handle = RunHandle(await connect(client), id, turn=0, seq=None, blobs=self._blobs)
         await handle.attach(None)
         return handle
 

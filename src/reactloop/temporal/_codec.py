@@ -3,7 +3,8 @@
 Activities, workflow inputs, updates and queries carry plain JSON data (Temporal's default
 converter), never pickles: model requests and responses, tool calls and results, events with
 their sequence numbers, and run results with the run's context (so ``RunResult.save()`` works
-on a result that came from a workflow).
+on a result that came from a workflow). Attachments cross as references only (kind, media
+type, sha256, size, name); their bytes stay in the attachment store (``_blobs``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reactloop import errors
+from reactloop.attachments import attachment_from_ref
 from reactloop.events import Event, RunEndEvent, StepEvent
 from reactloop.messages import (
     Message,
@@ -111,13 +113,19 @@ def call_from_dict(d: Mapping[str, Any]) -> ToolCall:
 
 # -- tool results ------------------------------------------------------------------------------
 def result_to_dict(r: ToolResult) -> dict[str, Any]:
+    """A tool result; its attachments as references (their bytes are in the attachment
+    store: ``reactloop.temporal._blobs``)."""
     d = r.to_dict(full=True)
     d["traceback"] = r.traceback
+    if r.attachments:
+        d["attachments"] = [a.ref() for a in r.attachments]
     return d
 
 
 def result_from_dict(d: Mapping[str, Any]) -> ToolResult:
-    return dataclasses.replace(ToolResult.from_dict(d), traceback=d.get("traceback"))
+    parts = tuple(attachment_from_ref(a) for a in d.get("attachments") or ())
+    return dataclasses.replace(ToolResult.from_dict(d), traceback=d.get("traceback"),
+                               attachments=parts)
 
 
 def _step(s: Step) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from temporalio.common import RetryPolicy
 
 from reactloop.agent import Agent
 from reactloop.models._base import Model
+from reactloop.temporal._blobs import AttachmentStore
 from reactloop.tools._tool import Tool
 
 __all__ = ["Durable", "Names", "make_options"]
@@ -25,6 +26,11 @@ class Durable(Protocol):
     heartbeat_timeout: float | None
     max_payload_bytes: int
     history_limit: int
+
+    @property
+    def blobs(self) -> AttachmentStore:
+        """Where the bytes of its runs' attachments are (``TemporalAgent(store=...)``)."""
+        ...
 
     @property
     def subs(self) -> Mapping[str, Durable]:

@@ -10,23 +10,29 @@ with the ``reactloop.peek`` query instead.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reactloop.approvals import Decision
+from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import ApprovalError, ReactloopError, UserError
 from reactloop.events import Event
+from reactloop.mcp._elicitation import Elicitation, ElicitationAnswer
 from reactloop.result import RunResult
+from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_from_dict, run_result_from_dict
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
+    from reactloop.temporal._blobs import AttachmentStore
+
 __all__ = ["RunHandle", "connect"]
 
 POLL, PEEK, SEND, WAIT, STATUS, CLOSE = ("reactloop.poll", "reactloop.peek", "reactloop.send",
                                          "reactloop.wait", "reactloop.status", "reactloop.close")
-DECIDE = "reactloop.decide"
+DECIDE, ANSWER = "reactloop.decide", "reactloop.answer"
 _LATEST = object()
 
 
@@ -55,14 +61,17 @@ class RunHandle:
         seq: sequence number of the last event :meth:`events` yielded (``None``: none yet).
     """
 
-    def __init__(self, client: Client, id: str, *, turn: int, seq: int | None) -> None:
+    def __init__(self, client: Client, id: str, *, turn: int, seq: int | None,
+                 blobs: AttachmentStore | None = None) -> None:
         self.client, self.id, self.turn, self.seq = client, id, turn, seq
+        self.blobs = blobs
+        """Where :meth:`send` stores the bytes of attachments (the agent's store)."""
         self.workflow = client.get_workflow_handle(id)  # no run id: follows continue-as-new
         self.sent = turn == 1
         """Whether the prompt given to ``start`` was delivered (False when it attached to a
         busy or ended conversation)."""
 
-    async def attach(self, prompt: str | None) -> None:
+    async def attach(self, prompt: Prompt | None) -> None:
         """Follow the current turn; send ``prompt`` if the conversation waits for one."""
         status = await self.status()
         self.turn, self.seq = status["turn"], status["turn_start"] - 1
@@ -73,7 +82,8 @@ class RunHandle:
 
     async def status(self) -> dict[str, Any]:
         """``{"turn", "done", "busy", "idle", "closed", "next", "turn_start",
-        "waiting_for_user", "waiting_for_approval"}`` of the conversation."""
+        "waiting_for_user", "waiting_for_approval", "waiting_for_input"}`` of the conversation
+        (``waiting_for_input``: the questions of :meth:`pending_inputs`, as data)."""
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
@@ -154,7 +164,25 @@ class RunHandle:
         return desc.status == WorkflowExecutionStatus.RUNNING
 
     async def result(self) -> RunResult:
-        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends."""
+        """The :class:`~reactloop.RunResult` of the turn this handle follows, once it ends.
+
+        Its messages' attachments have their bytes, read from the attachment store (so
+        ``result.save()`` keeps them) when this process reaches it; else they stay references.
+        """
+        return await self._with_bytes(await self._result())
+
+    async def _with_bytes(self, result: RunResult) -> RunResult:
+        if self.blobs is None or not any(m.attachments for m in result.messages):
+            return result
+        try:
+            loaded = await self.blobs.resolve(self.id, result.messages)
+        except UserError:  # this process does not reach the store: references it is
+            return result
+        if isinstance(result.context, RunContext):
+            result.context.messages[:] = loaded
+        return dataclasses.replace(result, messages=list(loaded))
+
+    async def _result(self) -> RunResult:
         from temporalio.client import WorkflowUpdateFailedError
         from temporalio.service import RPCError
 
@@ -180,13 +208,24 @@ class RunHandle:
         except WorkflowFailureError as exc:
             raise ReactloopError(f"the workflow {self.id} failed: {exc.cause or exc}") from None
 
-    async def send(self, text: str) -> int:
+    async def send(self, text: Prompt) -> int:
         """The user's next message (e.g. the answer a ``WAITING_FOR_USER`` run asked for):
-        starts the next turn, which this handle then follows. Returns its turn number."""
+        starts the next turn, which this handle then follows. Returns its turn number.
+
+        ``text`` may be a list of strings and attachments, as ``TemporalAgent.start`` takes:
+        their bytes go to the attachment store, the workflow gets references."""
         from temporalio.client import WorkflowUpdateFailedError
 
+        message: str | dict[str, Any] = text if isinstance(text, str) else ""
+        if not isinstance(text, str):
+            words, parts = split_prompt(text)
+            if self.blobs is None:
+                raise UserError("this handle has no attachment store: take it from "
+                                "TemporalAgent.start or TemporalAgent.attach to send attachments")
+            await self.blobs.put(self.id, parts, "a message")
+            message = {"text": words, "attachments": [a.ref() for a in parts]}
         try:
-            out = await self._update(SEND, text)
+            out = await self._update(SEND, message)
         except WorkflowUpdateFailedError as exc:
             raise UserError(f"cannot send to {self.id}: {exc.cause or exc}") from None
         self.turn, self.sent = int(out["turn"]), True
@@ -218,6 +257,43 @@ class RunHandle:
                                 "for approval there") from None
         self.turn, self.sent = int(out["turn"]), True
         return self.turn
+
+    async def pending_inputs(self) -> dict[str, Elicitation]:
+        """The questions MCP servers asked (input-required results) that wait for the user's
+        answer, by id: the turn waits, durably, until each is answered with :meth:`answer`.
+        Also announced as ``mcp_input_required`` custom events (``data["id"]``)."""
+        from reactloop.temporal._elicitation import question_of
+
+        waiting = (await self.status()).get("waiting_for_input") or {}
+        return {str(i): question_of(q) for i, q in waiting.items()}
+
+    async def answer(self, id: str, answer: ElicitationAnswer) -> None:
+        """Answer the question ``id`` (see :meth:`pending_inputs`): ``ElicitationAnswer.accept
+        (**values)``, ``.decline()`` or ``.cancel()`` — each reaches the server, which a new
+        activity calls again with it (on whichever worker is up by then).
+
+        Raises:
+            UserError: no such question waits (or the conversation ended), the answer is
+                not an ElicitationAnswer, or it accepts a form without its required fields
+                or with fields it does not have (the server checks the values).
+        """
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.service import RPCError
+
+        if not isinstance(answer, ElicitationAnswer):
+            raise UserError(f"answer with an ElicitationAnswer (accept, decline or cancel), "
+                            f"got {answer!r}")
+        data = {"id": id, "action": answer.action,
+                "content": dict(answer.content) if answer.content is not None else None}
+        try:
+            await self._update(ANSWER, data)
+        except WorkflowUpdateFailedError as exc:
+            raise UserError(f"cannot answer {id!r} on {self.id}: {_reason(exc)}") from None
+        except RPCError:
+            if await self._running():
+                raise
+            raise UserError(f"the conversation {self.id} has ended: no question waits for "
+                            "an answer there") from None
 
     async def close(self) -> None:
         """End a session after its current turn (the workflow completes)."""

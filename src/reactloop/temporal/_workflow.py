@@ -12,10 +12,14 @@ Messages in and out (names documented in ``reactloop.temporal``):
 - update ``reactloop.poll({"after": seq | None})``: events after ``seq`` (``None``: from the
   start of the latest turn), waiting until there are some, or the workflow needs input or ends.
 - query ``reactloop.peek`` (same, without waiting: for closed workflows).
-- update ``reactloop.send(text)``: the next user message; returns its turn number.
+- update ``reactloop.send(text)``: the next user message (text, or ``{"text", "attachments"}``
+  with attachment references); returns its turn number.
 - update ``reactloop.decide([decision, ...])``: decisions (``Decision.to_dict()``) on the calls
   that wait for approval; checked against the history first (a mismatch is refused and
   nothing runs); the turn they start runs the approved calls; returns its number.
+- update ``reactloop.answer({"id", "action", "content"})``: the user's answer to a question an
+  MCP server asked mid-turn (an input-required result, waiting durably in the turn; see
+  ``reactloop.temporal._elicitation``); refused when no such question waits.
 - update ``reactloop.wait({"turn": n})``: waits until turn ``n`` ended; returns its result.
 - query ``reactloop.status``; signal ``reactloop.close`` (a session ends after its turn).
 
@@ -35,16 +39,19 @@ from typing import Any, ClassVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from reactloop._attach import check_accepts, resolve_later
 from reactloop._loop import run_events
 from reactloop.approvals import apply_decisions, pending_approvals, waiting_run_id
 from reactloop.approvals._gate import turn_iterations
-from reactloop.errors import ApprovalError
+from reactloop.attachments import attachment_from_ref
+from reactloop.errors import ApprovalError, UserError
 from reactloop.events import RunEndEvent, WarningEvent
 from reactloop.messages import Message
 from reactloop.result import RunResult, RunState
 from reactloop.run_context import RunContext
 from reactloop.temporal._codec import event_to_dict, json_size, message_list, run_result_to_dict
 from reactloop.temporal._config import Durable
+from reactloop.temporal._elicitation import ANSWER, PendingInputs
 from reactloop.temporal._workflow_runtime import WorkflowRuntime
 
 __all__ = ["workflow_class"]
@@ -83,6 +90,8 @@ class _Conversation:
         self.history: list[Message] = message_list(arg.get("messages"))
         """The conversation so far (the latest turn's messages), with the decisions that
         ``decide`` recorded on calls waiting for approval."""
+        self.inputs = PendingInputs(self._publish)
+        """Questions of MCP servers that wait for the user, mid-turn (``reactloop.answer``)."""
         self._restore(arg)  # before any update or query is handled
 
     # -- the workflow ------------------------------------------------------------------------
@@ -112,9 +121,10 @@ class _Conversation:
 
     async def _turn(self, given: Mapping[str, Any], messages: list[Message],
                     state: dict[str, Any]) -> RunResult:
-        spec, rt = self.agent.agent.spec, WorkflowRuntime(self.agent)
+        spec, rt = self.agent.agent.spec, WorkflowRuntime(self.agent, self.inputs)
         self.busy, self.turn_start = True, self._next()
         result: RunResult | None = None
+        later = resolve_later.set(True)  # the model activity loads attachments' bytes
         try:
             ctx = await self.begin(given, rt, messages, state)
             async with aclosing(run_events(spec, ctx, rt, stream=False)) as events:
@@ -126,6 +136,7 @@ class _Conversation:
                     self._publish(event_to_dict(event))
         finally:
             self.busy = False
+            resolve_later.reset(later)
         assert result is not None
         return result
 
@@ -138,7 +149,9 @@ class _Conversation:
         prompt = str(given["text"])
         ctx = RunContext(rt.new_id(), prompt, messages, tools=spec.tools.copy(), deps=spec.deps,
                          state=state)
-        ctx.append(Message.user(prompt))
+        # attachments as references: their bytes are in the attachment store (``_blobs``)
+        parts = tuple(attachment_from_ref(a) for a in given.get("attachments") or ())
+        ctx.append(Message("user", prompt, attachments=parts))
         await self._retrieve(ctx)
         return ctx
 
@@ -210,7 +223,10 @@ class _Conversation:
         return self._batch(arg.get("after"))
 
     # -- messages ----------------------------------------------------------------------------
-    def send(self, text: str) -> dict[str, Any]:
+    def send(self, text: str | Mapping[str, Any]) -> dict[str, Any]:
+        if isinstance(text, Mapping):  # {"text", "attachments": [references]}
+            return self.deliver({"text": str(text.get("text") or ""),
+                                 "attachments": list(text.get("attachments") or ())})
         return self.deliver({"text": text})
 
     def deliver(self, given: dict[str, Any]) -> dict[str, Any]:
@@ -219,8 +235,15 @@ class _Conversation:
         self.turn += 1
         return {"turn": self.turn}
 
-    def check_send(self, text: str) -> None:
-        if not isinstance(text, str) or not text:
+    def check_send(self, text: str | Mapping[str, Any]) -> None:
+        if isinstance(text, Mapping):
+            given = text.get("text")
+            if not isinstance(given, str) or not isinstance(text.get("attachments"), list) \
+                    or not (given or text["attachments"]):
+                raise ValueError("send a non-empty text, or {'text': ..., 'attachments': "
+                                 "[references]}")
+            _check_pictures(self.agent.agent.spec.model, text["attachments"])
+        elif not isinstance(text, str) or not text:
             raise ValueError("send a non-empty text")
         if self.closed or self.closing:
             raise ValueError("this conversation has ended; start a new one")
@@ -267,6 +290,7 @@ class _Conversation:
                 "waiting_for_user": bool(self.result and self.result["state"]
                                          == RunState.WAITING_FOR_USER.value),
                 "waiting_for_approval": bool(pending_approvals(self.history)),
+                "waiting_for_input": self.inputs.listing(),
                 "waiting": bool(self._idle() and self.result
                                 and self.result["state"] in {s.value for s in WAITS})}
 
@@ -293,7 +317,8 @@ class _Conversation:
 
     def _restore(self, arg: Mapping[str, Any]) -> None:
         if arg.get("prompt") is not None:  # a first start
-            self.inbox.append({"text": str(arg["prompt"])})
+            self.inbox.append({"text": str(arg["prompt"]),
+                               "attachments": list(arg.get("attachments") or ())})
             self.turn = 1
             return
         self.inbox = list(arg.get("inbox") or ())
@@ -317,6 +342,16 @@ class _Conversation:
         return data
 
 
+def _check_pictures(model: object, refs: list[Any]) -> None:
+    """Refuse pictures for a model that cannot see, as ``agent.run`` does (documents need
+    their bytes to be checked: the model activity converts them)."""
+    try:
+        parts = [attachment_from_ref(r) for r in refs]
+        check_accepts(model, [p for p in parts if p.kind == "image"])
+    except (UserError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
     """The workflow class's methods: plain functions delegating to :class:`_Conversation`,
     named as methods of ``cls_name`` (temporalio checks that methods belong to the class)."""
@@ -333,10 +368,10 @@ def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
     def peek(self: _Conversation, arg: dict[str, Any]) -> dict[str, Any]:
         return _Conversation.peek(self, arg)
 
-    def send(self: _Conversation, text: str) -> dict[str, Any]:
+    def send(self: _Conversation, text: Any) -> dict[str, Any]:
         return _Conversation.send(self, text)
 
-    def check_send(self: _Conversation, text: str) -> None:
+    def check_send(self: _Conversation, text: Any) -> None:
         _Conversation.check_send(self, text)
 
     def decide(self: _Conversation, decisions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -354,10 +389,16 @@ def _methods(cls_name: str) -> dict[str, Callable[..., Any]]:
     def close(self: _Conversation) -> None:
         _Conversation.close(self)
 
+    def answer(self: _Conversation, arg: dict[str, Any]) -> dict[str, Any]:
+        return self.inputs.answer(arg)
+
+    def check_answer(self: _Conversation, arg: dict[str, Any]) -> None:
+        self.inputs.check(arg)
+
     fns: dict[str, Callable[..., Any]] = {
         "__init__": init, "run": run, "poll": poll, "peek": peek, "send": send,
         "check_send": check_send, "wait": wait, "status": status, "close": close, "decide": decide,
-        "check_decide": check_decide}
+        "check_decide": check_decide, "answer": answer, "check_answer": check_answer}
     for attr, fn in fns.items():
         fn.__name__ = attr
         fn.__qualname__ = f"{cls_name}.{attr}"  # temporalio checks methods belong to the class
@@ -381,12 +422,15 @@ def workflow_class(agent: Durable) -> type:
     send_update.validator(check_send)
     decide_update = workflow.update(name=DECIDE)(decide)
     decide_update.validator(check_decide)
+    answer_update = workflow.update(name=ANSWER)(fns["answer"])
+    answer_update.validator(fns["check_answer"])
     namespace = {
         "__module__": __name__, "agent": agent, "__init__": workflow.init(init),
         "run": workflow.run(run),
         "poll": workflow.update(name=POLL)(poll), "peek": workflow.query(name=PEEK)(peek),
         "send": send_update, "check_send": check_send,
         "decide": decide_update, "check_decide": check_decide,
+        "answer": answer_update, "check_answer": fns["check_answer"],
         "wait": workflow.update(name=WAIT)(wait), "status": workflow.query(name=STATUS)(status),
         "close": workflow.signal(name=CLOSE)(close)}
     cls = workflow.defn(name=agent.names.workflow)(type(cls_name, (_Conversation,), namespace))

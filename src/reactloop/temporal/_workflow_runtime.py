@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -39,6 +39,7 @@ from reactloop.temporal._codec import (
     result_from_dict,
 )
 from reactloop.temporal._config import Durable
+from reactloop.temporal._elicitation import PendingInputs
 from reactloop.tools._control import CONTROL_TOOL_NAMES
 from reactloop.tools._source import Emit, ToolSource
 from reactloop.tools._tool import Tool
@@ -55,9 +56,11 @@ class PayloadTooLarge(ReactloopError):
 class WorkflowRuntime:
     """One workflow's runtime (made by the workflow for each of its runs)."""
 
-    def __init__(self, agent: Durable) -> None:
+    def __init__(self, agent: Durable, inputs: PendingInputs | None = None) -> None:
         self.agent = agent
         self.spec = agent.agent.spec
+        self.inputs = inputs if inputs is not None else PendingInputs(lambda _: None)
+        """Questions of MCP servers waiting for the user (the conversation's)."""
         self.mcp: dict[str, str] = {}
         """Activity of each MCP tool listed in this run, by tool name."""
 
@@ -140,16 +143,23 @@ class WorkflowRuntime:
         timeout = next(x for x in (t.timeout, batch.default_timeout, self.agent.tool_timeout)
                        if x is not None)
         name = self.mcp.get(t.name) or self.agent.names.tool(t.name)
+        body = {"call": call.to_dict(), "run_id": batch.run_id,
+                "state": {k: jsonable(v) for k, v in batch.state.items()}, "timeout": timeout}
         try:
-            arg = self.payload({"call": call.to_dict(), "run_id": batch.run_id,
-                                "state": {k: jsonable(v) for k, v in batch.state.items()},
-                                "timeout": timeout}, f"the call of {t.name}")
+            arg = self.payload(body, f"the call of {t.name}")
         except PayloadTooLarge as exc:
             return _error(call, str(exc))
+
+        def attempt(resume: dict[str, Any] | None) -> Awaitable[dict[str, Any]]:
+            sent = arg if resume is None else self.payload({**body, "resume": resume},
+                                                           f"the call of {t.name}")
+            return workflow.execute_activity(name, sent, result_type=dict, summary=t.name,
+                                             **self.agent.tool_options(t, timeout))
         try:
-            out = await workflow.execute_activity(
-                name, arg, result_type=dict, summary=t.name,
-                **self.agent.tool_options(t, timeout))
+            out = await attempt(None)
+            if "input_required" in out:  # an MCP server asks the user: a durable wait, then
+                out = await self.inputs.resolve(  # the call again (temporal/_elicitation.py)
+                    out, run_id=batch.run_id, call_id=call.id or "", tool=t.name, again=attempt)
         except ActivityError as exc:
             _reraise_cancel(exc)
             return _error(call, _tool_failure(t, timeout, exc))
@@ -162,7 +172,8 @@ class WorkflowRuntime:
         calls are activities of its own names), so a worker that dies mid-sub-run costs no
         completed call."""
         subs = self.agent.subs
-        token = _nesting.runtime_for.set(lambda agent: WorkflowRuntime(subs[agent.name]))
+        token = _nesting.runtime_for.set(lambda agent: WorkflowRuntime(subs[agent.name],
+                                                                       self.inputs))
         try:
             r = await batch.registry.execute_one(call, batch.run_id, batch.default_timeout,
                                                  batch.deps, batch.emit, None, batch.state)

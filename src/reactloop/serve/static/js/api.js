@@ -94,6 +94,11 @@ export class Api {
     return this.stream(`/api/sessions/${encodeURIComponent(sessionId)}/approvals`, { decisions }, onEvent, signal);
   }
 
+  /** Answer an MCP server's question ({id, action, content?}); the run's stream goes on. */
+  answerQuestion(sessionId, answer) {
+    return this.json(`/api/sessions/${encodeURIComponent(sessionId)}/elicitations`, { method: "POST", body: JSON.stringify(answer) });
+  }
+
   async stream(path, body, onEvent, signal) {
     const response = await this.fetch(path, {
       method: "POST",

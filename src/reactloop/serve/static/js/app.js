@@ -1,10 +1,12 @@
 // The dev UI of `reactloop serve`: sessions on the left, the chat (with the airport map when
 // the agent has the airport skill) in the middle, the run's trace on the right. Tool calls
-// waiting for approval show as cards in the chat (approve, deny, edit).
+// waiting for approval show as cards in the chat (approve, deny, edit); an MCP server's question
+// (elicitation) shows as a form there while the run waits for it.
 
 import { Api } from "./api.js";
 import { Approvals } from "./approvals.js";
 import { Chat } from "./chat.js";
+import { Questions } from "./elicit.js";
 import { Trace } from "./trace.js";
 import { AirportMap } from "./map.js";
 import { Tray, wireParts } from "./attach.js";
@@ -20,6 +22,7 @@ class App {
     this.trace = new Trace($("trace-body"), $("plan"), new Follower($("trace-body")));
     this.map = new AirportMap($("map-panel"), this.api);
     this.approvals = new Approvals($("messages"), this.chat.follower, (decisions) => this.decide(decisions));
+    this.questions = new Questions($("messages"), this.chat.follower, (answer) => this.api.answerQuestion(this.sessionId, answer));
     this.tray = new Tray($("tray"), (message) => this.chat.notice(message));
     this.sessionId = null;
     this.running = false;
@@ -151,6 +154,7 @@ class App {
     this.select(null);
     this.chat.reset();
     this.approvals.reset();
+    this.questions.reset();
     this.trace.reset();
     this.map.reset();
     this.chat.empty(this.map.ready ? "Try one of these:" : "Your messages and the agent's answers appear here; the trace on the right shows how it got there.");
@@ -172,6 +176,7 @@ class App {
     this.select(id);
     this.chat.reset();
     this.approvals.reset();
+    this.questions.reset();
     this.trace.reset();
     this.map.reset();
     let data;
@@ -186,6 +191,7 @@ class App {
     const pending = data.pending_approvals || [];
     for (const p of pending) this.trace.markWaiting(p.call_id);
     this.approvals.show(pending);
+    for (const q of data.pending_elicitations || []) this.questions.show(q); // its run waits live
     if (data.running) this.chat.notice("This session is running a message in another window; reload when it has finished.");
   }
 
@@ -286,6 +292,8 @@ class App {
       this.trace.handle(type, data);
       this.chat.handle(type, data);
       this.map.handle(type, data);
+      if (type === "custom" && data.name === "mcp_elicitation_request") this.questions.show(data.data);
+      if (type === "custom" && data.name === "mcp_elicitation") this.questions.answered(data.data);
       if (type === "run_end") result = data.result;
     });
     if (result && result.pending_approvals) this.approvals.show(result.pending_approvals);

@@ -271,7 +271,8 @@ export class Trace {
   on_custom(data) {
     const value = data.data || {};
     const detail = value.name || (value.distance_m !== undefined ? `${value.distance_m} m` : "");
-    const what = data.name === "ui" && value.action ? `${value.action}${detail ? " · " + detail : ""}` : short(JSON.stringify(value), 140);
+    const asked = data.name === "mcp_elicitation_request" || data.name === "mcp_elicitation";
+    const what = data.name === "ui" && value.action ? `${value.action}${detail ? " · " + detail : ""}` : asked ? `${value.server}: ${value.message}${data.name === "mcp_elicitation" ? ` → ${value.action}` : ""}` : short(JSON.stringify(value), 140);
     this.row("custom", h("span.tag", { text: data.name }), h("span", { text: what }));
   }
 
