@@ -102,7 +102,7 @@ def _airport(text: str, after: list[Message]) -> Any:
         return ToolCall("load_skill", {"name": "airport"})
     if "coffee" in text.lower():
         if done == "load_skill":
-            return ToolCall("show_directions", {"waypoints": [111, 126]})
+            return ToolCall("show_directions", {"start": 111, "destination": 126})
         route = json.loads(last.content) if last is not None else {}
         return (f"From Gate 12 to the Plaza Coffee Bar it is {route.get('distance_m')} m, "
                 f"about {route.get('walk_minutes')} minutes on foot: walk back along "

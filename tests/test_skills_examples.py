@@ -274,7 +274,7 @@ def test_airport_tools_and_ui_events() -> None:
     assert details["hours"] == "24h" and "Terminal B" in details["location"]
     assert desk.events[-1] == ("ui", {"action": "show_poi", "poi_id": 135,
                                       "name": "Restroom B East", "building": "Terminal B"})
-    route = desk.ok("show_directions", waypoints=[GATE_15, 135])
+    route = desk.ok("show_directions", start=GATE_15, destination=135)
     name, data = desk.events[-1]
     assert name == "ui" and data["action"] == "show_directions"
     assert data["waypoints"] == [GATE_15, 135] and data["distance_m"] == route["distance_m"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -48,6 +49,8 @@ class AirportMap:
             self.graph[_poi_node(p["id"])] = {}
             self._link(_poi_node(p["id"]), p["node"], float(p["offset_m"]))
         self.buildings = sorted({p["building"] for p in self.pois.values()})
+        self._words = {_stem(w) for p in self.pois.values()
+                       for w in re.findall(r"[\w-]+", _haystack(p))}
         self.categories = sorted({p["category"] for p in self.pois.values()})
 
     def _link(self, a: str, b: str, meters: float) -> None:
@@ -92,6 +95,25 @@ class AirportMap:
             out = [o for o in out if o["id"] != near]
             out.sort(key=lambda o: (o["distance_m"], o["id"]))
         return out[: max(1, limit)]
+
+    def resolve(self, places: Sequence[int | str]) -> list[int]:
+        """Point ids for ``places``: ids, or names as people say them ("gate B12", "the coffee
+        bar"); a name after the first is the match nearest to the place before it."""
+        ids: list[int] = []
+        for place in places:
+            if isinstance(place, int) or str(place).strip().isdigit():
+                ids.append(self.poi(int(place))["id"])
+                continue
+            words = [w for w in re.findall(r"[\w-]+", str(place).lower()) if w not in _FILLER]
+            # words no point knows ("directions", "on the map") say nothing about the place
+            words = [w for w in words if _stem(w) in self._words]
+            near = ids[-1] if ids else None
+            hits = self.search(" ".join(words), near=near, limit=1) if words else []
+            if not hits:
+                raise MapError(f"No place matches '{place}'; find it with search_pois and pass "
+                               "its id")
+            ids.append(hits[0]["id"])
+        return ids
 
     def _pick(self, value: str | None, allowed: Sequence[str], what: str) -> str | None:
         if value is None or not value.strip():
@@ -164,6 +186,11 @@ class AirportMap:
         return dist, prev
 
 
+_FILLER = frozenset({"a", "an", "the", "my", "our", "to", "from", "at", "of", "on", "in",
+                     "for", "by", "near", "with", "and", "me", "please", "nearest", "closest",
+                     "next", "way"})
+
+
 def _poi_node(poi_id: int) -> str:
     return f"poi-{poi_id}"
 
@@ -174,7 +201,18 @@ def _stem(word: str) -> str:
 
 
 def _haystack(p: dict[str, Any]) -> str:
-    return " ".join([p["name"], p["category"], p["building"], p["description"], *p["tags"]]).lower()
+    return " ".join([p["name"], p["category"], p["building"], p["description"], *p["tags"],
+                     *_codes(p)]).lower()
+
+
+def _codes(p: dict[str, Any]) -> list[str]:
+    """What travellers call a gate: Gate 12 of Terminal B is also "B12" (boarding passes
+    print it so)."""
+    number = p["name"].split()[-1]
+    terminal = p["building"].split()[-1]
+    if p["category"] != "gate" or not number.isdigit() or not p["building"].startswith("Terminal"):
+        return []
+    return [f"{terminal}{number}"]
 
 
 def _minutes(meters: float) -> float:

@@ -6,7 +6,10 @@ run's event stream (``ToolContext.emit``), which an app renders on its map.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from reactloop import ToolContext, ToolRetry, tool
 
@@ -22,6 +25,8 @@ def search_pois(
     limit: int = 10,
 ) -> list[dict[str, Any]]:
     """Search the airport's points of interest (gates, restrooms, food, shops, services).
+
+    Then show the place found on the map with show_poi, or the way to it with show_directions.
 
     Args:
         term: words to look for, e.g. 'bathroom', 'coffee', 'gate 15' (empty: everything).
@@ -52,7 +57,7 @@ def get_poi_details(poi_id: int) -> dict[str, Any]:
 
 @tool
 def get_directions(from_poi_id: int, to_poi_id: int) -> dict[str, Any]:
-    """Walking directions between two points: distance, minutes and steps.
+    """The walk between two points as text only: distance, minutes and each step of the way.
 
     Args:
         from_poi_id: where the walk starts.
@@ -66,7 +71,7 @@ def get_directions(from_poi_id: int, to_poi_id: int) -> dict[str, Any]:
 
 @tool
 def show_poi(poi_id: int, ctx: ToolContext) -> dict[str, Any]:
-    """Show a point of interest on the user's map and return its details.
+    """Show a place (a gate, restroom, cafe, shop, service) on the user's map, with its details.
 
     Args:
         poi_id: the point's id, from search_pois.
@@ -77,20 +82,56 @@ def show_poi(poi_id: int, ctx: ToolContext) -> dict[str, Any]:
         raise ToolRetry(str(exc)) from None
     ctx.emit("ui", {"action": "show_poi", "poi_id": poi_id, "name": details["name"],
                     "building": details["building"]})
-    return details
+    return {"headline": _where(details), **details}
+
+
+Place = Annotated[str, BeforeValidator(str)]
+"""A place as text: its id ("111", or 111) or its name as the traveller says it ("gate B12")."""
 
 
 @tool
-def show_directions(waypoints: list[int], ctx: ToolContext) -> dict[str, Any]:
-    """Draw a walking route through two or more points on the user's map and return it.
+def show_directions(start: Place, destination: Place, ctx: ToolContext,
+                    via: list[Place] | None = None) -> dict[str, Any]:
+    """Directions on the user's map: draw the walking route from one place to another.
 
     Args:
-        waypoints: point ids in walking order: the start, any stops, the destination.
+        start: where the walk starts: an id from search_pois or the place's name as the
+            traveller says it.
+        destination: where it ends, the same way.
+        via: stops in between, in order.
     """
+    desk = airport_map()
+    start, destination = _trip(str(start), str(destination))
     try:
-        route = airport_map().directions(waypoints)
+        ids = desk.resolve([start, *(via or ()), destination])
+        route = desk.directions(ids)
     except MapError as exc:
         raise ToolRetry(str(exc)) from None
-    ctx.emit("ui", {"action": "show_directions", "waypoints": list(waypoints),
+    ctx.emit("ui", {"action": "show_directions", "waypoints": ids,
                     "path": route["path"], "distance_m": route["distance_m"]})
-    return route
+    return {"headline": _route(route), **route}
+
+
+def _trip(start: str, destination: str) -> tuple[str, str]:
+    """A start or destination written as the whole trip ("gate 15 to the pharmacy") is split
+    into both."""
+    for value in (start, destination):
+        parts = re.split(r"\bto\b", value, maxsplit=1, flags=re.I)
+        if len(parts) == 2 and parts[0].strip() and parts[1].strip():
+            head, tail = parts[0].strip(), parts[1].strip()
+            if value == start:
+                return head, tail if destination in (start, "") else destination
+            return start if start not in ("", destination) else head, tail
+    return start, destination
+
+
+def _where(details: dict[str, Any]) -> str:
+    """One line for the traveller: the place, its building, its hours."""
+    return f"{details['name']} is in {details['building']} ({details['location']}), open {details['hours']}."
+
+
+def _route(route: dict[str, Any]) -> str:
+    """One line for the traveller: where the walk goes, how far and how long."""
+    through = " through security" if "security" in route["path"] else ""
+    return (f"From {route['from']} to {route['to']}: {route['distance_m']} m{through}, about "
+            f"{route['walk_minutes']:g} minutes on foot.")

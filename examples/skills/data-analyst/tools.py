@@ -6,6 +6,7 @@ folder, so the relative imports below find ``comparison.py`` and ``sources.py`` 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reactloop import ToolRetry, tool
@@ -47,7 +48,7 @@ def query_source(
         limit: at most this many rows (up to 500).
     """
     try:
-        rows = catalog().query(source, filters, group_by, limit=limit)
+        rows = catalog().query(_source_name(source), filters, group_by, limit=limit)
     except UnknownSource as exc:
         raise ToolRetry(str(exc)) from None
     return {"source": source, "row_count": len(rows), "rows": rows}
@@ -82,6 +83,7 @@ def compare_sources(
     """
     cat = catalog()
     try:
+        source_a, source_b = _source_name(source_a), _source_name(source_b)
         a, b = cat.source(source_a), cat.source(source_b)
         if measure not in a.measures or measure not in b.measures:
             shared = sorted(set(a.measures) & set(b.measures))
@@ -94,8 +96,28 @@ def compare_sources(
     except (UnknownSource, ValueError) as exc:
         raise ToolRetry(str(exc)) from None
     result = compare(rows_a, rows_b, keys, measure, thresholds, top_n=top_n)
-    return {"source_a": source_a, "source_b": source_b, "measure": measure,
+    return {"headline": _headline(source_a, source_b, measure, result["summary"]),
+            "source_a": source_a, "source_b": source_b, "measure": measure,
             "key_columns": keys, **result}
+
+
+def _headline(a: str, b: str, measure: str, s: dict[str, Any]) -> str:
+    """The comparison in one line, for the answer to start with."""
+    return (f"Total {measure}: {a} {s['total_source_a']:,.0f}, {b} {s['total_source_b']:,.0f}, "
+            f"difference {s['total_diff']:,.0f}; {s['major_differences']} major and "
+            f"{s['minor_differences']} minor differences.")
+
+
+def _source_name(text: str) -> str:
+    """A source's name as people type it: exact, or the one known name the text contains
+    ("the fi_reporting source" is fi_reporting); anything else unchanged (an error lists the
+    sources)."""
+    known = catalog().sources
+    name = text.strip().strip("'\"`").lower()
+    if name in known:
+        return name
+    found = [k for k in known if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", name)]
+    return found[0] if len(found) == 1 else text
 
 
 def _shared_keys(a: tuple[str, ...], b: tuple[str, ...]) -> list[str]:

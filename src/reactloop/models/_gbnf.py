@@ -154,13 +154,16 @@ class GrammarBuilder:
         if kind == "null":
             return '"null"'
         if kind == "array":
-            return self._array(schema, hint)
+            return self._array(schema, hint, candidates)
         if kind == "object" or "properties" in schema:
             return self.add(hint, self.object(schema, hint))
         return self._any()
 
-    def _array(self, schema: Mapping[str, Any], hint: str) -> str:
-        item = self.add(f"{hint}-item", self.value(schema.get("items"), f"{hint}-item"))
+    def _array(self, schema: Mapping[str, Any], hint: str,
+               candidates: Candidates | None = None) -> str:
+        # an array's items are values like any other: restricted to the candidates too
+        item = self.add(f"{hint}-item", self.value(schema.get("items"), f"{hint}-item",
+                                                   candidates))
         limit = schema.get("maxItems")
         n = min(int(limit), self.caps.array) if isinstance(limit, int) else self.caps.array
         return f'"[" ({item} (", " {item}){{0,{max(n - 1, 0)}}})? "]"'

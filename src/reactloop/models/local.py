@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import name_matches, select_tools
+from reactloop._ranking import name_matches, rank_tools, select_tools, terms
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -97,13 +97,18 @@ class Guidance:
     """A fresh question that fits a skill better than any tool loads that skill first (a
     ``load_skill`` call, as if the model had made it); ``load_skill`` itself is then not
     offered to the model."""
+    follow_up: bool = True
+    """Several steps: after a result of a tool whose description names other tools ("then
+    show it with show_poi"), the next reply calls the one of them that fits the question best
+    and was not called yet in this turn."""
 
     @classmethod
     def caps_only(cls, caps: Caps | None = None) -> Guidance:
         """No steering, only the size limits (the default for models of 1B parameters and up,
         whose answers may be long: their length is left to ``max_tokens``)."""
         return cls(None, False, False, False, False, False, caps or Caps(answer=8000),
-                   essential_arguments=False, stop_repeats=False, load_skills=False)
+                   essential_arguments=False, stop_repeats=False, load_skills=False,
+                   follow_up=False)
 
 
 def default_model_path() -> Path:
@@ -355,8 +360,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
             set())
         keep = [t.name for t in every if t.internal and not t.choices
                 and (t.name in restricted or not g.load_skills)]
-        listed = tuple(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
-                                    keep=keep))
+        listed = distinct(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
+                                       keep=keep))
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     choice = request.settings.tool_choice
@@ -372,19 +377,51 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         answer = True
         if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
             callable_ = []
+    nxt = follow_up(turn, every, allowed) if g.follow_up and choice != "none" else None
+    if nxt is not None:  # the tool that just answered names the next step
+        nxt = essential(nxt) if g.essential_arguments else nxt
+        listed += () if nxt.name in {t.name for t in listed} else (nxt,)
+        callable_, answer = [nxt], False
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     candidates = None
     if g.copy_arguments and turn.question:
-        found = conversation_values(turn)
+        found = conversation_values(turn, result_numbers=nxt is not None)
         # a retry after a failure may also copy the tool's own examples (and the error's)
         candidates = {t.name: _merged(found, schema_values(t)) if turn.failed else found
                       for t in callable_}
-    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix, caps=g.caps,
-                            candidates=candidates)
+    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
+                            caps=_after_headline(turn, prefix, g.caps), candidates=candidates)
     return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
                      candidates=candidates)
+
+
+def distinct(tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:
+    """``tools`` without those whose name means the same as a better-ranked one's
+    (``get_directions`` after ``show_directions``): a tiny model cannot tell them apart."""
+    seen: set[frozenset[str]] = set()
+    out = []
+    for t in tools:
+        words = frozenset(terms(t.name))
+        if words and words in seen:
+            continue
+        seen.add(words)
+        out.append(t)
+    return tuple(out)
+
+
+def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolSpec | None:
+    """The next step after a successful result: of the tools that the result's tool names in
+    its description, the one not called yet in this turn that fits the question best."""
+    if not turn.succeeded or turn.failed or not turn.question:
+        return None
+    last = next((t for t in tools if t.name == turn.succeeded[-1].name), None)
+    called = {m.name for m in turn.results}
+    named = [t for t in tools if last is not None and t.name in allowed
+             and t.name not in called and re.search(rf"\b{re.escape(t.name)}\b",
+                                                     last.description)]
+    return rank_tools(named, turn.question)[0][1] if named else None
 
 
 def essential(spec: ToolSpec) -> ToolSpec:
@@ -416,13 +453,32 @@ MAX_SPAN_SOURCE_WORDS = 40
 
 
 def result_prefix(turn: Turn) -> str:
-    """The last successful result, when it is short enough to begin an answer with."""
+    """The last successful result, when it is short enough to begin an answer with (or a
+    JSON object result's own ``headline``, a one-line summary a tool may put first)."""
     if not turn.succeeded or turn.failed:
         return ""
-    text = _REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip()
+    text = _headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip())
     if not text or len(text) > MAX_PREFIX or "\n" in text:
         return ""
     return text.replace('"', "'").replace("\\", "/")
+
+
+def _headline(text: str) -> str:
+    if len(text) <= MAX_PREFIX or not text.startswith('{"headline"'):
+        return text
+    try:
+        headline = json.loads(text).get("headline")
+    except (json.JSONDecodeError, AttributeError):
+        return text
+    return headline if isinstance(headline, str) else text
+
+
+def _after_headline(turn: Turn, prefix: str, caps: Caps) -> Caps:
+    """An answer that starts with a tool's own headline adds a sentence at most."""
+    if prefix and turn.succeeded and not turn.failed and turn.succeeded[-1].content.startswith(
+            '{"headline"'):
+        return dataclasses.replace(caps, answer=min(caps.answer, MAX_PREFIX))
+    return caps
 
 
 def failure_prefix(turn: Turn) -> str:
@@ -439,10 +495,11 @@ def failure_prefix(turn: Turn) -> str:
     return text.replace('"', "'").replace("\\", "/") + ". "
 
 
-def conversation_values(turn: Turn) -> Candidates:
+def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidates:
     """Numbers, and word spans, of the question, of the short results since and of the
     latest error: the values arguments are restricted to (an error such as "use an IANA name
-    like 'Europe/Paris'" offers its fix). A question over 40 words is material rather than a
+    like 'Europe/Paris'" offers its fix). With ``result_numbers``, also the numbers of the
+    last result, long or not (the ids a next step acts on). A question over 40 words is material rather than a
     request for a value, so string arguments then stay free."""
     question = turn.question or ""
     texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
@@ -451,7 +508,9 @@ def conversation_values(turn: Turn) -> Candidates:
     if errors:
         texts.append(_REPEAT_NOTE.sub("", errors[-1]))
     numbers: dict[str, None] = {}
-    for text in texts:
+    # a next step (follow_up) takes its ids from the result before it, however long
+    last = [turn.succeeded[-1].content] if result_numbers and turn.succeeded else []
+    for text in texts + last:
         for raw in _NUMBER.findall(text):
             value = float(raw.replace(",", ""))
             numbers[json.dumps(int(value) if value.is_integer() else value)] = None
