@@ -27,12 +27,13 @@ import json
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import name_matches, select_tools
+from reactloop._ranking import name_matches, select_tools, terms
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -48,7 +49,15 @@ from reactloop.messages import (
 from reactloop.models._base import Model
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._repeat import NoRepeatNgram, collapse_repeats
-from reactloop.models._skill_select import skill_call
+from reactloop.models._shaping import (
+    MAX_RENDERED,
+    culprits,
+    is_id,
+    order_directions,
+    render_result,
+    result_ids,
+)
+from reactloop.models._skill_select import reference_call, skill_call
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
     MAX_ITEMS,
@@ -220,7 +229,8 @@ class LocalModel(Model):
             llm = self._load()
             assert self.guidance is not None
             typed = typed_answer_schema(request)
-            load = skill_call(request) if self.guidance.load_skills and typed is None else None
+            load = (skill_call(request) or reference_call(request)
+                    ) if self.guidance.load_skills and typed is None else None
             if load is not None:  # the question fits a skill: load it first, as a step
                 return ModelResponse(None, [load], Usage(0, 0), "tool_calls", self.name)
             plan = plan_reply(request, self.guidance) if typed is None else typed_plan(
@@ -250,6 +260,10 @@ class LocalModel(Model):
         usage = out.get("usage") or {}
         structured = plan.grammar is not None or plan.schema is not None
         parsed = parse_reply(text, request.tools) if structured else ModelResponse(text)
+        question = current_turn(request.messages).question
+        if parsed.tool_calls and question and self.guidance.copy_arguments:
+            parsed = dataclasses.replace(parsed, tool_calls=[
+                order_directions(c, question) for c in parsed.tool_calls])
         answer = parsed.text
         if answer is not None and self.guidance.strip_notes and typed is None:
             answer = strip_notes(answer, request) or plan.prefix
@@ -304,7 +318,8 @@ class Turn:
 
     @property
     def failed(self) -> bool:
-        return any(m.is_error for m in self.results)
+        """Whether the latest result is a failure (a success after a failure answers)."""
+        return bool(self.results) and self.results[-1].is_error
 
 
 def current_turn(messages: Sequence[Message]) -> Turn:
@@ -338,7 +353,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     turn = current_turn(request.messages)
     internal = {t.name for t in every if t.internal}
     loaded = bool(turn.results) and all(r.name in internal for r in turn.results)
+    context: set[str] = set()
     if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
+        context = _context_words(request.messages, turn)
         turn = Turn(turn.question, ())
     listed = tuple(every)
     if g.tool_limit and turn.question:
@@ -356,6 +373,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     choice = request.settings.tool_choice
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
+    failures = Counter(m.name for m in turn.results if m.is_error)
+    if g.copy_arguments:  # a tool that failed twice this turn is not called a third time
+        callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES]
     if choice == "required" and callable_:
         answer = False
     elif g.require_call and not turn.results and turn.question and any(
@@ -365,19 +385,66 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     else:
         answer = True
         if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
-            callable_ = []
+            callable_ = next_steps(callable_, turn)  # "Show gate 3": the search, then show_poi
+            answer = not callable_
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     candidates = None
     if g.copy_arguments and turn.question:
         found = conversation_values(turn)
-        # a retry after a failure may also copy the tool's own examples (and the error's)
-        candidates = {t.name: _merged(found, schema_values(t)) if turn.failed else found
+        if context:  # "the airport" chose the airport skill: it is no value for its tools
+            found = dataclasses.replace(found, strings=tuple(
+                v for v in found.strings if _content_span(v, context)) or found.strings)
+        candidates = {t.name: retry_values(t, turn, request.messages) if turn.failed else found
                       for t in callable_}
+        ids = result_ids(turn.succeeded, turn.question)
+        for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
+            if ids and _id_arguments(t) and not turn.failed:
+                candidates[t.name] = dataclasses.replace(candidates[t.name], numbers=ids)
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix, caps=g.caps,
                             candidates=candidates)
     return ReplyPlan(listed, grammar, prefix)
+
+
+def _content_span(span: str, context: set[str]) -> bool:
+    """Whether ``span`` is a value for a loaded skill's tool: none of its words is the skill's
+    own ("airport"), and it neither starts nor ends with a filler word ("get a coffee"; a
+    number or a capital letter is no filler: "gate 15", "Terminal A")."""
+    words = span.split()
+
+    def content(word: str) -> bool:  # "Terminal A": a capital letter is a name
+        return bool(terms(word)) or any(c.isdigit() for c in word) or (
+            len(word) == 1 and word.isupper() and word != "I")
+
+    return bool(words) and content(words[0]) and content(words[-1]) and not any(
+        set(terms(w)) & context for w in words)
+
+
+def _id_arguments(spec: ToolSpec) -> list[str]:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return [k for k in spec.parameters.get("required") or () if is_id(k)
+            and isinstance(props.get(k), Mapping) and props[k].get("type") == "integer"]
+
+
+def next_steps(callable_: Sequence[ToolSpec], turn: Turn) -> list[ToolSpec]:
+    """After a successful result: the tools the question's first word names ("Show gate 3 on
+    the map": ``show_poi``), not yet called this turn, whose id argument a result can fill —
+    the second step of a request; none (the reply answers) otherwise."""
+    words = (turn.question or "").lower().split()
+    called = {m.name for m in turn.results}
+    ids = result_ids(turn.succeeded)
+    return [t for t in callable_ if words and ids and t.name not in called
+            and words[0].strip(_EDGE) in t.name.lower().split("_") and _id_arguments(t)]
+
+
+def _context_words(messages: Sequence[Message], turn: Turn) -> set[str]:
+    """The words of the skills loaded for this turn's question ("airport"): context that
+    chose the skill, not a value for its tools."""
+    ids = {m.tool_call_id for m in turn.results}
+    return {w for m in messages for c in m.tool_calls if c.id in ids
+            and isinstance(c.arguments, dict) for v in c.arguments.values()
+            if isinstance(v, str) for w in terms(v)}
 
 
 def essential(spec: ToolSpec) -> ToolSpec:
@@ -406,6 +473,8 @@ _EDGE = "\"'“”‘’`.,;:!?()[]{}<>"
 MAX_PREFIX = 120
 MAX_SPAN_WORDS = 12
 MAX_SPAN_SOURCE_WORDS = 40
+MAX_FAILURES = 2
+"""Failed calls of one tool in a turn after which it is no longer offered."""
 
 
 def result_prefix(turn: Turn) -> str:
@@ -413,7 +482,9 @@ def result_prefix(turn: Turn) -> str:
     if not turn.succeeded or turn.failed:
         return ""
     text = _REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip()
-    if not text or len(text) > MAX_PREFIX or "\n" in text:
+    if text.startswith(("{", "[")) or len(text) > MAX_PREFIX or "\n" in text:
+        text = render_result(text, turn.question or "")  # a JSON result, as one line of its records' values
+    if not text or len(text) > MAX_RENDERED:
         return ""
     return text.replace('"', "'").replace("\\", "/")
 
@@ -440,29 +511,39 @@ def conversation_values(turn: Turn) -> Candidates:
     question = turn.question or ""
     texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
                           if len(m.content) <= MAX_PREFIX]
-    errors = [m.content for m in turn.results if m.is_error]
-    if errors:
-        texts.append(_REPEAT_NOTE.sub("", errors[-1]))
+    errors = [_REPEAT_NOTE.sub("", m.content) for m in turn.results if m.is_error]
     numbers: dict[str, None] = {}
-    for text in texts:
+    for text in texts + errors[-1:]:
         for raw in _NUMBER.findall(text):
             value = float(raw.replace(",", ""))
             numbers[json.dumps(int(value) if value.is_integer() else value)] = None
     if len(question.split()) > MAX_SPAN_SOURCE_WORDS:
         return Candidates(tuple(numbers), ())
     strings: dict[str, None] = {}
-    for text in texts:
+    for text in texts + errors[-1:]:
         for q in _quoted(text):
             strings[q] = None
-    for found in _EXPRESSION.finditer(_DATE.sub(" ", question)):  # "(17 + 25) * 2" as typed
-        strings[found.group(0).strip().rstrip(".,")] = None
-    for text in texts:
+    expressions = [found.group(0).strip().rstrip(".,")
+                   for found in _EXPRESSION.finditer(_DATE.sub(" ", question))]
+    for expression in expressions:  # "(17 + 25) * 2" as typed
+        strings[expression] = None
+    whole = [_bare(e) for e in expressions]
+    for text in texts:  # an error's other words are no values (only its quotes and names)
         for span in _spans(text):
-            strings[span] = None
+            # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value
+            if span.isdigit() or not any(_bare(span) in e for e in whole):
+                strings[span] = None
     return Candidates(tuple(numbers), tuple(strings))
 
 
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
+_IDENTIFIER = re.compile(r"[\w./-]*\w[_/.]\w[\w./-]*")
+"""A name in an error ("fi_reporting", "Europe/Paris", "notes.txt"): a value a retry may copy."""
+
+
+def _bare(text: str) -> str:
+    return " ".join(text.replace("(", " ").replace(")", " ").split())
+
 _QUOTES = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)|“([^”]+)”")
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 _EXAMPLE = re.compile(r"(?:e\.g\.|such as|like|for example)\s+([\w/+.-]+)", re.I)
@@ -494,6 +575,37 @@ def schema_values(spec: ToolSpec) -> Candidates:
             if q:
                 strings[q] = None
     return Candidates(tuple(numbers), tuple(strings))
+
+
+def retry_values(spec: ToolSpec, turn: Turn, messages: Sequence[Message]) -> Candidates:
+    """What a retry after a failed call may copy: the latest error's quoted values and names
+    and the tool's own schema values (enums, defaults, examples), without the values an error
+    quoted back as wrong ("'workspace' does not exist"). The question's values, which were
+    tried, stay only for a tool of several string arguments (one of them was right) or when
+    nothing else is left."""
+    found = conversation_values(turn)
+    errors = [m for m in turn.results if m.is_error]
+    wrong = culprits(messages, errors).get(spec.name, set())
+    fix = error_values(errors[-1].content) if errors else []
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    several = sum(1 for p in props.values() if isinstance(p, Mapping)
+                  and p.get("type") == "string") > 1
+    own = schema_values(spec)
+    strings = [*(v for v in fix if v != spec.name), *own.strings,
+               *(found.strings if several else ())]
+    kept = tuple(dict.fromkeys(v for v in strings if v not in wrong))
+    if not kept or not found.strings:  # nothing new to copy, or strings were free
+        return _merged(found, own)
+    return Candidates(tuple(dict.fromkeys(found.numbers + own.numbers)) if found.numbers
+                      else (), kept)
+
+
+def error_values(error: str) -> list[str]:
+    """The values an error offers: its quoted texts and the names it lists ("Available
+    sources: fi_reporting, bpc_reporting")."""
+    text = _REPEAT_NOTE.sub("", error)
+    names = [n.strip(_EDGE) for n in _IDENTIFIER.findall(text)]
+    return list(dict.fromkeys(_quoted(text) + [n for n in names if n]))
 
 
 def _merged(a: Candidates, b: Candidates) -> Candidates:
