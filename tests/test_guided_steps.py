@@ -72,13 +72,15 @@ def test_a_structured_result_begins_the_answer_with_the_matching_records_first()
     nested = {"source": {"timezone": "Europe/London", "datetime": "16:30", "is_dst": False},
               "target": {"timezone": "Asia/Tokyo", "datetime": "01:30"}, "time_difference": "+9h"}
     assert render_result(json.dumps(nested)) == (
-        "source: Europe/London, 16:30; target: Asia/Tokyo, 01:30; time_difference: +9h")
+        "source: timezone Europe/London, datetime 16:30; target: timezone Asia/Tokyo, "
+        "datetime 01:30; time_difference: +9h")
     assert render_result("plain text") == "" and len(render_result(text)) <= 240
     asked = Message.user("Where is gate 15?")
     plan = plan_reply(_request(asked, _call("search_pois", {"term": "gate"}, "c1"),
                                Message.tool("c1", "search_pois", text),
                                tools=(search_pois.spec(),)), Guidance())
     assert plan.prefix.startswith("Gate 15, gate, Terminal B")  # was "": the result was long
+    assert plan.grammar is not None and "char{0,160}" in plan.grammar  # then a sentence at most
 
 
 def test_an_expression_is_offered_whole_and_not_its_parts() -> None:
@@ -87,7 +89,8 @@ def test_an_expression_is_offered_whole_and_not_its_parts() -> None:
     strings = conversation_values(Turn("(17 + 25) * 2", ())).strings
     assert "(17 + 25) * 2" in strings
     assert "17 + 25" not in strings and "17 + 25 * 2" not in strings
-    assert "17" in strings  # plain numbers stay values
+    assert "17" not in strings  # its numbers neither (they stay numbers for number arguments)
+    assert "17" in conversation_values(Turn("(17 + 25) * 2", ())).numbers
 
 
 def test_a_retry_does_not_copy_the_value_the_error_quoted_back() -> None:

@@ -36,12 +36,14 @@ def _skipped(key: Any, value: Any) -> bool:
     return bool(_ID.search(str(key))) or isinstance(value, bool) or value in (None, "", [], {})
 
 
-def _flat(value: Any) -> str:
-    """``value`` as text: a record's values (ids, flags and empty values left out)."""
+def _flat(value: Any, *, record: bool = False) -> str:
+    """``value`` as text (ids, flags and empty values left out): a record of a list by its
+    values ("Gate 15, gate, Terminal B"), any other object by ``key value`` pairs."""
     if isinstance(value, Mapping):
-        return ", ".join(t for k, v in value.items() if not _skipped(k, v) and (t := _flat(v)))
+        return ", ".join(t if record else f"{k} {t}" for k, v in value.items()
+                         if not _skipped(k, v) and (t := _flat(v)))
     if isinstance(value, list):
-        return ", ".join(t for v in value if (t := _flat(v)))
+        return ", ".join(t for v in value if (t := _flat(v, record=True)))
     return _scalar(value)
 
 
@@ -58,7 +60,7 @@ def render_result(text: str, question: str = "") -> str:
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
         asked = set(_TOKEN.findall(question.lower()))
-        records = [t for v in data if (t := _flat(v))]
+        records = [t for v in data if (t := _flat(v, record=True))]
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
     else:
         return ""

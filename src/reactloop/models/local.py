@@ -402,7 +402,10 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
             if ids and _id_arguments(t) and not turn.failed:
                 candidates[t.name] = dataclasses.replace(candidates[t.name], numbers=ids)
-    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix, caps=g.caps,
+    # an answer that starts from the result adds a sentence, not a page (time per case)
+    caps = dataclasses.replace(g.caps, answer=min(g.caps.answer, AFTER_PREFIX)) if prefix else (
+        g.caps)
+    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix, caps=caps,
                             candidates=candidates)
     return ReplyPlan(listed, grammar, prefix)
 
@@ -474,6 +477,8 @@ MAX_PREFIX = 120
 MAX_SPAN_WORDS = 12
 MAX_SPAN_SOURCE_WORDS = 40
 MAX_FAILURES = 2
+AFTER_PREFIX = 160
+"""Characters an answer may add after the result it starts from."""
 """Failed calls of one tool in a turn after which it is no longer offered."""
 
 
@@ -531,7 +536,7 @@ def conversation_values(turn: Turn) -> Candidates:
     for text in texts:  # an error's other words are no values (only its quotes and names)
         for span in _spans(text):
             # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value
-            if span.isdigit() or not any(_bare(span) in e for e in whole):
+            if not any(_bare(span) in e for e in whole):
                 strings[span] = None
     return Candidates(tuple(numbers), tuple(strings))
 
