@@ -6,6 +6,7 @@ lever measured in ``benchmarks/evals/README.md``:
   short result;
 - :func:`culprits`: the values of a failed call that its error quotes back (``'workspace' does
   not exist``): a retry may not copy them again;
+- :func:`content_span`, :func:`id_arguments`: a loaded skill's tools copy content words, not the skill's own name ("airport"); an id argument copies a result's id;
 - :func:`order_directions`: a call's from/to arguments put the way the question says them
   ("from London to Tokyo" never becomes Tokyo → London).
 """
@@ -17,9 +18,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop.messages import Message, ToolCall
+from reactloop._ranking import terms
+from reactloop.messages import Message, ToolCall, ToolSpec
 
-__all__ = ["MAX_RENDERED", "culprits", "is_id", "order_directions", "render_result", "result_ids"]
+__all__ = ["MAX_RENDERED", "content_span", "culprits", "id_arguments", "is_id",
+           "order_directions", "render_result", "result_ids"]
 
 MAX_RENDERED = 240
 """The longest rendering of a structured result an answer starts with."""
@@ -167,3 +170,24 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
+
+
+def content_span(span: str, context: set[str]) -> bool:
+    """Whether ``span`` is a value for a loaded skill's tool: none of its words is the skill's
+    own ("airport"), and it neither starts nor ends with a filler word ("get a coffee"; a
+    number or a capital letter is no filler: "gate 15", "Terminal A")."""
+    words = span.split()
+
+    def content(word: str) -> bool:  # "Terminal A": a capital letter is a name
+        return bool(terms(word)) or any(c.isdigit() for c in word) or (
+            len(word) == 1 and word.isupper() and word != "I")
+
+    return bool(words) and content(words[0]) and content(words[-1]) and not any(
+        set(terms(w)) & context for w in words)
+
+
+def id_arguments(spec: ToolSpec) -> list[str]:
+    """The required integer arguments named as ids (``poi_id``)."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return [k for k in spec.parameters.get("required") or () if is_id(k)
+            and isinstance(props.get(k), Mapping) and props[k].get("type") == "integer"]

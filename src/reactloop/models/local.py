@@ -51,8 +51,9 @@ from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._repeat import NoRepeatNgram, collapse_repeats
 from reactloop.models._shaping import (
     MAX_RENDERED,
+    content_span,
     culprits,
-    is_id,
+    id_arguments,
     order_directions,
     render_result,
     result_ids,
@@ -390,18 +391,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
-    candidates = None
-    if g.copy_arguments and turn.question:
-        found = conversation_values(turn)
-        if context:  # "the airport" chose the airport skill: it is no value for its tools
-            found = dataclasses.replace(found, strings=tuple(
-                v for v in found.strings if _content_span(v, context)) or found.strings)
-        candidates = {t.name: retry_values(t, turn, request.messages) if turn.failed else found
-                      for t in callable_}
-        ids = result_ids(turn.succeeded, turn.question)
-        for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
-            if ids and _id_arguments(t) and not turn.failed:
-                candidates[t.name] = dataclasses.replace(candidates[t.name], numbers=ids)
+    candidates = _candidates(request, turn, callable_, context) if (
+        g.copy_arguments and turn.question) else None
     # an answer that starts from the result adds a sentence, not a page (time per case)
     caps = dataclasses.replace(g.caps, answer=min(g.caps.answer, AFTER_PREFIX)) if prefix else (
         g.caps)
@@ -410,24 +401,20 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     return ReplyPlan(listed, grammar, prefix)
 
 
-def _content_span(span: str, context: set[str]) -> bool:
-    """Whether ``span`` is a value for a loaded skill's tool: none of its words is the skill's
-    own ("airport"), and it neither starts nor ends with a filler word ("get a coffee"; a
-    number or a capital letter is no filler: "gate 15", "Terminal A")."""
-    words = span.split()
-
-    def content(word: str) -> bool:  # "Terminal A": a capital letter is a name
-        return bool(terms(word)) or any(c.isdigit() for c in word) or (
-            len(word) == 1 and word.isupper() and word != "I")
-
-    return bool(words) and content(words[0]) and content(words[-1]) and not any(
-        set(terms(w)) & context for w in words)
-
-
-def _id_arguments(spec: ToolSpec) -> list[str]:
-    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
-    return [k for k in spec.parameters.get("required") or () if is_id(k)
-            and isinstance(props.get(k), Mapping) and props[k].get("type") == "integer"]
+def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec],
+                context: set[str]) -> dict[str, Candidates]:
+    """The values each callable tool's arguments may copy (see :class:`Guidance`)."""
+    found = conversation_values(turn)
+    if context:  # "the airport" chose the airport skill: it is no value for its tools
+        found = dataclasses.replace(found, strings=tuple(
+            v for v in found.strings if content_span(v, context)) or found.strings)
+    candidates = {t.name: retry_values(t, turn, request.messages) if turn.failed else found
+                  for t in callable_}
+    ids = result_ids(turn.succeeded, turn.question or "")
+    for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
+        if ids and id_arguments(t) and not turn.failed:
+            candidates[t.name] = dataclasses.replace(candidates[t.name], numbers=ids)
+    return candidates
 
 
 def next_steps(callable_: Sequence[ToolSpec], turn: Turn) -> list[ToolSpec]:
@@ -438,7 +425,7 @@ def next_steps(callable_: Sequence[ToolSpec], turn: Turn) -> list[ToolSpec]:
     called = {m.name for m in turn.results}
     ids = result_ids(turn.succeeded)
     return [t for t in callable_ if words and ids and t.name not in called
-            and words[0].strip(_EDGE) in t.name.lower().split("_") and _id_arguments(t)]
+            and words[0].strip(_EDGE) in t.name.lower().split("_") and id_arguments(t)]
 
 
 def _context_words(messages: Sequence[Message], turn: Turn) -> set[str]:
