@@ -6,7 +6,8 @@ lever measured in ``benchmarks/evals/README.md``:
   short result;
 - :func:`culprits`: the values of a failed call that its error quotes back (``'workspace' does
   not exist``): a retry may not copy them again;
-- :func:`content_span`, :func:`id_arguments`: a loaded skill's tools copy content words, not the skill's own name ("airport"); an id argument copies a result's id;
+- :func:`content_span`, :func:`id_arguments`: a loaded skill's tools copy content words, not
+  the skill's own name ("airport"); an id argument copies an id a result gave;
 - :func:`order_directions`: a call's from/to arguments put the way the question says them
   ("from London to Tokyo" never becomes Tokyo → London).
 """
