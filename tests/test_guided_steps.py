@@ -58,6 +58,10 @@ def list_dir(path: str = ".") -> dict[str, Any]:
     return {}
 
 
+LOAD = ToolSpec("load_skill", "Load a skill.", {"type": "object", "properties": {
+    "name": {"type": "string"}}, "required": ["name"]}, internal=True)
+
+
 def _request(*messages: Message, tools: tuple[ToolSpec, ...]) -> ModelRequest:
     return ModelRequest("sys", messages, tools, (), ModelSettings())
 
@@ -124,15 +128,17 @@ def test_a_tool_that_failed_twice_in_a_turn_is_not_offered_again() -> None:
 
 def test_the_request_names_its_second_step_with_the_id_a_result_gave() -> None:
     asked = Message.user("Show gate 3 on the map.")
+    skill = (_call("load_skill", {"name": "airport"}, "c0"),
+             Message.tool("c0", "load_skill", "# Skill: airport"))
     found = Message.tool("c1", "search_pois", json.dumps(POIS))
-    tools = (search_pois.spec(), show_poi.spec())
-    plan = plan_reply(_request(asked, _call("search_pois", {"term": "gate"}, "c1"), found,
+    tools = (search_pois.spec(), show_poi.spec(), LOAD)
+    plan = plan_reply(_request(asked, *skill, _call("search_pois", {"term": "gate"}, "c1"), found,
                                tools=tools), Guidance())
     assert plan.grammar is not None and "answer ::=" not in plan.grammar  # was: answer now
     assert "call-show-poi" in plan.grammar and "call-search-pois" not in plan.grammar
     assert '"102"' in plan.grammar and '"3"' not in plan.grammar  # Gate 3's id, not "3"
     assert result_ids([found], "Show gate 3 on the map.") == ("102",)
-    other = plan_reply(_request(Message.user("Where is gate 3?"),
+    other = plan_reply(_request(Message.user("Where is gate 3?"), *skill,
                                 _call("search_pois", {"term": "gate"}, "c1"), found,
                                 tools=tools), Guidance())
     assert other.grammar is not None and "call-show-poi" not in other.grammar  # no "show"
@@ -141,8 +147,7 @@ def test_the_request_names_its_second_step_with_the_id_a_result_gave() -> None:
 def test_the_skills_own_words_and_fillers_are_no_values_for_its_tools() -> None:
     asked = Message.user("Where can I get a coffee at the airport?")
     loaded = Message.tool("c1", "load_skill", "# Skill: airport\n...")
-    load = ToolSpec("load_skill", "Load a skill.", {"type": "object", "properties": {
-        "name": {"type": "string"}}, "required": ["name"]}, internal=True)
+    load = LOAD
     plan = plan_reply(_request(asked, _call("load_skill", {"name": "airport"}, "c1"), loaded,
                                tools=(search_pois.spec(), load)), Guidance())
     assert plan.grammar is not None and '"\\"coffee\\""' in plan.grammar
@@ -196,3 +201,23 @@ def test_a_question_for_the_members_of_a_plural_asks_for_the_listing_tool() -> N
     specs = [compare_sources.spec(), list_sources.spec()]
     top = select_tools(specs, "Which reporting sources can I compare?", 1)
     assert [t.name for t in top] == ["list_sources"]
+
+
+def test_one_word_of_a_description_is_too_little_to_offer_a_tool() -> None:
+    from reactloop._ranking import evident
+
+    @tool
+    def grep(pattern: str) -> str:
+        """Search file contents; answers matching lines.
+
+        Args:
+            pattern: a regular expression.
+        """
+        return ""
+
+    assert not evident(grep.spec(), "Write one line of a poem about the sea.")
+    assert evident(grep.spec(), "Search the files for the word invoice.")  # a name's synonym
+    assert evident(grep.spec(), "Which lines match this pattern?")  # two words of its docs
+    plan = plan_reply(_request(Message.user("Write one line of a poem about the sea."),
+                               tools=(grep.spec(),)), Guidance())
+    assert plan.listed == () and plan.grammar is not None and "call-grep" not in plan.grammar

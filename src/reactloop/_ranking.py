@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["best_choice", "name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -180,6 +180,16 @@ def name_matches(spec: ToolSpec, query: str) -> bool:
     """Whether ``query`` uses a word of the tool's name (or a related everyday word): the
     signal that the user is asking for exactly what this tool does."""
     return bool(set(terms(spec.name)) & set(terms(query, expand=True)))
+
+
+def evident(spec: ToolSpec, query: str) -> bool:
+    """Whether ``query`` names the tool (:func:`name_matches`) or shares at least two words
+    with its documentation: one word of a description ("line" in "Write one line of a poem")
+    is too little to offer the tool to a small model."""
+    if name_matches(spec, query):
+        return True
+    asked = set(terms(_QUOTED.sub(" ", query), expand=True))
+    return len(asked & set(_document(spec))) >= 2
 
 
 def best_choice(specs: Sequence[ToolSpec], query: str) -> tuple[ToolSpec, str] | None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import name_matches, select_tools, terms
+from reactloop._ranking import evident, name_matches, select_tools, terms
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -369,6 +369,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
                 and (t.name in restricted or not g.load_skills)]
         listed = tuple(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
                                     keep=keep))
+        if not any(r.name in internal for r in turn.results) and not loaded:
+            # outside a skill's turn, a tool one description word matches is not offered
+            listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     choice = request.settings.tool_choice
