@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["best_choice", "name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -73,6 +73,10 @@ _SYMBOLS: Mapping[str, tuple[str, ...]] = {
 _ARITHMETIC = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^])\s*[\d(]|√")
 """An arithmetic expression ("2**10", "(17 + 25) * 2", "3^4"): a signal for the tools that
 evaluate one, even when no word of the question names them."""
+_LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+"
+                      r"(?:are|can|could|do|does|exist|should|would|will)\b")
+"""A question for the members of a plural ("Which sources can I compare?", "What files are
+there?"): a signal for the tool that lists them."""
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 """Dates are not expressions ("2024-01-01" is no subtraction)."""
 
@@ -98,6 +102,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
             out.append(_stem(word))
         if expand:
             out.extend(_stem(w) for w in _RELATED.get(word, ()))
+    if expand and _LISTING.search(text):  # "which sources can I ...": asks for a list
+        out.append("list")
     if expand and _ARITHMETIC.search(_DATE.sub(" ", text)):  # "17 + 25": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
@@ -174,6 +180,16 @@ def name_matches(spec: ToolSpec, query: str) -> bool:
     """Whether ``query`` uses a word of the tool's name (or a related everyday word): the
     signal that the user is asking for exactly what this tool does."""
     return bool(set(terms(spec.name)) & set(terms(query, expand=True)))
+
+
+def evident(spec: ToolSpec, query: str) -> bool:
+    """Whether ``query`` names the tool (:func:`name_matches`) or shares at least two words
+    with its documentation: one word of a description ("line" in "Write one line of a poem")
+    is too little to offer the tool to a small model."""
+    if name_matches(spec, query):
+        return True
+    asked = set(terms(_QUOTED.sub(" ", query), expand=True))
+    return len(asked & set(_document(spec))) >= 2
 
 
 def best_choice(specs: Sequence[ToolSpec], query: str) -> tuple[ToolSpec, str] | None:

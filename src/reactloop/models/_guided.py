@@ -104,7 +104,8 @@ def guided_params(request: ModelRequest, guidance: Any, model_name: str, fmt: Gu
                   *, max_tokens_field: str = "max_tokens") -> tuple[dict[str, Any], Any]:
     """The ``chat.completions.create`` arguments of a guided request, and the reply plan
     (:class:`~reactloop.models.local.ReplyPlan`) its reply is read with."""
-    from reactloop.models.local import DEFAULT_ANSWER_TOKENS, plan_reply, render_messages
+    from reactloop.models._local_prompt import render_messages
+    from reactloop.models.local import DEFAULT_ANSWER_TOKENS, plan_reply
 
     plan = plan_reply(request, guidance)
     settings = request.settings
@@ -131,8 +132,9 @@ def guided_reply(wire: ModelResponse, request: ModelRequest, guidance: Any, plan
                  ) -> ModelResponse:
     """The server's reply (its JSON text) as an answer or a tool call, cleaned up as the
     embedded model's is."""
+    from reactloop.models._local_prompt import strip_notes
     from reactloop.models._repeat import collapse_repeats
-    from reactloop.models.local import parse_reply, strip_notes
+    from reactloop.models.local import parse_reply
 
     text = wire.text or ""
     parsed = parse_reply(text, request.tools) if plan.grammar is not None else (

@@ -10,9 +10,10 @@ model reads the skills catalog and decides on its own).
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 
-from reactloop._ranking import best_choice
+from reactloop._ranking import best_choice, rank_tools
 from reactloop.messages import (
     Message,
     ModelRequest,
@@ -20,11 +21,12 @@ from reactloop.messages import (
     OutputMode,
     TextDelta,
     ToolCall,
+    ToolSpec,
     Usage,
 )
 from reactloop.models._base import Model
 
-__all__ = ["SkillSelection", "skill_call"]
+__all__ = ["SkillSelection", "reference_call", "skill_call"]
 
 
 def _fresh_question(messages: Sequence[Message]) -> str | None:
@@ -58,6 +60,56 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
     return call
 
 
+_FILES = re.compile(r"^Files \(read one with (\w+)\): (.+)$", re.M)
+_DOCUMENTS = (".md", ".txt", ".rst")
+_SENTENCE = re.compile(r"[^.!?\n]*(?:\n(?!\n)[^.!?\n]*)*[.!?]?")
+
+
+def _just_loaded(messages: Sequence[Message]) -> tuple[str, Message] | None:
+    """The question and the ``load_skill`` result that followed it, when nothing else has."""
+    results: list[Message] = []
+    for m in reversed(messages):
+        if m.role == "tool":
+            results.append(m)
+        elif m.role == "user" and not m.metadata.get("kind"):
+            loads = [r for r in results if r.name == "load_skill" and not r.is_error]
+            if loads and len(loads) == len(results):
+                return m.content, loads[0]
+            return None
+    return None
+
+
+def reference_call(request: ModelRequest) -> ToolCall | None:
+    """Right after a skill was loaded for a question: a ``load_skill_reference`` call for the
+    skill's document (a listed ``.md``/``.txt`` file other than SKILL.md) that fits the
+    question better than every tool — ranked by its path and the instructions' sentences that
+    name it ("For baggage ... read references/fare_rules.md")."""
+    loaded = _just_loaded(request.messages)
+    if loaded is None or request.settings.tool_choice == "none":
+        return None
+    question, result = loaded
+    listing = _FILES.search(result.content)
+    allowed = {t.name for t in request.tools}
+    if listing is None or listing.group(1) not in allowed:
+        return None
+    skill = next((c.arguments.get("name") for m in request.messages for c in m.tool_calls
+                  if c.id == result.tool_call_id and isinstance(c.arguments, dict)), None)
+    files = [f.strip() for f in listing.group(2).split(",")]
+    documents = [f for f in files if f.lower().endswith(_DOCUMENTS) and f != "SKILL.md"]
+    if not isinstance(skill, str) or not documents:
+        return None
+    body = result.content[:listing.start()]
+    pseudo = {f: ToolSpec(f, " ".join(s for s in _SENTENCE.findall(body)
+                                      if f in s or f.rsplit("/", 1)[-1] in s), {})
+              for f in documents}
+    tools = [t for t in request.all_tools if t.name in allowed and not t.internal]
+    ranked = rank_tools([*tools, *pseudo.values()], question)
+    score, top = ranked[0] if ranked else (0.0, None)
+    if score <= 0 or top is None or top.name not in pseudo:
+        return None
+    return ToolCall(listing.group(1), {"skill": skill, "path": top.name})
+
+
 class SkillSelection(Model):
     """``model``, except that a question fitting a skill first loads it (see the module)."""
 
@@ -67,7 +119,7 @@ class SkillSelection(Model):
         self.context_window = model.context_window
 
     def _load(self, request: ModelRequest) -> ModelResponse | None:
-        call = skill_call(request)
+        call = skill_call(request) or reference_call(request)
         if call is None:
             return None
         return ModelResponse(None, [call], Usage(0, 0), "tool_calls", self.name)

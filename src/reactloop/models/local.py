@@ -27,12 +27,13 @@ import json
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import name_matches, rank_tools, select_tools, terms
+from reactloop._ranking import evident, name_matches, rank_tools, select_tools, terms
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -47,8 +48,25 @@ from reactloop.messages import (
 )
 from reactloop.models._base import Model
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
+from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
+    _REPEAT_NOTE,
+    render_messages,
+    strip_notes,
+    tool_section,
+)
 from reactloop.models._repeat import NoRepeatNgram, collapse_repeats
-from reactloop.models._skill_select import skill_call
+from reactloop.models._shaping import (
+    MAX_RENDERED,
+    content_span,
+    culprits,
+    distinct,
+    headline,
+    id_arguments,
+    order_directions,
+    render_result,
+    result_ids,
+)
+from reactloop.models._skill_select import reference_call, skill_call
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
     MAX_ITEMS,
@@ -225,7 +243,8 @@ class LocalModel(Model):
             llm = self._load()
             assert self.guidance is not None
             typed = typed_answer_schema(request)
-            load = skill_call(request) if self.guidance.load_skills and typed is None else None
+            load = (skill_call(request) or reference_call(request)
+                    ) if self.guidance.load_skills and typed is None else None
             if load is not None:  # the question fits a skill: load it first, as a step
                 return ModelResponse(None, [load], Usage(0, 0), "tool_calls", self.name)
             plan = plan_reply(request, self.guidance) if typed is None else typed_plan(
@@ -255,6 +274,10 @@ class LocalModel(Model):
         usage = out.get("usage") or {}
         structured = plan.grammar is not None or plan.schema is not None
         parsed = parse_reply(text, request.tools) if structured else ModelResponse(text)
+        question = current_turn(request.messages).question
+        if parsed.tool_calls and question and self.guidance.copy_arguments:
+            parsed = dataclasses.replace(parsed, tool_calls=[
+                order_directions(c, question) for c in parsed.tool_calls])
         answer = parsed.text
         if answer is not None and self.guidance.strip_notes and typed is None:
             answer = strip_notes(answer, request) or plan.prefix
@@ -309,7 +332,8 @@ class Turn:
 
     @property
     def failed(self) -> bool:
-        return any(m.is_error for m in self.results)
+        """Whether the latest result is a failure (a success after a failure answers)."""
+        return bool(self.results) and self.results[-1].is_error
 
 
 def current_turn(messages: Sequence[Message]) -> Turn:
@@ -349,7 +373,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     turn = current_turn(request.messages)
     internal = {t.name for t in every if t.internal}
     loaded = bool(turn.results) and all(r.name in internal for r in turn.results)
+    context: set[str] = set()
     if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
+        context = _context_words(request.messages, turn)
         turn = Turn(turn.question, ())
     listed = tuple(every)
     if g.tool_limit and turn.question:
@@ -362,11 +388,17 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
                 and (t.name in restricted or not g.load_skills)]
         listed = distinct(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
                                        keep=keep))
+        if not any(r.name in internal for r in turn.results) and not loaded:
+            # outside a skill's turn, a tool one description word matches is not offered
+            listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     choice = request.settings.tool_choice
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
+    failures = Counter(m.name for m in turn.results if m.is_error)
+    if g.copy_arguments:  # a tool that failed twice this turn is not called a third time
+        callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES]
     if choice == "required" and callable_:
         answer = False
     elif g.require_call and not turn.results and turn.question and any(
@@ -376,8 +408,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     else:
         answer = True
         if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
-            callable_ = []
-    nxt = follow_up(turn, every, allowed) if g.follow_up and choice != "none" else None
+            callable_ = next_steps(callable_, turn)  # "Show gate 3": the search, then show_poi
+            answer = not callable_
+    nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
     if nxt is not None:  # the tool that just answered names the next step
         nxt = essential(nxt) if g.essential_arguments else nxt
         listed += () if nxt.name in {t.name for t in listed} else (nxt,)
@@ -385,30 +418,12 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
-    candidates = None
-    if g.copy_arguments and turn.question:
-        found = conversation_values(turn, result_numbers=nxt is not None)
-        # a retry after a failure may also copy the tool's own examples (and the error's)
-        candidates = {t.name: _merged(found, schema_values(t)) if turn.failed else found
-                      for t in callable_}
+    candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
+        g.copy_arguments and turn.question) else None
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
-                            caps=_after_headline(turn, prefix, g.caps), candidates=candidates)
+                            caps=_answer_caps(turn, prefix, g.caps), candidates=candidates)
     return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
                      candidates=candidates)
-
-
-def distinct(tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:
-    """``tools`` without those whose name means the same as a better-ranked one's
-    (``get_directions`` after ``show_directions``): a tiny model cannot tell them apart."""
-    seen: set[frozenset[str]] = set()
-    out = []
-    for t in tools:
-        words = frozenset(terms(t.name))
-        if words and words in seen:
-            continue
-        seen.add(words)
-        out.append(t)
-    return tuple(out)
 
 
 def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolSpec | None:
@@ -422,6 +437,43 @@ def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolS
              and t.name not in called and re.search(rf"\b{re.escape(t.name)}\b",
                                                      last.description)]
     return rank_tools(named, turn.question)[0][1] if named else None
+
+
+def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec],
+                context: set[str], result_numbers: bool = False) -> dict[str, Candidates]:
+    """The values each callable tool's arguments may copy (see :class:`Guidance`); with
+    ``result_numbers`` also the last result's numbers (a follow-up step's ids)."""
+    found = conversation_values(turn, result_numbers=result_numbers)
+    if context:  # "the airport" chose the airport skill: it is no value for its tools
+        found = dataclasses.replace(found, strings=tuple(
+            v for v in found.strings if content_span(v, context)) or found.strings)
+    candidates = {t.name: retry_values(t, turn, request.messages) if turn.failed else found
+                  for t in callable_}
+    ids = result_ids(turn.succeeded, turn.question or "")
+    for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
+        if ids and id_arguments(t) and not turn.failed:
+            candidates[t.name] = dataclasses.replace(candidates[t.name], numbers=ids)
+    return candidates
+
+
+def next_steps(callable_: Sequence[ToolSpec], turn: Turn) -> list[ToolSpec]:
+    """After a successful result: the tools the question's first word names ("Show gate 3 on
+    the map": ``show_poi``), not yet called this turn, whose id argument a result can fill —
+    the second step of a request; none (the reply answers) otherwise."""
+    words = (turn.question or "").lower().split()
+    called = {m.name for m in turn.results}
+    ids = result_ids(turn.succeeded)
+    return [t for t in callable_ if words and ids and t.name not in called
+            and words[0].strip(_EDGE) in t.name.lower().split("_") and id_arguments(t)]
+
+
+def _context_words(messages: Sequence[Message], turn: Turn) -> set[str]:
+    """The words of the skills loaded for this turn's question ("airport"): context that
+    chose the skill, not a value for its tools."""
+    ids = {m.tool_call_id for m in turn.results}
+    return {w for m in messages for c in m.tool_calls if c.id in ids
+            and isinstance(c.arguments, dict) for v in c.arguments.values()
+            if isinstance(v, str) for w in terms(v)}
 
 
 def essential(spec: ToolSpec) -> ToolSpec:
@@ -444,12 +496,15 @@ def typed_plan(request: ModelRequest, typed: dict[str, Any]) -> ReplyPlan:
     return ReplyPlan(tuple(request.all_tools), None, "", schema)
 
 
-_REPEAT_NOTE = re.compile(r"\n\(You already called .*\)\s*$", re.S)
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?")
 _EDGE = "\"'“”‘’`.,;:!?()[]{}<>"
 MAX_PREFIX = 120
 MAX_SPAN_WORDS = 12
 MAX_SPAN_SOURCE_WORDS = 40
+MAX_FAILURES = 2
+AFTER_PREFIX = 160
+"""Characters an answer may add after the result it starts from."""
+"""Failed calls of one tool in a turn after which it is no longer offered."""
 
 
 def result_prefix(turn: Turn) -> str:
@@ -457,28 +512,22 @@ def result_prefix(turn: Turn) -> str:
     JSON object result's own ``headline``, a one-line summary a tool may put first)."""
     if not turn.succeeded or turn.failed:
         return ""
-    text = _headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip())
-    if not text or len(text) > MAX_PREFIX or "\n" in text:
+    text = headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip())
+    if text.startswith(("{", "[")) or len(text) > MAX_PREFIX or "\n" in text:
+        text = render_result(text, turn.question or "")  # a JSON result, as one line of its records' values
+    if not text or len(text) > MAX_RENDERED:
         return ""
     return text.replace('"', "'").replace("\\", "/")
 
 
-def _headline(text: str) -> str:
-    if len(text) <= MAX_PREFIX or not text.startswith('{"headline"'):
-        return text
-    try:
-        headline = json.loads(text).get("headline")
-    except (json.JSONDecodeError, AttributeError):
-        return text
-    return headline if isinstance(headline, str) else text
-
-
-def _after_headline(turn: Turn, prefix: str, caps: Caps) -> Caps:
-    """An answer that starts with a tool's own headline adds a sentence at most."""
-    if prefix and turn.succeeded and not turn.failed and turn.succeeded[-1].content.startswith(
-            '{"headline"'):
-        return dataclasses.replace(caps, answer=min(caps.answer, MAX_PREFIX))
-    return caps
+def _answer_caps(turn: Turn, prefix: str, caps: Caps) -> Caps:
+    """An answer that starts from the result adds a sentence, not a page (time per case); one
+    that starts with a tool's own headline adds a short one at most."""
+    if not prefix:
+        return caps
+    own = turn.succeeded and not turn.failed and turn.succeeded[-1].content.startswith(
+        '{"headline"')
+    return dataclasses.replace(caps, answer=min(caps.answer, MAX_PREFIX if own else AFTER_PREFIX))
 
 
 def failure_prefix(turn: Turn) -> str:
@@ -504,31 +553,41 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
     question = turn.question or ""
     texts = [question] + [_REPEAT_NOTE.sub("", m.content) for m in turn.succeeded
                           if len(m.content) <= MAX_PREFIX]
-    errors = [m.content for m in turn.results if m.is_error]
-    if errors:
-        texts.append(_REPEAT_NOTE.sub("", errors[-1]))
+    errors = [_REPEAT_NOTE.sub("", m.content) for m in turn.results if m.is_error]
     numbers: dict[str, None] = {}
     # a next step (follow_up) takes its ids from the result before it, however long
     last = [turn.succeeded[-1].content] if result_numbers and turn.succeeded else []
-    for text in texts + last:
+    for text in texts + errors[-1:] + last:
         for raw in _NUMBER.findall(text):
             value = float(raw.replace(",", ""))
             numbers[json.dumps(int(value) if value.is_integer() else value)] = None
     if len(question.split()) > MAX_SPAN_SOURCE_WORDS:
         return Candidates(tuple(numbers), ())
     strings: dict[str, None] = {}
-    for text in texts:
+    for text in texts + errors[-1:]:
         for q in _quoted(text):
             strings[q] = None
-    for found in _EXPRESSION.finditer(_DATE.sub(" ", question)):  # "(17 + 25) * 2" as typed
-        strings[found.group(0).strip().rstrip(".,")] = None
-    for text in texts:
+    expressions = [found.group(0).strip().rstrip(".,")
+                   for found in _EXPRESSION.finditer(_DATE.sub(" ", question))]
+    for expression in expressions:  # "(17 + 25) * 2" as typed
+        strings[expression] = None
+    whole = [_bare(e) for e in expressions]
+    for text in texts:  # an error's other words are no values (only its quotes and names)
         for span in _spans(text):
-            strings[span] = None
+            # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value
+            if not any(_bare(span) in e for e in whole):
+                strings[span] = None
     return Candidates(tuple(numbers), tuple(strings))
 
 
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
+_IDENTIFIER = re.compile(r"[\w./-]*\w[_/.]\w[\w./-]*")
+"""A name in an error ("fi_reporting", "Europe/Paris", "notes.txt"): a value a retry may copy."""
+
+
+def _bare(text: str) -> str:
+    return " ".join(text.replace("(", " ").replace(")", " ").split())
+
 _QUOTES = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)|“([^”]+)”")
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 _EXAMPLE = re.compile(r"(?:e\.g\.|such as|like|for example)\s+([\w/+.-]+)", re.I)
@@ -562,6 +621,37 @@ def schema_values(spec: ToolSpec) -> Candidates:
     return Candidates(tuple(numbers), tuple(strings))
 
 
+def retry_values(spec: ToolSpec, turn: Turn, messages: Sequence[Message]) -> Candidates:
+    """What a retry after a failed call may copy: the latest error's quoted values and names
+    and the tool's own schema values (enums, defaults, examples), without the values an error
+    quoted back as wrong ("'workspace' does not exist"). The question's values, which were
+    tried, stay only for a tool of several string arguments (one of them was right) or when
+    nothing else is left."""
+    found = conversation_values(turn)
+    errors = [m for m in turn.results if m.is_error]
+    wrong = culprits(messages, errors).get(spec.name, set())
+    fix = error_values(errors[-1].content) if errors else []
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    several = sum(1 for p in props.values() if isinstance(p, Mapping)
+                  and p.get("type") == "string") > 1
+    own = schema_values(spec)
+    strings = [*(v for v in fix if v != spec.name), *own.strings,
+               *(found.strings if several else ())]
+    kept = tuple(dict.fromkeys(v for v in strings if v not in wrong))
+    if not kept or not found.strings:  # nothing new to copy, or strings were free
+        return _merged(found, own)
+    return Candidates(tuple(dict.fromkeys(found.numbers + own.numbers)) if found.numbers
+                      else (), kept)
+
+
+def error_values(error: str) -> list[str]:
+    """The values an error offers: its quoted texts and the names it lists ("Available
+    sources: fi_reporting, bpc_reporting")."""
+    text = _REPEAT_NOTE.sub("", error)
+    names = [n.strip(_EDGE) for n in _IDENTIFIER.findall(text)]
+    return list(dict.fromkeys(_quoted(text) + [n for n in names if n]))
+
+
 def _merged(a: Candidates, b: Candidates) -> Candidates:
     if not (b.numbers or b.strings):
         return a
@@ -587,118 +677,6 @@ def _spans(text: str) -> list[str]:
             if span:
                 out.append(span)
     return out
-
-
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-LEAK_SIMILARITY = 0.75
-
-
-def _loop_texts(request: ModelRequest) -> list[str]:
-    """Sentences the loop wrote: notes, reminders, and the note on a repeated call's result."""
-    texts = [*request.notes, *(m.content for m in request.messages
-                               if m.role == "user" and m.metadata.get("kind"))]
-    texts += [found.group(0) for m in request.messages if m.role == "tool"
-              if (found := _REPEAT_NOTE.search(m.content))]
-    return [" ".join(s.split()).lower().strip("() ") for t in texts for s in _SENTENCE.findall(t)
-            if len(s.split()) >= 4]
-
-
-def strip_notes(answer: str, request: ModelRequest) -> str:
-    """``answer`` without the sentences it copied (or nearly copied) from the loop's notes."""
-    import difflib
-
-    said = _loop_texts(request)
-    if not said:
-        return answer.strip()
-    kept = []
-    for sentence in _SENTENCE.findall(answer):
-        text = " ".join(sentence.split()).lower().strip("() ")
-        leaked = len(text.split()) >= 4 and any(
-            text in note or difflib.SequenceMatcher(None, text, note).ratio() >= LEAK_SIMILARITY
-            for note in said)
-        if not leaked:
-            kept.append(sentence)
-    return "".join(kept).strip()
-
-
-# -- prompt rendering ----------------------------------------------------------------------
-def _signature(spec: ToolSpec) -> str:
-    props: Mapping[str, Any] = spec.parameters.get("properties", {})
-    args = ", ".join(f"{name}: {p.get('type', 'any')}" for name, p in props.items())
-    line = f"- {spec.name}({args}): {spec.description.splitlines()[0] if spec.description else ''}"
-    details = [f"    {name}: {p['description']}" for name, p in props.items()
-               if p.get("description")]
-    return "\n".join([line, *details])
-
-
-def tool_section(tools: Sequence[ToolSpec]) -> str:
-    if not tools:
-        return ""
-    listing = "\n".join(_signature(t) for t in tools)
-    return (
-        "Tools you can call:\n" + listing + "\n\n"
-        'Reply with JSON only. To call a tool: {"tool": "<name>", "arguments": {...}}. '
-        'To answer the user: {"answer": "<your answer>"}. '
-        "After a tool result, answer the user with it."
-    )
-
-
-def _render_call(call: ToolCall) -> str:
-    return json.dumps({"tool": call.name, "arguments": dict(call.arguments)})
-
-
-def _render_tool_result(m: Message) -> str:
-    status = "failed" if m.is_error else "returned"
-    return f"Tool {m.name} {status}: {m.content}"
-
-
-def _follow_up(question: str | None, failed: bool) -> str:
-    # restating the question right after the result is what makes a tiny model answer
-    # instead of calling the same tool again (measured with benchmarks/tasks.py)
-    if question is None:
-        return "Now answer with this result."
-    if failed:
-        return f"Fix the call, or answer my question: {question}"
-    return f"Now answer my question: {question}"
-
-
-def render_messages(request: ModelRequest, listed: Sequence[ToolSpec] | None = None
-                    ) -> list[dict[str, str]]:
-    """Chat messages for llama.cpp. Rendering depends only on the history and the tools listed
-    for the turn, never on the iteration, so each prompt extends the previous one."""
-    tools = request.all_tools if listed is None else listed
-    system = "\n\n".join(p for p in (request.system, tool_section(tools)) if p)
-    out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
-    structured = bool(request.all_tools)
-    messages = request.messages_with_notes()
-    question: str | None = None
-    for i, m in enumerate(messages):
-        if m.role == "assistant":
-            if m.tool_calls:
-                content = "\n".join(_render_call(c) for c in m.tool_calls)
-            elif structured:
-                content = json.dumps({"answer": m.content})
-            else:
-                content = m.content
-            out.append({"role": "assistant", "content": content})
-        elif m.role == "tool":
-            _merge_user(out, _render_tool_result(m))
-            last_of_batch = i + 1 == len(messages) or messages[i + 1].role != "tool"
-            if last_of_batch:
-                _merge_user(out, _follow_up(question, m.is_error))
-        else:
-            if m.role == "user" and not m.metadata.get("kind"):
-                question = m.content
-            _merge_user(out, m.content)
-    return out
-
-
-def _merge_user(out: list[dict[str, str]], text: str) -> None:
-    # consecutive user turns are merged: small chat models expect strict alternation
-    if out and out[-1]["role"] == "user":
-        out[-1]["content"] += "\n\n" + text
-    else:
-        out.append({"role": "user", "content": text})
 
 
 _ANSWER_HEAD = '{"answer": "'

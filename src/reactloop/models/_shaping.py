@@ -1,0 +1,223 @@
+"""Small pure helpers of the embedded model's guidance (:mod:`reactloop.models.local`), each a
+lever measured in ``benchmarks/evals/README.md``:
+
+- :func:`render_result`: a structured (JSON) tool result as one line of text, so that an answer
+  after it can start from it (the records' names, a conversion's target) as it starts from a
+  short result;
+- :func:`culprits`: the values of a failed call that its error quotes back (``'workspace' does
+  not exist``): a retry may not copy them again;
+- :func:`content_span`, :func:`id_arguments`: a loaded skill's tools copy content words, not
+  the skill's own name ("airport"); an id argument copies an id a result gave;
+- :func:`order_directions`: a call's from/to arguments put the way the question says them
+  ("from London to Tokyo" never becomes Tokyo → London);
+- :func:`headline`: a JSON object result's own ``headline`` (a one-line summary a tool may put
+  first) begins the answer; :func:`distinct`: of two offered tools whose names mean the same
+  (``get_directions``/``show_directions``) only the better-ranked one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reactloop._ranking import terms
+from reactloop.messages import Message, ToolCall, ToolSpec
+
+__all__ = ["MAX_RENDERED", "content_span", "culprits", "distinct", "headline", "id_arguments",
+           "is_id", "order_directions", "render_result", "result_ids"]
+
+MAX_RENDERED = 240
+"""The longest rendering of a structured result an answer starts with."""
+_ID = re.compile(r"(^|_)id$")
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def _skipped(key: Any, value: Any) -> bool:
+    return bool(_ID.search(str(key))) or isinstance(value, bool) or value in (None, "", [], {})
+
+
+def _flat(value: Any, *, record: bool = False) -> str:
+    """``value`` as text (ids, flags and empty values left out): a record of a list by its
+    values ("Gate 15, gate, Terminal B"), any other object by ``key value`` pairs."""
+    if isinstance(value, Mapping):
+        return ", ".join(t if record else f"{k} {t}" for k, v in value.items()
+                         if not _skipped(k, v) and (t := _flat(v)))
+    if isinstance(value, list):
+        return ", ".join(t for v in value if (t := _flat(v, record=True)))
+    return _scalar(value)
+
+
+def render_result(text: str, question: str = "") -> str:
+    """A JSON object or list ``text`` as one line (an object's members as ``key: values``, a
+    list's records as their values, joined by ``;`` and cut at one within
+    :data:`MAX_RENDERED` characters); empty for anything else. The records that share the
+    most words with ``question`` come first ("gate 15": Gate 15 before Gate 1)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return ""
+    if isinstance(data, Mapping):
+        items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
+    elif isinstance(data, list):
+        asked = set(_TOKEN.findall(question.lower()))
+        records = [t for v in data if (t := _flat(v, record=True))]
+        items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
+    else:
+        return ""
+    out = ""
+    for item in items:
+        joined = f"{out}; {item}" if out else item
+        if len(joined) > MAX_RENDERED:
+            break
+        out = joined
+    if not out and items:
+        out = items[0][:MAX_RENDERED - 1].rstrip() + "…"
+    return " ".join(out.split())
+
+
+_TOKEN = re.compile(r"[a-z]+|\d+")
+
+
+def _ids(value: Any, out: list[tuple[str, set[str]]]) -> None:
+    if isinstance(value, Mapping):
+        words = {w for v in value.values() if isinstance(v, (str, int)) and not isinstance(v, bool)
+                 for w in _TOKEN.findall(str(v).lower())}
+        for k, v in value.items():
+            if _ID.search(str(k)) and isinstance(v, int) and not isinstance(v, bool):
+                out.append((json.dumps(v), words))
+            else:
+                _ids(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _ids(v, out)
+
+
+def result_ids(results: Sequence[Message], question: str = "") -> tuple[str, ...]:
+    """The ids (members named ``id`` or ``..._id``) of the JSON results, in order: what an id
+    argument of the next call copies ("show it" after a search). When records share words with
+    ``question`` ("gate 3": the record named "Gate 3"), only the ids of those sharing the most."""
+    found: list[tuple[str, set[str]]] = []
+    for m in results:
+        try:
+            _ids(json.loads(m.content), found)
+        except (json.JSONDecodeError, ValueError):
+            continue
+    asked = set(_TOKEN.findall(question.lower()))
+    best = max((len(words & asked) for _, words in found), default=0)
+    return tuple(dict.fromkeys(i for i, words in found if len(words & asked) >= best))
+
+
+def is_id(name: str) -> bool:
+    """Whether an argument's name says it is an id (``id``, ``poi_id``)."""
+    return bool(_ID.search(name))
+
+
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
+
+
+def culprits(messages: Sequence[Message], failed: Sequence[Message]) -> dict[str, set[str]]:
+    """Per tool, the string values of its failed calls that their errors quote back (the wrong
+    value, as in "'workspace' does not exist"), which a retry may not copy again."""
+    calls = {c.id: c for m in messages for c in m.tool_calls}
+    out: dict[str, set[str]] = {}
+    for result in failed:
+        call = calls.get(result.tool_call_id or "")
+        if call is None or not isinstance(call.arguments, Mapping):
+            continue
+        quoted = {q for pair in _QUOTED.findall(result.content) for q in pair if q}
+        bad = {v for v in call.arguments.values() if isinstance(v, str) and v in quoted}
+        if bad:
+            out.setdefault(call.name, set()).update(bad)
+    return out
+
+
+_SOURCE = ("source", "from", "origin", "start")
+_TARGET = ("target", "to", "destination", "dest", "end")
+
+
+def _role(name: str) -> tuple[str, str] | None:
+    parts = name.lower().split("_")
+    for i, part in enumerate(parts):
+        rest = "_".join(parts[:i] + parts[i + 1:])
+        if part in _SOURCE:
+            return "source", rest
+        if part in _TARGET:
+            return "target", rest
+    return None
+
+
+def order_directions(call: ToolCall, question: str) -> ToolCall:
+    """``call`` with a source/target (from/to) pair of string arguments swapped when the question
+    says them the other way: "from B" for the target's value, or "to A" for the source's."""
+    args = call.arguments
+    roles: dict[str, dict[str, str]] = {}
+    for name in args:
+        role = _role(str(name))
+        if role is not None and isinstance(args[name], str):
+            roles.setdefault(role[1], {})[role[0]] = str(name)
+    text = " ".join(question.lower().split())
+    swapped = dict(args)
+    for pair in roles.values():
+        if len(pair) != 2:
+            continue
+        src, dst = args[pair["source"]].lower(), args[pair["target"]].lower()
+        said_from_target = f"from {dst}" in text and f"from {src}" not in text
+        said_to_source = f"to {src}" in text and f"to {dst}" not in text
+        if src != dst and (said_from_target or said_to_source):
+            swapped[pair["source"]], swapped[pair["target"]] = (
+                args[pair["target"]], args[pair["source"]])
+    return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
+
+
+def content_span(span: str, context: set[str]) -> bool:
+    """Whether ``span`` is a value for a loaded skill's tool: none of its words is the skill's
+    own ("airport"), and it neither starts nor ends with a filler word ("get a coffee"; a
+    number or a capital letter is no filler: "gate 15", "Terminal A")."""
+    words = span.split()
+
+    def content(word: str) -> bool:  # "Terminal A": a capital letter is a name
+        return bool(terms(word)) or any(c.isdigit() for c in word) or (
+            len(word) == 1 and word.isupper() and word != "I")
+
+    return bool(words) and content(words[0]) and content(words[-1]) and not any(
+        set(terms(w)) & context for w in words)
+
+
+def id_arguments(spec: ToolSpec) -> list[str]:
+    """The required integer arguments named as ids (``poi_id``)."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return [k for k in spec.parameters.get("required") or () if is_id(k)
+            and isinstance(props.get(k), Mapping) and props[k].get("type") == "integer"]
+
+
+def headline(text: str, short: int = 120) -> str:
+    """``text``, or its JSON object's ``headline`` string when ``text`` is longer than
+    ``short`` characters and starts with one."""
+    if len(text) <= short or not text.startswith('{"headline"'):
+        return text
+    try:
+        value = json.loads(text).get("headline")
+    except (json.JSONDecodeError, AttributeError):
+        return text
+    return value if isinstance(value, str) else text
+
+
+def distinct(tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:
+    """``tools`` without those whose name means the same as a better-ranked one's
+    (``get_directions`` after ``show_directions``): a tiny model cannot tell them apart."""
+    seen: set[frozenset[str]] = set()
+    out = []
+    for t in tools:
+        words = frozenset(terms(t.name))
+        if words and words in seen:
+            continue
+        seen.add(words)
+        out.append(t)
+    return tuple(out)
