@@ -25,6 +25,7 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
+from reactloop.models._shaping import is_id
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
 
@@ -62,7 +63,9 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
 
 _FILES = re.compile(r"^Files \(read one with (\w+)\): (.+)$", re.M)
 _DOCUMENTS = (".md", ".txt", ".rst")
-_SENTENCE = re.compile(r"[^.!?\n]*(?:\n(?!\n)[^.!?\n]*)*[.!?]?")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?!\s|$)|\n(?!\n))+[.!?]?")
+"""A sentence of the instructions, across single line breaks; a dot inside a word
+(``fare_rules.md``) does not end it."""
 
 
 def _just_loaded(messages: Sequence[Message]) -> tuple[str, Message] | None:
@@ -102,7 +105,10 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     pseudo = {f: ToolSpec(f, " ".join(s for s in _SENTENCE.findall(body)
                                       if f in s or f.rsplit("/", 1)[-1] in s), {})
               for f in documents}
-    tools = [t for t in request.all_tools if t.name in allowed and not t.internal]
+    # a tool that needs an id (book_flight's flight_id) acts on what another step found: it is
+    # no first step, so it does not compete with the document
+    tools = [t for t in request.all_tools if t.name in allowed and not t.internal
+             and not any(is_id(k) for k in t.parameters.get("required") or ())]
     ranked = rank_tools([*tools, *pseudo.values()], question)
     score, top = ranked[0] if ranked else (0.0, None)
     if score <= 0 or top is None or top.name not in pseudo:
