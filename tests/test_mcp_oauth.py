@@ -6,6 +6,7 @@ naming ``reactloop mcp login``, and the CLI's login path works end to end."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 import subprocess
@@ -14,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pytest
@@ -216,6 +218,58 @@ def test_a_cli_login_to_an_unknown_server_or_a_non_oauth_one_is_one_line(
         done = reactloop(tmp_path, "mcp", "login", *args)
         assert done.returncode == 1
         assert done.stderr.strip().count("\n") == 0 and text in done.stderr, done.stderr
+
+
+def callback_of(url: str) -> tuple[str, int]:
+    """The host and port of the loopback listener an authorization URL redirects to."""
+    redirect = urlparse(parse_qs(urlparse(url).query)["redirect_uri"][0])
+    assert redirect.hostname is not None and redirect.port is not None
+    return redirect.hostname, redirect.port
+
+
+def test_an_idle_connection_to_the_callback_does_not_hold_the_login(
+        tmp_path: Path, port: int, config_dir: Path) -> None:
+    """A browser's speculative preconnect opens a connection and sends nothing: the login
+    still ends, and closes it (from Python 3.12.1 ``Server.wait_closed`` waits for every open
+    connection, so one left open would hold the login forever)."""
+    (server,) = load_mcp_config(config(tmp_path, port))
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def preconnect_then_follow(url: str) -> None:
+        idle.append(await asyncio.open_connection(*callback_of(url)))  # sends nothing
+        await afollow(url)
+
+    async def go() -> bytes:
+        assert await server.login(redirect_handler=preconnect_then_follow) == 1
+        reader, writer = idle[0]
+        try:  # the bound only turns a hang into a failure
+            return await asyncio.wait_for(reader.read(), 60)
+        finally:
+            writer.close()
+
+    assert run(go()) == b""  # the listener closed the idle connection
+
+
+def test_the_callback_listener_drops_a_connection_that_sends_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from reactloop.mcp import _oauth_flow
+
+    monkeypatch.setattr(_oauth_flow, "READ_TIMEOUT", 0)  # the bound is over at once
+
+    async def go() -> bytes:
+        listener = _oauth_flow._Callback()
+        await listener.start(0)
+        try:
+            reader, writer = await asyncio.open_connection(
+                *callback_of("http://x/?redirect_uri=" + listener.redirect_uri))
+            try:
+                return await asyncio.wait_for(reader.read(), 60)
+            finally:
+                writer.close()
+        finally:
+            await listener.close()
+
+    assert run(go()) == b""
 
 
 class Memory:

@@ -39,6 +39,9 @@ __all__ = ["login", "run_auth"]
 
 LOGIN_TIMEOUT = 300.0
 """Seconds a login waits for the browser's redirect."""
+READ_TIMEOUT = 10.0
+"""Seconds the callback listener waits for a request's line and headers (a browser's
+speculative preconnect sends nothing: it must not hold the listener open)."""
 
 RedirectHandler = Callable[[str], Awaitable[None]]
 
@@ -244,6 +247,7 @@ class _Callback:
             asyncio.get_running_loop().create_future())
         self.server: asyncio.Server | None = None
         self.redirect_uri = ""
+        self._handlers: set[asyncio.Task[None]] = set()
 
     async def start(self, port: int) -> None:
         try:
@@ -264,17 +268,27 @@ class _Callback:
                             "again and open the URL it prints") from None
 
     async def close(self) -> None:
+        """Stop listening and end the connections still open (an idle one would make
+        ``wait_closed`` wait for it from Python 3.12.1 on)."""
         if self.server is not None:
             self.server.close()
-            await self.server.wait_closed()
+            for task in self._handlers:
+                task.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+            with suppress(TimeoutError):
+                async with asyncio.timeout(READ_TIMEOUT):
+                    await self.server.wait_closed()
         if not self.result.done():
             self.result.cancel()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
         try:
-            line = (await reader.readline()).decode("latin-1")
-            while (await reader.readline()).strip():
-                pass  # the headers
+            line = await self._request_line(reader)
+            if line is None:
+                return  # nothing (or too little) came in time: a preconnect
             parts = line.split()
             target = urlparse(parts[1]) if len(parts) > 1 else urlparse("/")
             if target.path != "/callback":
@@ -284,6 +298,20 @@ class _Callback:
             await _reply(writer, *self._take(query))
         finally:
             writer.close()
+            if task is not None:
+                self._handlers.discard(task)
+
+    @staticmethod
+    async def _request_line(reader: asyncio.StreamReader) -> str | None:
+        """The request line, its headers read past, within :data:`READ_TIMEOUT`."""
+        try:
+            async with asyncio.timeout(READ_TIMEOUT):
+                line = (await reader.readline()).decode("latin-1")
+                while (await reader.readline()).strip():
+                    pass  # the headers
+        except (TimeoutError, ValueError, ConnectionError):
+            return None  # ValueError: a line over the reader's limit
+        return line
 
     def _take(self, query: dict[str, str]) -> tuple[int, str]:
         if self.result.done():
