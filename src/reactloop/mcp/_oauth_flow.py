@@ -17,9 +17,12 @@ Imported only with the SDK.
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import os
+import secrets
 import sys
+import unicodedata
 import webbrowser
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
@@ -139,7 +142,7 @@ async def login(server: ServerConfig, oauth: OAuth, *, open_browser: bool = True
             client = None  # registered for another port: register again
         seen = _LoginStorage(storage, client)  # the stored tokens stay until new ones come
         provider = _Provider(server.url, _metadata(oauth, listener.redirect_uri), seen,
-                             redirect_handler or _shower(show, open_browser),
+                             listener.expecting(redirect_handler or _shower(show, open_browser)),
                              lambda: listener.wait(within))
         count = await _connect(server, provider)
         if not seen.stored:
@@ -248,6 +251,8 @@ class _Callback:
         self.server: asyncio.Server | None = None
         self.redirect_uri = ""
         self._handlers: set[asyncio.Task[None]] = set()
+        self.state: str | None = None
+        """The ``state`` of the authorization URL: a redirect without it is not this login's."""
 
     async def start(self, port: int) -> None:
         try:
@@ -258,6 +263,15 @@ class _Callback:
                             '"oauth": {"callback_port": N})') from None
         bound = self.server.sockets[0].getsockname()[1]
         self.redirect_uri = f"http://127.0.0.1:{bound}/callback"
+
+    def expecting(self, show: RedirectHandler) -> RedirectHandler:
+        """``show``, learning the authorization URL's ``state`` first (so a page that sends
+        the browser to the listener can neither end the login nor give it a code)."""
+        async def redirect(url: str) -> None:
+            states = parse_qs(urlparse(url).query).get("state")
+            self.state = states[0] if states else None
+            await show(url)
+        return redirect
 
     async def wait(self, within: float) -> AuthorizationCodeResult:
         try:
@@ -316,8 +330,12 @@ class _Callback:
     def _take(self, query: dict[str, str]) -> tuple[int, str]:
         if self.result.done():
             return 409, "This login was already completed; you can close this window."
+        state = query.get("state", "").encode()
+        if self.state is None or not secrets.compare_digest(state, self.state.encode()):
+            return 400, ("This redirect is not the one of the login under way (its state does "
+                         "not match); nothing was done.")
         if "error" in query:
-            why = query.get("error_description") or query["error"]
+            why = _printable(query.get("error_description") or query["error"])
             self.result.set_exception(UserError(f"the authorization server refused the login: "
                                                 f"{why}"))
             return 400, f"Login refused: {why}"
@@ -329,8 +347,20 @@ class _Callback:
         return 200, "Logged in. You can close this window and return to the terminal."
 
 
+REASON_LIMIT = 300
+"""Characters of an authorization server's reason shown (it comes from the redirect's URL)."""
+
+
+def _printable(text: str) -> str:
+    """``text`` without control (or format) characters, cut at :data:`REASON_LIMIT`: it is
+    printed on the user's terminal, and anybody can write it into the redirect."""
+    text = "".join(c if not unicodedata.category(c).startswith("C") else " " for c in text)
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT] + "…"
+
+
 async def _reply(writer: asyncio.StreamWriter, status: int, text: str) -> None:
-    body = f"<!doctype html><title>reactloop</title><p>{text}</p>".encode()
+    body = f"<!doctype html><title>reactloop</title><p>{html.escape(text)}</p>".encode()
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 409: "Conflict"}[status]
     writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
                  f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
