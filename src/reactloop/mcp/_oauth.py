@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,18 @@ def _load() -> dict[str, dict[str, Any]]:
     return {str(k): v for k, v in data.items() if isinstance(v, dict)}
 
 
+@contextmanager
+def _file_lock() -> Iterator[None]:
+    """One read-modify-write of the file at a time, across processes (two runs refreshing
+    the tokens of different servers would otherwise lose one's rotated refresh token)."""
+    from reactloop.sessions._filelock import held
+
+    path = tokens_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with held(path.with_name(f".{path.name}.lock")):
+        yield
+
+
 def _save(data: Mapping[str, Any]) -> None:
     write_private(tokens_path(), json.dumps(dict(sorted(data.items())), indent=2) + "\n")
 
@@ -170,11 +183,12 @@ class TokenFile:
         return entry
 
     def update(self, **values: Any) -> None:
-        data = _load()
-        entry = {**data.get(self.url, {}), **values, "name": self.name}
-        _register(entry)
-        data[self.url] = entry
-        _save(data)
+        with _file_lock():
+            data = _load()
+            entry = {**data.get(self.url, {}), **values, "name": self.name}
+            _register(entry)
+            data[self.url] = entry
+            _save(data)
 
     def expires_at(self) -> float | None:
         value = self.entry().get("expires_at")
@@ -215,10 +229,13 @@ def stored_logins() -> list[dict[str, Any]]:
 
 def delete_logins(which: str) -> list[str]:
     """Remove the logins of the server named ``which`` (or at that URL); their URLs."""
-    data = _load()
-    gone = [url for url, entry in data.items() if which in (url, entry.get("name"))]
-    for url in gone:
-        del data[url]
-    if gone:
-        _save(data)
+    if not tokens_path().exists():
+        return []
+    with _file_lock():
+        data = _load()
+        gone = [url for url, entry in data.items() if which in (url, entry.get("name"))]
+        for url in gone:
+            del data[url]
+        if gone:
+            _save(data)
     return gone
