@@ -13,8 +13,13 @@ from typing import Any
 
 import pytest
 
-from reactloop.mcp import _oauth
-from reactloop.mcp._oauth import TokenFile
+from _cli import reactloop
+from conftest import run
+from reactloop import Agent, RunState
+from reactloop.errors import UserError
+from reactloop.mcp import MCPServer, _oauth
+from reactloop.mcp._oauth import TokenFile, stored_logins
+from reactloop.testing import ScriptedModel
 
 
 @pytest.fixture
@@ -63,3 +68,44 @@ def test_two_writers_refreshing_different_servers_keep_both_tokens(
     data = json.loads((config_dir / "mcp-oauth.json").read_text())
     assert {url: entry["tokens"]["refresh_token"] for url, entry in data.items()} == {
         "http://a/mcp": "rt-a-rotated", "http://b/mcp": "rt-b-rotated"}
+
+
+@pytest.mark.parametrize(("entry", "problem"), [
+    ({"name": "x", "tokens": ["x"]}, "has 'tokens' that is not an object"),
+    ({"name": "x", "client": "c"}, "has 'client' that is not an object"),
+    ({"name": "x", "expires_at": "soon"}, "has 'expires_at' that is not a number"),
+    ({"name": 3}, "has 'name' that is not a string"),
+    ("x", "must be an object"),
+])
+def test_a_malformed_entry_is_a_user_error_naming_the_file(config_dir: Path, entry: Any,
+                                                           problem: str) -> None:
+    config_dir.mkdir()
+    path = config_dir / "mcp-oauth.json"
+    path.write_text(json.dumps({"http://x/mcp": entry}))
+    for reads in (stored_logins, TokenFile("http://x/mcp", "x").entry):
+        with pytest.raises(UserError) as caught:
+            reads()
+        assert str(caught.value) == (f"the MCP login file {path} is malformed: the entry of "
+                                     f"http://x/mcp {problem}; remove the file and log in again")
+
+
+def test_keys_list_with_a_malformed_login_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "config" / "reactloop" / "mcp-oauth.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"http://x/mcp": {"name": "x", "tokens": ["x"]}}))
+    done = reactloop(tmp_path, "keys", "list")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert f"the MCP login file {path} is malformed" in line
+    assert line.endswith("remove the file and log in again")
+
+
+def test_a_run_with_a_malformed_login_file_ends_in_one_line(config_dir: Path) -> None:
+    config_dir.mkdir()
+    (config_dir / "mcp-oauth.json").write_text(json.dumps({"http://127.0.0.1:1/mcp": {
+        "name": "x", "tokens": ["x"]}}))
+    server = MCPServer.http("http://127.0.0.1:1/mcp", name="x", oauth=True)
+    result = run(Agent(ScriptedModel(["x"]), mcp_servers=[server]).run("hi"))
+    assert result.state is RunState.ERROR
+    message = str(result.error)
+    assert "\n" not in message and "mcp-oauth.json is malformed" in message

@@ -141,7 +141,28 @@ def _load() -> dict[str, dict[str, Any]]:
     if not isinstance(data, dict):
         raise UserError(f"the MCP login file {path} must hold a JSON object; remove it and log "
                         "in again")
-    return {str(k): v for k, v in data.items() if isinstance(v, dict)}
+    for url, entry in data.items():
+        problem = _malformed(entry)
+        if problem:
+            raise UserError(f"the MCP login file {path} is malformed: the entry of {url} "
+                            f"{problem}; remove the file and log in again")
+    return data
+
+
+def _malformed(entry: Any) -> str | None:
+    """What is wrong with one entry of the file (None: nothing)."""
+    if not isinstance(entry, dict):
+        return "must be an object"
+    for key in ("tokens", "client"):
+        if entry.get(key) is not None and not isinstance(entry[key], dict):
+            return f"has {key!r} that is not an object"
+    expires = entry.get("expires_at")
+    if expires is not None and (isinstance(expires, bool)
+                                or not isinstance(expires, (int, float))):
+        return "has 'expires_at' that is not a number"
+    if not isinstance(entry.get("name", ""), str):
+        return "has 'name' that is not a string"
+    return None
 
 
 @contextmanager
