@@ -103,9 +103,8 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
             ended only by the run's ``max_execution_time`` when the agent has one, by a
             sessions-API client going away, or by the process stopping (an AG-UI or A2A
             question nobody answers then waits as long as the server runs). The question
-            reaches the clients as a
-            ``custom`` event ``mcp_elicitation_request`` (the dev UI shows a form), an AG-UI
-            interrupt or the A2A ``input-required`` state.
+            reaches the clients as a ``custom`` event ``mcp_elicitation_request`` (the dev UI
+            shows a form), an AG-UI interrupt or the A2A ``input-required`` state.
 
     Raises:
         UserError: the ``serve`` extra is missing (or the ``a2a`` one, with ``a2a=True``),
