@@ -250,7 +250,7 @@ class _Callback:
             asyncio.get_running_loop().create_future())
         self.server: asyncio.Server | None = None
         self.redirect_uri = ""
-        self._handlers: set[asyncio.Task[None]] = set()
+        self._open: set[asyncio.StreamWriter] = set()
         self.state: str | None = None
         """The ``state`` of the authorization URL: a redirect without it is not this login's."""
 
@@ -283,12 +283,13 @@ class _Callback:
 
     async def close(self) -> None:
         """Stop listening and end the connections still open (an idle one would make
-        ``wait_closed`` wait for it from Python 3.12.1 on)."""
+        ``wait_closed`` wait for it from Python 3.12.1 on). They are closed rather than their
+        handlers cancelled: a handler reads the end and returns (3.12.1 logs a cancelled one
+        as an error)."""
         if self.server is not None:
             self.server.close()
-            for task in self._handlers:
-                task.cancel()
-            await asyncio.gather(*self._handlers, return_exceptions=True)
+            for writer in list(self._open):
+                writer.close()
             with suppress(TimeoutError):
                 async with asyncio.timeout(READ_TIMEOUT):
                     await self.server.wait_closed()
@@ -296,9 +297,7 @@ class _Callback:
             self.result.cancel()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._handlers.add(task)
+        self._open.add(writer)
         try:
             line = await self._request_line(reader)
             if line is None:
@@ -310,10 +309,11 @@ class _Callback:
                 return
             query = {k: v[0] for k, v in parse_qs(target.query).items()}
             await _reply(writer, *self._take(query))
+        except ConnectionError:
+            pass  # the browser went away (or close() ended the connection) before the reply
         finally:
             writer.close()
-            if task is not None:
-                self._handlers.discard(task)
+            self._open.discard(writer)
 
     @staticmethod
     async def _request_line(reader: asyncio.StreamReader) -> str | None:
@@ -325,7 +325,7 @@ class _Callback:
                     pass  # the headers
         except (TimeoutError, ValueError, ConnectionError):
             return None  # ValueError: a line over the reader's limit
-        return line
+        return line or None  # empty: the connection ended (or close() ended it)
 
     def _take(self, query: dict[str, str]) -> tuple[int, str]:
         if self.result.done():
