@@ -6,6 +6,7 @@ naming ``reactloop mcp login``, and the CLI's login path works end to end."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 import subprocess
@@ -14,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx
 import pytest
@@ -216,6 +218,104 @@ def test_a_cli_login_to_an_unknown_server_or_a_non_oauth_one_is_one_line(
         done = reactloop(tmp_path, "mcp", "login", *args)
         assert done.returncode == 1
         assert done.stderr.strip().count("\n") == 0 and text in done.stderr, done.stderr
+
+
+def callback_of(url: str) -> tuple[str, int]:
+    """The host and port of the loopback listener an authorization URL redirects to."""
+    redirect = urlparse(parse_qs(urlparse(url).query)["redirect_uri"][0])
+    assert redirect.hostname is not None and redirect.port is not None
+    return redirect.hostname, redirect.port
+
+
+def test_an_idle_connection_to_the_callback_does_not_hold_the_login(
+        tmp_path: Path, port: int, config_dir: Path) -> None:
+    """A browser's speculative preconnect opens a connection and sends nothing: the login
+    still ends, and closes it (from Python 3.12.1 ``Server.wait_closed`` waits for every open
+    connection, so one left open would hold the login forever)."""
+    (server,) = load_mcp_config(config(tmp_path, port))
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def preconnect_then_follow(url: str) -> None:
+        idle.append(await asyncio.open_connection(*callback_of(url)))  # sends nothing
+        await afollow(url)
+
+    async def go() -> bytes:
+        assert await server.login(redirect_handler=preconnect_then_follow) == 1
+        reader, writer = idle[0]
+        try:  # the bound only turns a hang into a failure
+            return await asyncio.wait_for(reader.read(), 60)
+        finally:
+            writer.close()
+
+    assert run(go()) == b""  # the listener closed the idle connection
+
+
+def test_the_callback_listener_drops_a_connection_that_sends_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from reactloop.mcp import _oauth_flow
+
+    monkeypatch.setattr(_oauth_flow, "READ_TIMEOUT", 0)  # the bound is over at once
+
+    async def go() -> bytes:
+        listener = _oauth_flow._Callback()
+        await listener.start(0)
+        try:
+            reader, writer = await asyncio.open_connection(
+                *callback_of("http://x/?redirect_uri=" + listener.redirect_uri))
+            try:
+                return await asyncio.wait_for(reader.read(), 60)
+            finally:
+                writer.close()
+        finally:
+            await listener.close()
+
+    assert run(go()) == b""
+
+
+def test_a_redirect_without_the_logins_state_can_neither_end_nor_complete_it(
+        tmp_path: Path, port: int, config_dir: Path) -> None:
+    """Any page can send the browser to the loopback listener; only a redirect carrying the
+    authorization URL's ``state`` counts."""
+    (server,) = load_mcp_config(config(tmp_path, port))
+    refused: list[httpx.Response] = []
+
+    async def forge_then_follow(url: str) -> None:
+        host, callback = callback_of(url)
+        async with httpx.AsyncClient(timeout=30) as http:
+            for query in ({"error": "access_denied"}, {"code": "forged"},
+                          {"error": "access_denied", "state": "not-this-one"},
+                          {"code": "forged", "state": "not-this-one"}):
+                refused.append(await http.get(f"http://{host}:{callback}/callback?"
+                                              + urlencode(query)))
+        await afollow(url)
+
+    assert run(server.login(redirect_handler=forge_then_follow)) == 1  # the real one counted
+    assert [r.status_code for r in refused] == [400] * 4
+    assert all("state does not match" in r.text for r in refused)
+    assert stored(config_dir)["tokens"]["access_token"]
+
+
+def test_a_refusals_reason_is_escaped_in_the_page_and_cleaned_on_the_terminal(
+        tmp_path: Path, port: int, config_dir: Path) -> None:
+    (server,) = load_mcp_config(config(tmp_path, port))
+    pages: list[httpx.Response] = []
+    reason = "<script>alert(1)</script>\x1b[2J\x1b]0;pwned\x07\r\nfake line\u202e" + "x" * 5000
+
+    async def refuse(url: str) -> None:
+        host, callback = callback_of(url)
+        state = parse_qs(urlparse(url).query)["state"][0]
+        async with httpx.AsyncClient(timeout=30) as http:
+            pages.append(await http.get(f"http://{host}:{callback}/callback?" + urlencode({
+                "state": state, "error": "access_denied", "error_description": reason})))
+
+    with pytest.raises(UserError, match="refused the login: <script>") as caught:
+        run(server.login(redirect_handler=refuse))
+    (page,) = pages
+    assert page.status_code == 400
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>" not in page.text
+    message = str(caught.value)
+    assert message.isprintable() and "fake line" in message  # one line, no escape sequences
+    assert len(message) < 500 and message.endswith("…")
 
 
 class Memory:

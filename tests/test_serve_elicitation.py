@@ -170,6 +170,19 @@ def test_the_question_is_in_the_stream_and_the_answer_reaches_the_server(client)
     assert again.status_code == 409 and "answered already" in again.json()["error"]
 
 
+def test_an_infinite_number_is_a_400_naming_the_field(client) -> None:
+    session_id, stream, question = ask(client)
+    body = json.dumps({"id": question["id"], "action": "accept",
+                       "content": {"name": "Ada", "seats": float("inf")}})
+    assert "Infinity" in body  # what Python's JSON (and the server's) reads back as a float
+    refused = client.post(f"/api/sessions/{session_id}/elicitations", content=body,
+                          headers={"content-type": "application/json"})
+    assert refused.status_code == 400, refused.text
+    assert "Seats: not a finite number" in refused.json()["error"]
+    answer(client, session_id, {"id": question["id"], "action": "decline"})
+    assert stream.end()["output"].startswith("done: not booked: decline")
+
+
 def test_defaults_fill_what_the_answer_leaves_out(client) -> None:
     session_id, stream, question = ask(client)
     given = answer(client, session_id, {"id": question["id"], "action": "accept",

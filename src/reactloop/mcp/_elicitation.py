@@ -23,6 +23,7 @@ Values only: this module imports neither the SDK nor anything that does.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -127,9 +128,13 @@ class FormField:
     max_items: int | None = None
     fmt: str | None = None
     """``email``, ``uri``, ``date``, ``date-time`` (strings)."""
+    min_length: int | None = None
+    max_length: int | None = None
+    """Of strings (``minLength``/``maxLength``)."""
 
     def parse(self, text: str) -> Any:
-        """The value typed as ``text``; ``ValueError`` with a message for the user."""
+        """The value typed as ``text`` on a terminal (a choice by its value, its label or its
+        number in the list); ``ValueError`` with a message for the user."""
         text = text.strip()
         if self.kind == "boolean":
             low = text.lower()
@@ -148,10 +153,47 @@ class FormField:
                 raise ValueError(f"choose at least {self.min_items}")
             if self.max_items is not None and len(picked) > self.max_items:
                 raise ValueError(f"choose at most {self.max_items}")
-            return picked
+            return self._count(picked)
+        return self._text(text)
+
+    def from_wire(self, value: Any) -> Any:
+        """``value`` (a JSON value a client sent) checked as the field's: a choice is one of
+        the values exactly (each item of a list of choices too); other text is parsed as
+        :meth:`parse` does; ``ValueError`` with a message for the user."""
+        if self.kind == "choice" and isinstance(value, str):
+            return self._exact(value)
+        if self.kind == "choices" and isinstance(value, list) and all(isinstance(v, str)
+                                                                     for v in value):
+            return self._count([self._exact(v) for v in value])
+        if isinstance(value, str) and self.kind != "choices":
+            return self.parse(value)
+        if self.kind == "boolean" and isinstance(value, bool):
+            return value
+        if self.kind in ("integer", "number") and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ValueError("not a finite number")
+            if self.kind == "integer" and value != int(value):
+                raise ValueError("not an integer")
+            return self.parse(str(int(value) if self.kind == "integer" else value))
+        raise ValueError(f"expected {'a list of choices' if self.kind == 'choices' else self.kind}"
+                         f", got {value!r}")
+
+    def _text(self, text: str) -> str:
         if self.fmt is not None and not _FORMATS.get(self.fmt, _ANY).match(text):
             raise ValueError(f"not a valid {self.fmt}")
+        if self.min_length is not None and len(text) < self.min_length:
+            raise ValueError(f"at least {self.min_length} characters")
+        if self.max_length is not None and len(text) > self.max_length:
+            raise ValueError(f"at most {self.max_length} characters")
         return text
+
+    def _count(self, picked: list[str]) -> list[str]:
+        if self.min_items is not None and len(picked) < self.min_items:
+            raise ValueError(f"choose at least {self.min_items}")
+        if self.max_items is not None and len(picked) > self.max_items:
+            raise ValueError(f"choose at most {self.max_items}")
+        return picked
 
     def _number(self, text: str) -> float | int:
         try:
@@ -159,6 +201,8 @@ class FormField:
         except ValueError:
             raise ValueError(f"not {'an integer' if self.kind == 'integer' else 'a number'}"
                              ) from None
+        if not math.isfinite(value):
+            raise ValueError("not a finite number")
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"must be at least {self.minimum:g}")
         if self.maximum is not None and value > self.maximum:
@@ -172,6 +216,14 @@ class FormField:
                 return value
         raise ValueError("choose one of " + ", ".join(f"{i} ({label})" for i, (_, label)
                                                        in enumerate(self.options, 1)))
+
+    def _exact(self, value: str) -> str:
+        """A choice sent over the wire: one of the values exactly (a label or a number in the
+        list is the terminal's shorthand; on the wire it could pick another value)."""
+        if value in (v for v, _ in self.options):
+            return value
+        raise ValueError("choose one of the values " + ", ".join(repr(v) for v, _ in
+                                                                  self.options))
 
 
 _ANY = re.compile(r".*", re.S)
@@ -207,7 +259,8 @@ def _field(name: str, spec: Mapping[str, Any], required: bool) -> FormField:
         description=str(spec.get("description") or ""), kind=kind, required=required,
         default=spec.get("default"), options=options, minimum=spec.get("minimum"),
         maximum=spec.get("maximum"), min_items=spec.get("minItems"),
-        max_items=spec.get("maxItems"), fmt=spec.get("format"))
+        max_items=spec.get("maxItems"), fmt=spec.get("format"),
+        min_length=spec.get("minLength"), max_length=spec.get("maxLength"))
 
 
 def _options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -226,9 +279,11 @@ def checked_answer(request: Elicitation, action: object,
                    content: object = None) -> ElicitationAnswer:
     """The answer a client sent over the wire (``action`` and, to accept a form, ``content``:
     the values by field name), checked against the requested schema: required fields present,
-    each value of its field's type (a number, a boolean, one of the choices…) and within its
-    range; absent optional fields take their default. ``ValueError`` naming the field and
-    the problem otherwise (the client shows it and asks again)."""
+    each value of its field's type (a finite number, a boolean, one of the choices' values
+    exactly…), within its range (``minimum``/``maximum``, ``minLength``/``maxLength``,
+    ``minItems``/``maxItems``) and of its format; absent optional fields take their default.
+    ``ValueError`` naming the field and the problem otherwise (the client shows it and asks
+    again)."""
     if action not in ("accept", "decline", "cancel"):
         raise ValueError(f"the action must be accept, decline or cancel, got {action!r}")
     if action != "accept" or request.mode == "url":
@@ -252,25 +307,7 @@ def checked_answer(request: Elicitation, action: object,
                 raise ValueError(f"{f.title}: an answer is required")
             continue
         try:
-            out[name] = _typed(f, value)
-        except ValueError as exc:
+            out[name] = f.from_wire(value)
+        except (ValueError, OverflowError) as exc:
             raise ValueError(f"{f.title}: {exc}") from None
     return ElicitationAnswer("accept", out)
-
-
-def _typed(f: FormField, value: Any) -> Any:
-    """``value`` (a JSON value) checked as the field's; text is parsed as the terminal does."""
-    if isinstance(value, str):
-        return f.parse(value)
-    if f.kind == "boolean" and isinstance(value, bool):
-        return value
-    if f.kind in ("integer", "number") and isinstance(value, (int, float)) \
-            and not isinstance(value, bool):
-        if f.kind == "integer" and value != int(value):
-            raise ValueError("not an integer")
-        return f.parse(str(int(value) if f.kind == "integer" else value))
-    if f.kind == "choices" and isinstance(value, list) and all(isinstance(v, str)
-                                                              for v in value):
-        return f.parse(",".join(value)) if value else f.parse("")
-    raise ValueError(f"expected {'a list of choices' if f.kind == 'choices' else f.kind}, "
-                     f"got {value!r}")

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,40 @@ def _load() -> dict[str, dict[str, Any]]:
     if not isinstance(data, dict):
         raise UserError(f"the MCP login file {path} must hold a JSON object; remove it and log "
                         "in again")
-    return {str(k): v for k, v in data.items() if isinstance(v, dict)}
+    for url, entry in data.items():
+        problem = _malformed(entry)
+        if problem:
+            raise UserError(f"the MCP login file {path} is malformed: the entry of {url} "
+                            f"{problem}; remove the file and log in again")
+    return data
+
+
+def _malformed(entry: Any) -> str | None:
+    """What is wrong with one entry of the file (None: nothing)."""
+    if not isinstance(entry, dict):
+        return "must be an object"
+    for key in ("tokens", "client"):
+        if entry.get(key) is not None and not isinstance(entry[key], dict):
+            return f"has {key!r} that is not an object"
+    expires = entry.get("expires_at")
+    if expires is not None and (isinstance(expires, bool)
+                                or not isinstance(expires, (int, float))):
+        return "has 'expires_at' that is not a number"
+    if not isinstance(entry.get("name", ""), str):
+        return "has 'name' that is not a string"
+    return None
+
+
+@contextmanager
+def _file_lock() -> Iterator[None]:
+    """One read-modify-write of the file at a time, across processes (two runs refreshing
+    the tokens of different servers would otherwise lose one's rotated refresh token)."""
+    from reactloop.sessions._filelock import held
+
+    path = tokens_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with held(path.with_name(f".{path.name}.lock")):
+        yield
 
 
 def _save(data: Mapping[str, Any]) -> None:
@@ -170,11 +204,12 @@ class TokenFile:
         return entry
 
     def update(self, **values: Any) -> None:
-        data = _load()
-        entry = {**data.get(self.url, {}), **values, "name": self.name}
-        _register(entry)
-        data[self.url] = entry
-        _save(data)
+        with _file_lock():
+            data = _load()
+            entry = {**data.get(self.url, {}), **values, "name": self.name}
+            _register(entry)
+            data[self.url] = entry
+            _save(data)
 
     def expires_at(self) -> float | None:
         value = self.entry().get("expires_at")
@@ -215,10 +250,13 @@ def stored_logins() -> list[dict[str, Any]]:
 
 def delete_logins(which: str) -> list[str]:
     """Remove the logins of the server named ``which`` (or at that URL); their URLs."""
-    data = _load()
-    gone = [url for url, entry in data.items() if which in (url, entry.get("name"))]
-    for url in gone:
-        del data[url]
-    if gone:
-        _save(data)
+    if not tokens_path().exists():
+        return []
+    with _file_lock():
+        data = _load()
+        gone = [url for url, entry in data.items() if which in (url, entry.get("name"))]
+        for url in gone:
+            del data[url]
+        if gone:
+            _save(data)
     return gone

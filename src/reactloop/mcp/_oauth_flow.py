@@ -17,9 +17,12 @@ Imported only with the SDK.
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import os
+import secrets
 import sys
+import unicodedata
 import webbrowser
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
@@ -39,6 +42,9 @@ __all__ = ["login", "run_auth"]
 
 LOGIN_TIMEOUT = 300.0
 """Seconds a login waits for the browser's redirect."""
+READ_TIMEOUT = 10.0
+"""Seconds the callback listener waits for a request's line and headers (a browser's
+speculative preconnect sends nothing: it must not hold the listener open)."""
 
 RedirectHandler = Callable[[str], Awaitable[None]]
 
@@ -136,7 +142,7 @@ async def login(server: ServerConfig, oauth: OAuth, *, open_browser: bool = True
             client = None  # registered for another port: register again
         seen = _LoginStorage(storage, client)  # the stored tokens stay until new ones come
         provider = _Provider(server.url, _metadata(oauth, listener.redirect_uri), seen,
-                             redirect_handler or _shower(show, open_browser),
+                             listener.expecting(redirect_handler or _shower(show, open_browser)),
                              lambda: listener.wait(within))
         count = await _connect(server, provider)
         if not seen.stored:
@@ -244,6 +250,9 @@ class _Callback:
             asyncio.get_running_loop().create_future())
         self.server: asyncio.Server | None = None
         self.redirect_uri = ""
+        self._open: set[asyncio.StreamWriter] = set()
+        self.state: str | None = None
+        """The ``state`` of the authorization URL: a redirect without it is not this login's."""
 
     async def start(self, port: int) -> None:
         try:
@@ -255,6 +264,15 @@ class _Callback:
         bound = self.server.sockets[0].getsockname()[1]
         self.redirect_uri = f"http://127.0.0.1:{bound}/callback"
 
+    def expecting(self, show: RedirectHandler) -> RedirectHandler:
+        """``show``, learning the authorization URL's ``state`` first (so a page that sends
+        the browser to the listener can neither end the login nor give it a code)."""
+        async def redirect(url: str) -> None:
+            states = parse_qs(urlparse(url).query).get("state")
+            self.state = states[0] if states else None
+            await show(url)
+        return redirect
+
     async def wait(self, within: float) -> AuthorizationCodeResult:
         try:
             async with asyncio.timeout(within):
@@ -264,17 +282,26 @@ class _Callback:
                             "again and open the URL it prints") from None
 
     async def close(self) -> None:
+        """Stop listening and end the connections still open (an idle one would make
+        ``wait_closed`` wait for it from Python 3.12.1 on). They are closed rather than their
+        handlers cancelled: a handler reads the end and returns (3.12.1 logs a cancelled one
+        as an error)."""
         if self.server is not None:
             self.server.close()
-            await self.server.wait_closed()
+            for writer in list(self._open):
+                writer.close()
+            with suppress(TimeoutError):
+                async with asyncio.timeout(READ_TIMEOUT):
+                    await self.server.wait_closed()
         if not self.result.done():
             self.result.cancel()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._open.add(writer)
         try:
-            line = (await reader.readline()).decode("latin-1")
-            while (await reader.readline()).strip():
-                pass  # the headers
+            line = await self._request_line(reader)
+            if line is None:
+                return  # nothing (or too little) came in time: a preconnect
             parts = line.split()
             target = urlparse(parts[1]) if len(parts) > 1 else urlparse("/")
             if target.path != "/callback":
@@ -282,14 +309,33 @@ class _Callback:
                 return
             query = {k: v[0] for k, v in parse_qs(target.query).items()}
             await _reply(writer, *self._take(query))
+        except ConnectionError:
+            pass  # the browser went away (or close() ended the connection) before the reply
         finally:
             writer.close()
+            self._open.discard(writer)
+
+    @staticmethod
+    async def _request_line(reader: asyncio.StreamReader) -> str | None:
+        """The request line, its headers read past, within :data:`READ_TIMEOUT`."""
+        try:
+            async with asyncio.timeout(READ_TIMEOUT):
+                line = (await reader.readline()).decode("latin-1")
+                while (await reader.readline()).strip():
+                    pass  # the headers
+        except (TimeoutError, ValueError, ConnectionError):
+            return None  # ValueError: a line over the reader's limit
+        return line or None  # empty: the connection ended (or close() ended it)
 
     def _take(self, query: dict[str, str]) -> tuple[int, str]:
         if self.result.done():
             return 409, "This login was already completed; you can close this window."
+        state = query.get("state", "").encode()
+        if self.state is None or not secrets.compare_digest(state, self.state.encode()):
+            return 400, ("This redirect is not the one of the login under way (its state does "
+                         "not match); nothing was done.")
         if "error" in query:
-            why = query.get("error_description") or query["error"]
+            why = _printable(query.get("error_description") or query["error"])
             self.result.set_exception(UserError(f"the authorization server refused the login: "
                                                 f"{why}"))
             return 400, f"Login refused: {why}"
@@ -301,8 +347,20 @@ class _Callback:
         return 200, "Logged in. You can close this window and return to the terminal."
 
 
+REASON_LIMIT = 300
+"""Characters of an authorization server's reason shown (it comes from the redirect's URL)."""
+
+
+def _printable(text: str) -> str:
+    """``text`` without control (or format) characters, cut at :data:`REASON_LIMIT`: it is
+    printed on the user's terminal, and anybody can write it into the redirect."""
+    text = "".join(c if not unicodedata.category(c).startswith("C") else " " for c in text)
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT] + "…"
+
+
 async def _reply(writer: asyncio.StreamWriter, status: int, text: str) -> None:
-    body = f"<!doctype html><title>reactloop</title><p>{text}</p>".encode()
+    body = f"<!doctype html><title>reactloop</title><p>{html.escape(text)}</p>".encode()
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 409: "Conflict"}[status]
     writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
                  f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)

@@ -99,10 +99,12 @@ def create_app(agent: Agent, store: SessionStore | str | os.PathLike[str] | None
             default): when the ``a2a`` extra (``a2a-sdk``) is installed; True: required.
         elicitation_timeout: seconds an MCP server's question (elicitation) waits for a
             client's answer before it is answered ``cancel`` (the server hears it, the run
-            goes on to its end); None: as long as the run lasts (its own
-            ``max_execution_time`` still ends it). The question reaches the clients as a
-            ``custom`` event ``mcp_elicitation_request`` (the dev UI shows a form), an AG-UI
-            interrupt or the A2A ``input-required`` state.
+            goes on to its end); None: no limit, the question waits until it is answered,
+            ended only by the run's ``max_execution_time`` when the agent has one, by a
+            sessions-API client going away, or by the process stopping (an AG-UI or A2A
+            question nobody answers then waits as long as the server runs). The question
+            reaches the clients as a ``custom`` event ``mcp_elicitation_request`` (the dev UI
+            shows a form), an AG-UI interrupt or the A2A ``input-required`` state.
 
     Raises:
         UserError: the ``serve`` extra is missing (or the ``a2a`` one, with ``a2a=True``),

@@ -7,6 +7,9 @@ a reused pid could make look alive. ``flock`` locks belong to one open file (not
 process, unlike ``fcntl`` record locks), so two writers in one process exclude each other too,
 and Python opens files non-inheritable, so a tool's child process never keeps a lock alive.
 
+:func:`held` is the waiting form, for a short read-modify-write of a file that several
+processes share (the MCP login file).
+
 The lock file holds a line about its holder (pid, host, since) for the busy message. A lock
 file is removed only by a holder (when its session is deleted); a writer checks after locking
 that the file it locked is still the one at the path, so removal never lets two writers in.
@@ -19,9 +22,11 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["holder", "release", "remove", "try_lock"]
+__all__ = ["held", "holder", "release", "remove", "try_lock"]
 
 _NOTE_SIZE = 256
 
@@ -39,6 +44,14 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
+    def _wait(fd: int) -> None:
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # it tries for 10 s, then raises
+            except OSError:
+                continue
+            return
+
     _NOTE_AT = 16  # byte 0 is the locked byte; Windows locks are mandatory
 else:
     import fcntl
@@ -52,6 +65,9 @@ else:
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _wait(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
 
     _NOTE_AT = 0
 
@@ -75,6 +91,21 @@ def try_lock(path: Path) -> int | None:
             os.close(fd)
             raise
         os.close(fd)  # its holder removed the file after we opened it: lock the new one
+
+
+@contextmanager
+def held(path: Path) -> Iterator[None]:
+    """Hold the lock of ``path`` (created if missing, never removed), waiting for it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        _wait(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        yield
+    finally:
+        release(fd)
 
 
 def _still_there(fd: int, path: Path) -> bool:
