@@ -14,7 +14,9 @@ runs (``elicitation/create`` inside an open ``tools/call``) reaches the clients 
   of the task, is checked against the schema, and goes to the server, which goes on;
 - nobody answering within the wait limit (``create_app(elicitation_timeout=...)``, 600 s by
   default) answers ``cancel``: the server hears it and the run goes on to a clear ending. The
-  run's own deadline, a cancel or a client that goes away end the wait too, never a hang.
+  run's own deadline, a cancel or a sessions-API client that goes away end the wait too; with
+  ``elicitation_timeout=None`` and no deadline a question nobody answers waits while the
+  server runs.
 
 This is the classic, *live* form: the wait is in this process (it holds the connection). A
 server restart loses it like any interrupted tool call.
