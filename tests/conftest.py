@@ -301,6 +301,15 @@ def served(tmp_path_factory):
     yield from serving(tmp_path_factory, "serve", "--agent", "serve_agents:agent")
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium under Playwright for a module's dev-UI tests (tests/_browser.py)."""
+    from _browser import launched
+
+    with launched() as browser:
+        yield browser
+
+
 # ---- end serve ----------------------------------------------------------------------------
 
 

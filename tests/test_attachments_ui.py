@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from _browser import launched, watched_page
+from _browser import watched_page
 from _files import pdf, png
 from conftest import serving
 
@@ -21,8 +21,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="module")
-def page(served):
-    with launched() as browser, watched_page(browser) as page:
+def page(served, browser):
+    with watched_page(browser) as page:
         yield page
 
 

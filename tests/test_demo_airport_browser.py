@@ -8,7 +8,7 @@ embedded model's defaults) makes the run reproducible; the assertions are on beh
 marker, the route, the terminal, a distance), not on wording.
 
 Chromium: the system's (or ``$REACTLOOP_CHROMIUM``), else Playwright's own, as in
-``test_serve_ui.py``.
+``tests/_browser.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from _browser import ask, launched, watched_page
+from _browser import ask, watched_page
 from conftest import require, serving
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,12 +35,6 @@ def served(tmp_path_factory):
             "the embedded model is not installed: pip install 'reactloop[local]'")
     yield from serving(tmp_path_factory, "demo-airport",
                        "--model", "local", "--skills", str(ROOT / "examples" / "skills"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launched() as browser:
-        yield browser
 
 
 def test_the_airport_demo_on_the_real_embedded_model(browser, served) -> None:

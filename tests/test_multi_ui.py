@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from _browser import ask, launched, watched_page
+from _browser import ask, watched_page
 from conftest import serving
 
 
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory):
     yield from serving(tmp_path_factory, "multi-ui", "--agent", "serve_agents:team")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launched() as browser:
-        yield browser
 
 
 def test_a_sub_agents_run_shows_nested_under_its_call(browser, team_server) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from _browser import ask, launched, watched_page
+from _browser import ask, watched_page
 from conftest import require, serving
 
 pytestmark = pytest.mark.slow
@@ -29,8 +29,8 @@ def served(tmp_path_factory):
 
 
 @pytest.fixture
-def page(served):
-    with launched() as browser, watched_page(browser, color_scheme="light") as page:
+def page(served, browser):
+    with watched_page(browser, color_scheme="light") as page:
         yield page
 
 

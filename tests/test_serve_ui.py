@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from _browser import ask, launched, watched_page
+from _browser import ask, watched_page
 from conftest import serving
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,12 +38,6 @@ def served(tmp_path_factory):
     yield from serving(tmp_path_factory, "serve-ui", "--agent", "serve_agents:agent",
                        env={"SERVE_TEST_SKILLS": str(skills)})
     shutil.rmtree(demo, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launched() as browser:
-        yield browser
 
 
 @pytest.fixture
