@@ -185,6 +185,7 @@ import json as _json  # noqa: E402 - this block is appended
 import re as _re  # noqa: E402 - this block is appended
 import threading as _threading  # noqa: E402 - this block is appended
 from collections.abc import Iterable as _Iterable  # noqa: E402 - this block is appended
+from collections.abc import Iterator as _Iterator  # noqa: E402 - this block is appended
 
 SERVE_TESTS_DIR = _Path(__file__).resolve().parent
 SERVE_SECRET = "sk-serve-test-0123456789abcdef"  # an "API key" no response may contain
@@ -263,6 +264,17 @@ class ServeProcess:
             self.stderr.close()
 
 
+def serving(tmp_path_factory: pytest.TempPathFactory, folder: str, *args: str,
+            env: dict[str, str] | None = None) -> _Iterator[ServeProcess]:
+    """The body of a ``served`` fixture: ``reactloop serve ARGS`` on a store of its own (in a
+    new folder named after ``folder``), stopped at the end; skipped without the serve extra."""
+    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
+    server = ServeProcess(*args, store=tmp_path_factory.mktemp(folder) / "sessions.sqlite3",
+                          env=env).start()
+    yield server
+    server.stop()
+
+
 def parse_sse(lines: _Iterable[str]) -> list[tuple[str, dict]]:
     """``(event type, data)`` pairs of a text/event-stream (comments skipped)."""
     out: list[tuple[str, dict]] = []
@@ -286,11 +298,16 @@ def parse_sse(lines: _Iterable[str]) -> list[tuple[str, dict]]:
 @pytest.fixture(scope="session")
 def served(tmp_path_factory):
     """One server for the session: the test agent (tests/serve_agents.py) on 127.0.0.1."""
-    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
-    server = ServeProcess("--agent", "serve_agents:agent",
-                          store=tmp_path_factory.mktemp("serve") / "sessions.sqlite3").start()
-    yield server
-    server.stop()
+    yield from serving(tmp_path_factory, "serve", "--agent", "serve_agents:agent")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium under Playwright for a module's dev-UI tests (tests/_browser.py)."""
+    from _browser import launched
+
+    with launched() as browser:
+        yield browser
 
 
 # ---- end serve ----------------------------------------------------------------------------

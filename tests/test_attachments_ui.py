@@ -8,43 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from _browser import watched_page
 from _files import pdf, png
-from conftest import ServeProcess, require
-from test_serve_ui import chromium
+from conftest import serving
 
 PNG = png(seed=11, size=2_000)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory):
-    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
-    server = ServeProcess("--agent", "attach_agents:seeing",
-                          store=tmp_path_factory.mktemp("attach-ui") / "s.sqlite3").start()
-    yield server
-    server.stop()
+    yield from serving(tmp_path_factory, "attach-ui", "--agent", "attach_agents:seeing")
 
 
 @pytest.fixture(scope="module")
-def page(served):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
-    path = chromium()
-    require(path, "Chromium is not installed: python scripts/test_setup.py")
-    assert sync_playwright is not None and path is not None
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.set_default_timeout(30_000)
+def page(served, browser):
+    with watched_page(browser) as page:
         yield page
-        browser.close()
-        assert errors == [], errors  # no script error, no CSP violation
 
 
 def test_a_picked_and_a_pasted_file_go_with_the_message(page, served, tmp_path: Path) -> None:

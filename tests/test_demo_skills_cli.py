@@ -59,26 +59,29 @@ def skill_tools(skill: str) -> dict[str, Any]:
     return {t.name: t for t in SkillSet.discover([SKILLS]).skill_tools(skill)}
 
 
-def test_data_analyst_compares_two_sources_on_the_embedded_model() -> None:
-    result = run("Compare fi_reporting and bpc_reporting: what is the total difference?")
+def run_skill(task: str, skill: str, tool: str) -> dict[str, Any]:
+    """:func:`run`, checked: completed, ``skill`` loaded and its ``tool`` called, its last
+    call without an error."""
+    result = run(task)
     assert result["state"] == "completed"
     made = calls(result)
-    assert ("load_skill", {"name": "data-analyst"}) in made
-    assert "compare_sources" in [name for name, _ in made]
-    ran = tool_results(result, "compare_sources")
+    assert ("load_skill", {"name": skill}) in made
+    assert tool in [name for name, _ in made]
+    ran = tool_results(result, tool)
     assert ran and not ran[-1].get("is_error"), ran
+    return result
+
+
+def test_data_analyst_compares_two_sources_on_the_embedded_model() -> None:
+    result = run_skill("Compare fi_reporting and bpc_reporting: what is the total difference?",
+                       "data-analyst", "compare_sources")
     expected = skill_tools("data-analyst")["compare_sources"].fn("fi_reporting", "bpc_reporting")
     assert f"{expected['summary']['total_diff']:,.0f}" in result["output"]  # 8,000
 
 
 def test_book_flight_finds_the_cheapest_flight_on_the_embedded_model(monkeypatch) -> None:
-    result = run("Search flights from London to New York on 2026-12-01.")
-    assert result["state"] == "completed"
-    made = calls(result)
-    assert ("load_skill", {"name": "book-flight"}) in made
-    assert "search_flights" in [name for name, _ in made]
-    ran = tool_results(result, "search_flights")
-    assert ran and not ran[-1].get("is_error"), ran
+    result = run_skill("Search flights from London to New York on 2026-12-01.",
+                       "book-flight", "search_flights")
     monkeypatch.setenv("BOOK_FLIGHT_NOW", NOW)
     found = skill_tools("book-flight")["search_flights"].fn("London", "New York", "2026-12-01")
     cheapest = min(found["flights"], key=lambda f: f["total_price"])

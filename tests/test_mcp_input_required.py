@@ -79,19 +79,22 @@ def test_without_a_handler_the_tool_fails_at_once_naming_elicitation(tmp_path: P
     assert message.is_error and "elicitation" in message.content.lower()
 
 
-async def _deferred(server: MCPServer, resume: Any = None) -> tuple[Any, Any]:
-    """Call ``book`` the way a Temporal activity does: questions deferred."""
+async def _deferred(server: MCPServer, resume: Any = None, tool: str = "input_book",
+                    arguments: dict[str, Any] | None = None) -> tuple[Any, Any]:
+    """Call ``tool`` (``book`` to Lima unless told) the way a Temporal activity does:
+    questions deferred. Returns its output (None while a question waits) and the pending."""
     from reactloop.mcp._input_required import Deferral, InputPending, deferral
 
     held = Deferral(resume=resume)
     token = deferral.set(held)
     try:
         async with server.open() as tools:
-            book = next(t for t in tools if t.name == "input_book")
+            called = next(t for t in tools if t.name == tool)
             try:
-                return await book.call({"city": "Lima"}), held.pending
+                out = await called.call({"city": "Lima"} if arguments is None else arguments)
             except InputPending:
-                return None, held.pending
+                out = None
+            return out, held.pending
     finally:
         deferral.reset(token)
 
@@ -123,20 +126,9 @@ def test_a_server_that_cannot_open_its_old_state_says_so(tmp_path: Path) -> None
     """The features server seals its request state with a key of its own process: a new
     process refuses the old state (the call fails with the server's error, nothing runs)."""
     server = MCPServer.stdio(sys.executable, [FEATURES], name="features", elicitation=_never)
-    from reactloop.mcp._input_required import Deferral, InputPending, deferral
 
-    async def call(resume: Any) -> tuple[Any, Any]:
-        held = Deferral(resume=resume)
-        token = deferral.set(held)
-        try:
-            async with server.open() as tools:
-                book = next(t for t in tools if t.name == "features_book")
-                try:
-                    return await book.call({}), held.pending
-                except InputPending:
-                    return None, held.pending
-        finally:
-            deferral.reset(token)
+    def call(resume: Any) -> Any:
+        return _deferred(server, resume, "features_book", {})
 
     _, pending = run(call(None))
     answer = {"action": "accept", "content": {"name": "Ada", "seats": 1}}

@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ServeProcess
-from test_serve_ui import ask, browser  # noqa: F401 - the browser fixture
+from _browser import ask, watched_page
+from conftest import serving
 
 
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory):
-    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
-    server = ServeProcess("--agent", "serve_agents:team",
-                          store=tmp_path_factory.mktemp("multi-ui") / "sessions.sqlite3").start()
-    yield server
-    server.stop()
+    yield from serving(tmp_path_factory, "multi-ui", "--agent", "serve_agents:team")
 
 
-def test_a_sub_agents_run_shows_nested_under_its_call(browser, team_server) -> None:  # noqa: F811
+def test_a_sub_agents_run_shows_nested_under_its_call(browser, team_server) -> None:
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.set_default_timeout(30_000)
-    try:
+    with watched_page(browser) as page:
         page.goto(team_server.url + "/")
         expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
         ask(page, "hello team")
@@ -46,6 +36,3 @@ def test_a_sub_agents_run_shows_nested_under_its_call(browser, team_server) -> N
             "The helper said echoed: hello team")
         expect(page.locator(".trace .turn")).to_have_count(1)
         expect(page.locator(".trace .iter")).to_have_count(2)  # the team agent's own
-    finally:
-        context.close()
-    assert errors == [], errors

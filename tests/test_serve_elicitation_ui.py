@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ServeProcess, require
-from test_serve_ui import chromium
+from _browser import ask, watched_page
+from conftest import require, serving
 
 pytestmark = pytest.mark.slow
 
@@ -25,51 +25,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
-    server = ServeProcess("--agent", "elicit_agents:agent",
-                          store=tmp_path_factory.mktemp("elicit-ui") / "sessions.sqlite3").start()
-    yield server
-    server.stop()
+    yield from serving(tmp_path_factory, "elicit-ui", "--agent", "elicit_agents:agent")
 
 
 @pytest.fixture
-def page(served):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
-    path = chromium()
-    require(path, "Chromium is not installed: python scripts/test_setup.py (or apt-get "
-                  "install chromium, or set REACTLOOP_CHROMIUM to a Chromium binary)")
-    assert sync_playwright is not None and path is not None
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        context = browser.new_context(viewport={"width": 1440, "height": 900},
-                                      color_scheme="light")
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.set_default_timeout(30_000)
+def page(served, browser):
+    with watched_page(browser, color_scheme="light") as page:
         yield page
-        browser.close()
-    assert errors == [], errors  # no script error, no CSP violation
 
 
-def ask(page, text: str) -> None:
-    page.fill("#input", text)
-    page.press("#input", "Enter")
+def _form(page, url: str, text: str, server: str):
+    """The dev UI at ``url``, asked ``text``: the form of the question MCP server ``server``
+    asks (a locator; the question may still be on its way)."""
+    from playwright.sync_api import expect
+
+    page.goto(url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
+    ask(page, text)
+    return page.locator(f'form.elicit[data-server="{server}"]')
 
 
 def test_the_form_is_filled_checked_and_accepted(page, served) -> None:
     from playwright.sync_api import expect
 
-    page.goto(served.url + "/")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
-    ask(page, "book")
-    form = page.locator('form.elicit[data-server="asker"]')
+    form = _form(page, served.url, "book", "asker")
     # the MCP server starts with the run: slow on a loaded machine
     expect(form.locator(".elicit-message")).to_have_text("Who is travelling?", timeout=60_000)
     fields = form.locator(".elicit-field")
@@ -116,10 +95,7 @@ def test_the_form_is_filled_checked_and_accepted(page, served) -> None:
 def test_declining_in_the_dev_ui_reaches_the_server(page, served) -> None:
     from playwright.sync_api import expect
 
-    page.goto(served.url + "/")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
-    ask(page, "confirm")
-    form = page.locator('form.elicit[data-server="asker"]')
+    form = _form(page, served.url, "confirm", "asker")
     expect(form.locator(".elicit-message")).to_have_text("Really?", timeout=60_000)
     form.locator("button.elicit-decline").click()
     expect(form).to_have_attribute("data-answer", "decline")
@@ -132,10 +108,7 @@ def everything_served(tmp_path_factory):
     from _mcp_servers import EVERYTHING, NPM_HINT
 
     require(EVERYTHING.exists(), NPM_HINT)
-    server = ServeProcess("--agent", "elicit_agents:everything",
-                          store=tmp_path_factory.mktemp("everything-ui") / "s.sqlite3").start()
-    yield server
-    server.stop()
+    yield from serving(tmp_path_factory, "everything-ui", "--agent", "elicit_agents:everything")
 
 
 def test_the_reference_servers_form_in_the_dev_ui(everything_served, page) -> None:
@@ -143,10 +116,7 @@ def test_the_reference_servers_form_in_the_dev_ui(everything_served, page) -> No
     several choices (checkboxes, at most 3), an email checked before sending, a URL question."""
     from playwright.sync_api import expect
 
-    page.goto(everything_served.url + "/")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "ok")
-    ask(page, "form")
-    form = page.locator('form.elicit[data-server="everything"]')
+    form = _form(page, everything_served.url, "form", "everything")
     expect(form.locator('[data-field="name"]')).to_be_visible(timeout=60_000)
     expect(form.locator('[data-field="untitledMultipleSelectEnum"]')).to_have_attribute(
         "data-kind", "choices")

@@ -21,68 +21,29 @@ from pathlib import Path
 
 import pytest
 
-from _scripts import load_script
-from conftest import ServeProcess, require
+from _browser import ask, watched_page
+from conftest import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 BURST = 180  # tool calls in one response: 2 events each, plus ~180 text deltas (> 500 events)
-
-
-def chromium() -> str | None:
-    setup = load_script("test_setup")  # it knows where a Chromium is (it installs one)
-    return setup.system_chromium() or setup.playwright_chromium()
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The test agent (tests/serve_agents.py) with the example skills copied to a neutral
     folder, on its own server (so the sessions list holds this module's sessions only)."""
-    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")
+    pytest.importorskip("starlette", reason="pip install 'reactloop[serve]'")  # before mkdtemp
     demo = Path(tempfile.mkdtemp(prefix="reactloop-demo-"))
     skills = shutil.copytree(ROOT / "examples" / "skills", demo / "skills")
-    server = ServeProcess("--agent", "serve_agents:agent",
-                          store=tmp_path_factory.mktemp("serve-ui") / "sessions.sqlite3",
-                          env={"SERVE_TEST_SKILLS": str(skills)}).start()
-    yield server
-    server.stop()
+    yield from serving(tmp_path_factory, "serve-ui", "--agent", "serve_agents:agent",
+                       env={"SERVE_TEST_SKILLS": str(skills)})
     shutil.rmtree(demo, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    require(sync_playwright, "Playwright is not installed: pip install 'reactloop[test]'")
-    path = chromium()
-    require(path, "Chromium is not installed: python scripts/test_setup.py (or apt-get "
-                  "install chromium, or set REACTLOOP_CHROMIUM to a Chromium binary)")
-    assert sync_playwright is not None and path is not None
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
 def page(browser, served):
-    context = browser.new_context(viewport={"width": 1440, "height": 900},
-                                  color_scheme="light", device_scale_factor=1)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.set_default_timeout(30_000)
-    yield page
-    context.close()
-    assert errors == [], errors  # no script error, no CSP violation
-
-
-def ask(page, text: str) -> None:
-    page.fill("#input", text)
-    page.press("#input", "Enter")
+    with watched_page(browser, color_scheme="light", device_scale_factor=1) as page:
+        yield page
 
 
 def test_airport_question_in_the_browser(page, served) -> None:

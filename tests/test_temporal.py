@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("temporalio")
 
-from conftest import die_with_parent
+from conftest import die_with_parent, require
 from reactloop import Agent, ModelRequest, ModelResponse, RunState, ToolCall, tool
 from reactloop.testing import FunctionModel
 
@@ -72,17 +72,19 @@ def _run(coro: Awaitable[Any]) -> Any:
 
 
 class Workers:
-    """``reactloop worker`` subprocesses, all killed at the end of the test."""
+    """``reactloop worker --agent MODULE:NAME`` subprocesses, all killed at the end of the
+    test; ``env`` joins the workers' (and the CLI's) environment."""
 
-    def __init__(self, address: str, tmp: Path) -> None:
-        self.address, self.tmp, self.procs = address, tmp, []
+    def __init__(self, address: str, tmp: Path, module: str = "temporal_agents",
+                 **env: str) -> None:
+        self.address, self.tmp, self.module, self.procs = address, tmp, module, []
         self.errs: list[Path] = []
-        self.env = {**os.environ, "REACTLOOP_TEST_LOG": str(tmp / "log")}
+        self.env = {**os.environ, "REACTLOOP_TEST_LOG": str(tmp / "log"), **env}
 
     def start(self, attr: str, queue: str, **env: str) -> subprocess.Popen[bytes]:
         err = self.tmp / f"worker-{len(self.procs)}.err"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "reactloop", "worker", "--agent", f"temporal_agents:{attr}",
+            [sys.executable, "-m", "reactloop", "worker", "--agent", f"{self.module}:{attr}",
              "--address", self.address, "--task-queue", queue, "--sticky-timeout", "1",
              "--drain-timeout", "5"],
             cwd=HERE, env={**self.env, **env}, stdout=subprocess.DEVNULL,
@@ -101,13 +103,19 @@ class Workers:
             proc.wait()
 
 
-@pytest.fixture
-def workers(temporal_server: str, tmp_path: Path) -> Iterator[Workers]:
-    w = Workers(temporal_server, tmp_path)
+def running_workers(address: str, tmp: Path, module: str = "temporal_agents",
+                    **env: str) -> Iterator[Workers]:
+    """The body of a ``workers`` fixture: :class:`Workers`, stopped when the test ends."""
+    w = Workers(address, tmp, module, **env)
     try:
         yield w
     finally:
         w.stop_all()
+
+
+@pytest.fixture
+def workers(temporal_server: str, tmp_path: Path) -> Iterator[Workers]:
+    yield from running_workers(temporal_server, tmp_path)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -228,6 +236,21 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           env={**env, "COLUMNS": "200", "NO_COLOR": "1"},
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
                           check=False)
+
+
+def _terminal(workers: Workers, attr: str, queue: str, task: str) -> Any:
+    """``reactloop run --temporal`` on a pseudo-terminal (pexpect), for workers' agent
+    ``attr``; skipped without pexpect."""
+    try:
+        import pexpect
+    except ImportError:
+        pexpect = None
+    require(pexpect is not None, "pip install pexpect (in the 'test' extra)")
+    return pexpect.spawn(
+        sys.executable, ["-m", "reactloop", "run", "--temporal", workers.address, "--agent",
+                         f"{workers.module}:{attr}", "--task-queue", queue, task],
+        encoding="utf-8", timeout=60, dimensions=(50, 200), cwd=str(HERE),
+        env={**workers.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"})
 
 
 def test_a_waiting_run_survives_a_worker_restart(workers: Workers, tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ file (tests/temporal_agents.py), so "ran exactly once" is checked, not assumed.
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,18 +18,23 @@ pytest.importorskip("temporalio")
 from reactloop import RunState
 from reactloop.approvals import Decision, arguments_hash
 from reactloop.errors import ApprovalError, UserError
-from test_temporal import Workers, _cli, _kill, _lines, _queue, _with_worker
+from test_temporal import (
+    Workers,
+    _cli,
+    _kill,
+    _lines,
+    _queue,
+    _terminal,
+    _with_worker,
+    running_workers,
+)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def workers(temporal_server: str, tmp_path: Path) -> Iterator[Workers]:
-    w = Workers(temporal_server, tmp_path)
-    try:
-        yield w
-    finally:
-        w.stop_all()
+    yield from running_workers(temporal_server, tmp_path)
 
 
 def _local(decide: Any) -> Any:
@@ -140,20 +144,10 @@ def test_the_approval_wait_survives_a_worker_restart(workers: Workers, tmp_path:
 
 def test_run_temporal_on_a_terminal_asks_and_y_approves(workers: Workers,
                                                         tmp_path: Path) -> None:
-    from conftest import require
-
-    try:
-        import pexpect
-    except ImportError:
-        pexpect = None
-    require(pexpect is not None, "pip install pexpect (in the 'test' extra)")
     queue = _queue()
     workers.start("paying", queue)
-    child = pexpect.spawn(
-        sys.executable, ["-m", "reactloop", "run", "--temporal", workers.address, "--agent",
-                         "temporal_agents:paying", "--task-queue", queue, "Pay the bill."],
-        encoding="utf-8", timeout=60, dimensions=(50, 200), cwd=str(Path(__file__).parent),
-        env={**workers.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"})
+    child = _terminal(workers, "paying", queue, "Pay the bill.")
+    import pexpect  # there: _terminal skips without it
     child.expect_exact('transfer({"amount": 100}) needs your approval.')
     child.expect_exact("approve? [y]es / [n]o / [e]dit:")
     assert [line[0] for line in _lines(tmp_path / "log")] == ["record"]  # not yet

@@ -11,8 +11,6 @@ the worker; a worker that dies meanwhile ends the call like any interrupted tool
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,54 +21,31 @@ import pytest
 pytest.importorskip("temporalio")
 pytest.importorskip("mcp")
 
-from conftest import die_with_parent, require
+from conftest import require
 from reactloop import RunState
 from reactloop.errors import UserError
 from reactloop.events import CustomEvent
 from reactloop.mcp import ElicitationAnswer
-from test_temporal import _kill, _lines, _queue, _run, _until, _with_worker
+from test_temporal import (
+    Workers,
+    _cli,
+    _kill,
+    _lines,
+    _queue,
+    _run,
+    _terminal,
+    _until,
+    _with_worker,
+    running_workers,
+)
 
-HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.slow
 
 
-class _Workers:
-    """``reactloop worker --agent temporal_mcp_agents:NAME`` subprocesses, killed at the end."""
-
-    def __init__(self, address: str, tmp: Path) -> None:
-        self.address, self.tmp = address, tmp
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.env = {**__import__("os").environ, "REACTLOOP_TEST_LOG": str(tmp / "log"),
-                    "REACTLOOP_TEST_GATE": str(tmp / "gate")}
-
-    def start(self, attr: str, queue: str) -> subprocess.Popen[bytes]:
-        err = self.tmp / f"worker-{len(self.procs)}.err"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "reactloop", "worker", "--agent",
-             f"temporal_mcp_agents:{attr}", "--address", self.address, "--task-queue", queue,
-             "--sticky-timeout", "1", "--drain-timeout", "5"],
-            cwd=HERE, env=self.env, stdout=subprocess.DEVNULL, stderr=err.open("wb"),
-            preexec_fn=die_with_parent)
-        self.procs.append(proc)
-        _until(lambda: "reactloop worker:" in err.read_text() or proc.poll() is not None,
-               "the worker to start")
-        assert proc.poll() is None, err.read_text()
-        return proc
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-
-
 @pytest.fixture
-def workers(temporal_server: str, tmp_path: Path) -> Iterator[_Workers]:
-    w = _Workers(temporal_server, tmp_path)
-    try:
-        yield w
-    finally:
-        w.stop_all()
+def workers(temporal_server: str, tmp_path: Path) -> Iterator[Workers]:
+    yield from running_workers(temporal_server, tmp_path, "temporal_mcp_agents",
+                               REACTLOOP_TEST_GATE=str(tmp_path / "gate"))
 
 
 async def _question(handle: Any) -> CustomEvent:
@@ -82,7 +57,7 @@ async def _question(handle: Any) -> CustomEvent:
     raise AssertionError(f"the turn ended without asking: {result.state}: {result.output}")
 
 
-def test_the_durable_question_survives_a_worker_restart(workers: _Workers, tmp_path: Path
+def test_the_durable_question_survives_a_worker_restart(workers: Workers, tmp_path: Path
                                                         ) -> None:
     import temporal_mcp_agents
 
@@ -159,7 +134,7 @@ def test_decline_and_cancel_reach_the_server(temporal_server: str, tmp_path: Pat
 
 
 def test_a_classic_question_ends_like_an_interrupted_tool_when_its_worker_dies(
-        workers: _Workers, tmp_path: Path) -> None:
+        workers: Workers, tmp_path: Path) -> None:
     import temporal_mcp_agents
 
     require(temporal_mcp_agents.EVERYTHING.exists(),
@@ -233,15 +208,8 @@ def test_a_workers_stand_in_handler_announces_elicitation_but_not_asked_sampling
 
 
 # -- reactloop run --temporal ---------------------------------------------------------------------
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reactloop", "run", *args], cwd=HERE,
-                          env={**env, "COLUMNS": "200", "NO_COLOR": "1"},
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-                          check=False)
-
-
 def test_run_temporal_without_a_terminal_says_how_to_answer_never_a_hang(
-        workers: _Workers, tmp_path: Path) -> None:
+        workers: Workers, tmp_path: Path) -> None:
     import temporal_mcp_agents
 
     queue, run_id = _queue(), f"booking-{uuid.uuid4().hex[:6]}"
@@ -264,21 +232,12 @@ def test_run_temporal_without_a_terminal_says_how_to_answer_never_a_hang(
     assert result.output == "Done: booked 1 to Lima for Ada"
 
 
-def test_run_temporal_on_a_terminal_asks_the_servers_question(workers: _Workers,
+def test_run_temporal_on_a_terminal_asks_the_servers_question(workers: Workers,
                                                               tmp_path: Path) -> None:
-    try:
-        import pexpect
-    except ImportError:
-        pexpect = None
-    require(pexpect is not None, "pip install pexpect (in the 'test' extra)")
     queue = _queue()
     workers.start("booking", queue)
-    child = pexpect.spawn(
-        sys.executable, ["-m", "reactloop", "run", "--temporal", workers.address, "--agent",
-                         "temporal_mcp_agents:booking", "--task-queue", queue,
-                         "Book me a seat to Lima."],
-        encoding="utf-8", timeout=60, dimensions=(50, 200), cwd=str(HERE),
-        env={**workers.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"})
+    child = _terminal(workers, "booking", queue, "Book me a seat to Lima.")
+    import pexpect  # there: _terminal skips without it
     child.expect_exact("MCP server 'input' asks: Who is travelling?")
     child.expect_exact("Answer? [Y]es, [n]o (decline), [c]ancel:")
     child.sendline("y")

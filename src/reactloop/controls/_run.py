@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,10 +32,8 @@ from reactloop.messages import ModelRequest, ModelResponse, TextDelta, ToolCall
 from reactloop.models._base import Model
 from reactloop.result import RunState, Step, ToolResult
 from reactloop.run_context import RunContext
-from reactloop.runtime import OnRetry, Runtime, ToolBatch
+from reactloop.runtime import OnRetry, Runtime, RuntimeWrapper, ToolBatch
 from reactloop.tools._control import CONTROL_TOOL_NAMES
-from reactloop.tools._source import Emit, ToolSource
-from reactloop.tools._tool import Tool
 
 __all__ = ["Controls", "RunControls", "control_ending", "run_controls", "run_failure"]
 
@@ -100,9 +98,9 @@ def run_controls(controls: Controls | None, ctx: RunContext, inner: Runtime, sys
     return RunControls(controls, ctx, inner, system, counter, outer)
 
 
-class RunControls:
+class RunControls(RuntimeWrapper):
     """One run's controls; also the run's :class:`~reactloop.runtime.Runtime` (wrapping the
-    agent's)."""
+    agent's: the clock, ids, sleeping and tool sources pass through)."""
 
     def __init__(self, controls: Controls, ctx: RunContext, inner: Runtime, system: str,
                  counter: Any, outer: Budget | None) -> None:
@@ -189,22 +187,6 @@ class RunControls:
             self.budget.charge_tools(n)
 
     # -- the runtime ---------------------------------------------------------------------------
-    def now(self) -> float:
-        return self.inner.now()
-
-    def monotonic(self) -> float:
-        return self.inner.monotonic()
-
-    def new_id(self) -> str:
-        return self.inner.new_id()
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
-
-    def open_source(self, source: ToolSource, emit: Emit
-                    ) -> AbstractAsyncContextManager[Sequence[Tool]]:
-        return self.inner.open_source(source, emit)
-
     async def call_model(self, model: Model, request: ModelRequest, *,
                          on_retry: OnRetry) -> ModelResponse:
         main = request.system == self.system  # the loop's own request, not a summarizer's

@@ -35,6 +35,7 @@ __all__ = [
     "cap_problem",
     "cut_off",
     "empty_stream",
+    "end_of_stream",
     "find_api_key",
     "http_error",
     "model_error",
@@ -349,3 +350,14 @@ def cut_off(where: str) -> ModelHTTPError:
     return http_error(0, f"the stream from {where} ended before the model finished (no finish "
                          "reason): the connection was cut; the partial answer was discarded",
                       retryable=True)
+
+
+def end_of_stream(where: str, *, received: bool, finished: bool, budget: ResponseBudget,
+                  url: object = None) -> None:
+    """The adapters' rule at the end of a stream: one that sent nothing raises
+    :func:`empty_stream`; one that ended without its finish reason raises :func:`cut_off`,
+    unless the response cap (``budget``) stopped the reading."""
+    if not received:
+        raise empty_stream(where, url)
+    if not finished and not budget.exceeded:
+        raise cut_off(where)

@@ -37,8 +37,7 @@ from reactloop.models._provider import (
     ResponseBudget,
     TextBuffer,
     cap_problem,
-    cut_off,
-    empty_stream,
+    end_of_stream,
     parsed_reply,
     require_extra,
     sdk_error,
@@ -154,10 +153,8 @@ class AnthropicModel(ProviderModel):
                         break  # the cap: stop reading, the response ends as "length"
         finally:
             await events.close()
-        if not acc.events:
-            raise empty_stream(WHERE, raw.url)
-        if not acc.stopped and not acc.budget.exceeded:
-            raise cut_off(WHERE)
+        end_of_stream(WHERE, received=bool(acc.events), finished=acc.stopped,
+                      budget=acc.budget, url=raw.url)
         yield parse_message(acc.result(), self.name)
 
     def output_mode(self, *, tools: bool) -> OutputMode:

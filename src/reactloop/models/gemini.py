@@ -45,8 +45,8 @@ from reactloop.models._provider import (
     ResponseBudget,
     TextBuffer,
     cap_problem,
-    cut_off,
     empty_stream,
+    end_of_stream,
     http_error,
     model_error,
     reply_check,
@@ -158,8 +158,8 @@ class GeminiModel(ProviderModel):
                     break  # the cap: stop reading, the response ends as "length"
                 for text in merged.add(_dump(chunk)):
                     yield TextDelta(text)
-        if merged.finish_reason is None and not merged.budget.exceeded:
-            raise cut_off(WHERE)
+        end_of_stream(WHERE, received=True,  # an empty stream was refused above
+                      finished=merged.finish_reason is not None, budget=merged.budget)
         yield parse_response(merged.result(), len(request.messages), self.name)
 
     def output_mode(self, *, tools: bool) -> OutputMode:

@@ -61,8 +61,7 @@ from reactloop.models._provider import (
     ResponseBudget,
     TextBuffer,
     cap_problem,
-    cut_off,
-    empty_stream,
+    end_of_stream,
     find_api_key,
     model_error,
     parsed_reply,
@@ -250,10 +249,9 @@ class OpenAIModel(ProviderModel):
                         break  # the cap: stop reading, the response ends as "length"
         finally:
             await chunks.close()
-        if not assembler.chunks:
-            raise empty_stream(WHERE, raw.url)
-        if assembler.finish_reason is None and not assembler.budget.exceeded:
-            raise cut_off(WHERE)
+        end_of_stream(WHERE, received=bool(assembler.chunks),
+                      finished=assembler.finish_reason is not None, budget=assembler.budget,
+                      url=raw.url)
         yield assembler.result()
 
     def output_mode(self, *, tools: bool) -> OutputMode:

@@ -157,6 +157,23 @@ class RunHandle:
             except WorkflowUpdateRPCTimeoutOrCancelledError:
                 _raise_if_cancelled()
 
+    async def _update_or_raise(self, name: str, arg: Any, error: type[ReactloopError],
+                               refused: str, ended: str) -> dict[str, Any]:
+        """:meth:`_update`, its failures as ``error``: the workflow refused the update
+        (``"<refused>: <its reason>"``) or the conversation has ended (``ended``); an RPC
+        error while the workflow still runs stays what it is."""
+        from temporalio.client import WorkflowUpdateFailedError
+        from temporalio.service import RPCError
+
+        try:
+            return await self._update(name, arg)
+        except WorkflowUpdateFailedError as exc:
+            raise error(f"{refused}: {_reason(exc)}") from None
+        except RPCError:
+            if await self._running():
+                raise
+            raise error(ended) from None
+
     async def _running(self) -> bool:
         from temporalio.client import WorkflowExecutionStatus
 
@@ -241,20 +258,11 @@ class RunHandle:
             ApprovalError: a decision names no waiting call, a call already decided, or
                 other arguments (its hash differs); the workflow recorded and ran nothing.
         """
-        from temporalio.client import WorkflowUpdateFailedError
-        from temporalio.service import RPCError
-
         data = [d.to_dict() if isinstance(d, Decision) else Decision.from_dict(d).to_dict()
                 for d in decisions]
-        try:
-            out = await self._update(DECIDE, data)
-        except WorkflowUpdateFailedError as exc:
-            raise ApprovalError(f"cannot decide on {self.id}: {_reason(exc)}") from None
-        except RPCError:
-            if await self._running():
-                raise
-            raise ApprovalError(f"the conversation {self.id} has ended: no tool call waits "
-                                "for approval there") from None
+        out = await self._update_or_raise(
+            DECIDE, data, ApprovalError, f"cannot decide on {self.id}",
+            f"the conversation {self.id} has ended: no tool call waits for approval there")
         self.turn, self.sent = int(out["turn"]), True
         return self.turn
 
@@ -277,23 +285,14 @@ class RunHandle:
                 not an ElicitationAnswer, or it accepts a form without its required fields
                 or with fields it does not have (the server checks the values).
         """
-        from temporalio.client import WorkflowUpdateFailedError
-        from temporalio.service import RPCError
-
         if not isinstance(answer, ElicitationAnswer):
             raise UserError(f"answer with an ElicitationAnswer (accept, decline or cancel), "
                             f"got {answer!r}")
         data = {"id": id, "action": answer.action,
                 "content": dict(answer.content) if answer.content is not None else None}
-        try:
-            await self._update(ANSWER, data)
-        except WorkflowUpdateFailedError as exc:
-            raise UserError(f"cannot answer {id!r} on {self.id}: {_reason(exc)}") from None
-        except RPCError:
-            if await self._running():
-                raise
-            raise UserError(f"the conversation {self.id} has ended: no question waits for "
-                            "an answer there") from None
+        await self._update_or_raise(
+            ANSWER, data, UserError, f"cannot answer {id!r} on {self.id}",
+            f"the conversation {self.id} has ended: no question waits for an answer there")
 
     async def close(self) -> None:
         """End a session after its current turn (the workflow completes)."""
