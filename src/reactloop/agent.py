@@ -414,7 +414,10 @@ class Agent(Generic[OutputT]):
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
         """Run the loop to its end without streaming; the result is the ``run_end``'s."""
         result: RunResult[Any] | None = None
-        async with aclosing(self._events(lambda: ctx, stream=False, quiet=True)) as events:
+        # with nothing to dispatch, the loop's own events (one generator less per live run)
+        events = (self._events(lambda: ctx, stream=False, quiet=True) if self.spec.callbacks
+                  else self._run_events(ctx, stream=False, quiet=True))
+        async with aclosing(events):
             async for event in events:
                 if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
