@@ -75,7 +75,7 @@ def _live_run(key: str) -> float:
 
 
 _figure("async.bytes_per_live_run", 512.0)(lambda: _live_run("bytes_per_live_run"))
-_figure("async.gc_tracked_per_live_run", 4.0)(lambda: _live_run("gc_tracked_per_live_run"))
+_figure("async.gc_tracked_per_live_run", 1.0)(lambda: _live_run("gc_tracked_per_live_run"))
 
 
 def measure() -> dict[str, float]:

@@ -42,3 +42,16 @@ def test_conversation_is_still_a_top_level_name() -> None:
 
     assert Conversation is FromSessions is reactloop.Conversation
     assert "Conversation" in reactloop.__all__
+
+
+def test_import_reactloop_compiles_no_credential_or_repair_pattern() -> None:
+    """The redaction and argument-repair patterns (a tenth of the import's time) are
+    compiled on first use."""
+    code = ("import reactloop, json\nfrom reactloop import _arguments, _redact\n"
+            "print(json.dumps([_redact._credentials.cache_info().currsize,"
+            " _redact._open.cache_info().currsize, _arguments._token.cache_info().currsize]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [0, 0, 0]
+    from reactloop._redact import redact
+    assert redact("Authorization: Bearer abcdefgh12345678") == "Authorization: Bearer [REDACTED]"

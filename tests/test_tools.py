@@ -176,3 +176,27 @@ def test_unresolvable_hint_is_a_user_error() -> None:
 
     with pytest.raises(UserError, match="cannot resolve the type hint 'NotDefinedAnywhere'"):
         _ = Tool(f).parameters
+
+
+def test_a_copied_registry_shares_its_tools_until_one_side_adds() -> None:
+    """Every run gets a copy of its agent's registry: they share the tools and the specs (no
+    dict and no specs per run), and a tool added on either side stays on that side."""
+
+    def mul(a: int, b: int) -> int:
+        """Multiply."""
+        return a * b
+
+    agent_tools = ToolRegistry([add])
+    run_a, run_b = agent_tools.copy(), agent_tools.copy()
+    assert run_a.specs() is agent_tools.specs() is run_b.specs()  # made once, for all three
+    run_a.add(Tool(mul))
+    assert run_a.names == ["add", "mul"] and [s.name for s in run_a.specs()] == ["add", "mul"]
+    assert agent_tools.names == run_b.names == ["add"]
+    assert [s.name for s in agent_tools.specs()] == [s.name for s in run_b.specs()] == ["add"]
+    agent_tools.add(Tool(lambda: 1, name="one"))
+    assert agent_tools.names == ["add", "one"] and run_b.names == ["add"]
+    assert [s.name for s in run_b.specs()] == ["add"]
+    assert [s.name for s in agent_tools.specs()] == ["add", "one"]
+    run_c = run_b.copy()
+    run_c.add(Tool(lambda: 2, name="two"))
+    assert run_b.names == ["add"] and run_c.names == ["add", "two"]

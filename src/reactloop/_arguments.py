@@ -16,6 +16,7 @@ call's ``provider_details`` (JSON values), so it survives a stored session.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -30,7 +31,11 @@ MARK = "reactloop"
 """The ``provider_details`` key of the mark."""
 _SHOWN = 200  # characters of unreadable arguments quoted back to the model
 
-_TOKEN = re.compile(r"""
+
+@functools.cache
+def _token() -> re.Pattern[str]:
+    """The JSON-ish token pattern, compiled on first use (not on ``import reactloop``)."""
+    return re.compile(r"""
     (?P<space>\s+)
   | (?P<dq>"(?:[^"\\]|\\.)*")
   | (?P<sq>'(?:[^'\\]|\\.)*')
@@ -38,6 +43,8 @@ _TOKEN = re.compile(r"""
   | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>[{}\[\]:,])
 """, re.X | re.S)
+
+
 _WORDS = {"true": "true", "false": "false", "null": "null",
           "True": "true", "False": "false", "None": "null"}
 _CLOSER = {"{": "}", "[": "]"}
@@ -46,9 +53,9 @@ _CLOSER = {"{": "}", "[": "]"}
 def _tokens(text: str) -> list[tuple[str, str]]:
     """``(kind, text)`` pairs; ValueError at the first character no JSON token starts with."""
     out: list[tuple[str, str]] = []
-    pos = 0
+    pos, token = 0, _token()
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = token.match(text, pos)
         if m is None:
             if text[pos] in "\"'":
                 raise ValueError(f"the string at character {pos} is not closed")

@@ -43,9 +43,13 @@ _TEXT_CACHE: dict[str, str] = {}
 _TEXT_CACHE_SIZE = 256
 
 
+_NOTHING: frozenset[str] = frozenset()
+
+
 def accepted(model: object) -> frozenset[str]:
     """The media types ``model`` reads natively (none for a text-only model)."""
-    return frozenset(getattr(model, "accepts", ()) or ())
+    media = getattr(model, "accepts", ())
+    return frozenset(media) if media else _NOTHING
 
 
 def _model_name(model: object) -> str:
@@ -126,6 +130,8 @@ class Fitter:
 
     ``emit(name, data)`` tells the trace about each conversion, once per attachment and run.
     """
+
+    __slots__ = ("_done", "_later", "_told", "accepts", "emit", "model")  # one per run
 
     def __init__(self, model: object, emit: Callable[[str, Any], None]) -> None:
         self.model = model

@@ -82,6 +82,7 @@ __all__ = ["run_events"]
 
 MAX_REMINDERS = 2
 _T = TypeVar("_T")
+_NONE: frozenset[str] = frozenset()  # shared: an empty frozenset is 216 bytes per run
 _NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
 _NO_STACK: AbstractAsyncContextManager[None] = nullcontext()  # no source can open, no handoff
 _Ending = tuple[RunState, str]
@@ -118,7 +119,7 @@ class _Loop:
         """The current response's calls that wait for approval."""
         self.again = False
         """The forced last iteration runs again: its typed answer went back to the model."""
-        self.selectable: frozenset[str] = frozenset()
+        self.selectable: frozenset[str] = _NONE
         """Tools ``tool_selection`` may leave out: those present when the run started,
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None

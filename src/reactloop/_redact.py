@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import logging
 import os
 import re
@@ -169,21 +170,28 @@ _lock = threading.Lock()
 _environ_seen: tuple[object, frozenset[str]] = (None, frozenset())
 _compiled: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
 
-# a header name, its separator (": ", '": "', "': '", "=", also JSON-escaped: '\\": \\"'), then
-# the value up to a quote, backslash, comma, brace or line end; the separator is kept so the
-# text stays readable, and an escaped quote is never split (JSON text stays valid JSON)
-_HEADER_VALUE = re.compile(
-    r"""(?ix)
-    (\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bapi_key)
-    (\\?["']?\s*[:=]\s*\\?["']?)
-    ([^"'\\\r\n,}]+)
-    """
-)
-# a token has a digit or a symbol somewhere, which keeps prose ("bearer authentication") intact
-_BEARER = re.compile(r"(?i)\b(bearer)\s+(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}")
-_KEY_QUERY = re.compile(r"(?i)([?&]key=)[^&\s\"']+")
-# sk-... (OpenAI, Anthropic sk-ant-...), Google API keys; long enough not to hit words
-_KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}")
+
+
+@functools.cache
+def _credentials() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The credential patterns ``(bearer, header value, ?key=, key shapes)``, compiled on
+    first use (they were a tenth of ``import reactloop``)."""
+    # a header name, its separator (": ", '": "', "': '", "=", also JSON-escaped: '\\": \\"'),
+    # then the value up to a quote, backslash, comma, brace or line end; the separator is kept
+    # so the text stays readable, and an escaped quote is never split (JSON stays valid JSON)
+    header_value = re.compile(
+        r"""(?ix)
+        (\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bapi_key)
+        (\\?["']?\s*[:=]\s*\\?["']?)
+        ([^"'\\\r\n,}]+)
+        """
+    )
+    # a token has a digit or a symbol somewhere, which keeps prose ("bearer authentication")
+    bearer = re.compile(r"(?i)\b(bearer)\s+(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}")
+    key_query = re.compile(r"(?i)([?&]key=)[^&\s\"']+")
+    # sk-... (OpenAI, Anthropic sk-ant-...), Google API keys; long enough not to hit words
+    key_shapes = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}")
+    return bearer, header_value, key_query, key_shapes
 
 
 def add_secret(value: str | None) -> None:
@@ -260,10 +268,11 @@ def redact(text: str) -> str:
     pattern = _secrets_pattern()
     if pattern is not None:
         text = pattern.sub(PLACEHOLDER, text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {PLACEHOLDER}", text)
-    text = _HEADER_VALUE.sub(_header_repl, text)
-    text = _KEY_QUERY.sub(lambda m: m.group(1) + PLACEHOLDER, text)
-    return _KEY_SHAPES.sub(PLACEHOLDER, text)
+    bearer, header_value, key_query, key_shapes = _credentials()
+    text = bearer.sub(lambda m: f"{m.group(1)} {PLACEHOLDER}", text)
+    text = header_value.sub(_header_repl, text)
+    text = key_query.sub(lambda m: m.group(1) + PLACEHOLDER, text)
+    return key_shapes.sub(PLACEHOLDER, text)
 
 
 # -- the streamed hold-back --------------------------------------------------------------------
@@ -284,18 +293,22 @@ def _prefix(word: str) -> str:
 
 _HEADER_NAMES = ("proxy-authorization", "authorization", "x-api-key", "x-goog-api-key",
                  "api-key", "api_key")
+
+
 # the end of a text where one of the patterns above may be starting or still growing: a
 # header name so far, or a complete one with its separator and value so far; ``bearer`` and
 # its token; ``?key=`` and its value; ``sk-``/``AIza`` and their characters
-_OPEN = re.compile(
-    r"(?i:\b(?:" + "|".join(_prefix(n) for n in _HEADER_NAMES) + r"))\Z"
-    r"""|(?i:\b(?:(?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key|api_key))"""
-    r"""\\?["']?\s*(?:[:=]\s*\\?["']?[^"'\\\r\n,}]*)?\Z"""
-    r"|(?i:\b(?:" + _prefix("bearer") + r"|bearer\s+[A-Za-z0-9._~+/=-]*))\Z"
-    r"""|[?&](?:(?i:""" + _prefix("key=") + r""")|(?i:key=)[^&\s"']*)?\Z"""
-    r"|\b(?:s(?:k(?:-[A-Za-z0-9_-]*)?)?|A(?:I(?:z(?:a[0-9A-Za-z_-]*)?)?)?)\Z"
-)
-_PATTERNS = (_BEARER, _HEADER_VALUE, _KEY_QUERY, _KEY_SHAPES)
+@functools.cache
+def _open() -> re.Pattern[str]:
+    """The pattern of a credential still open at the end of a text (compiled on first use)."""
+    return re.compile(
+        r"(?i:\b(?:" + "|".join(_prefix(n) for n in _HEADER_NAMES) + r"))\Z"
+        r"""|(?i:\b(?:(?:proxy-)?authorization|x-api-key|x-goog-api-key|api-key|api_key))"""
+        r"""\\?["']?\s*(?:[:=]\s*\\?["']?[^"'\\\r\n,}]*)?\Z"""
+        r"|(?i:\b(?:" + _prefix("bearer") + r"|bearer\s+[A-Za-z0-9._~+/=-]*))\Z"
+        r"""|[?&](?:(?i:""" + _prefix("key=") + r""")|(?i:key=)[^&\s"']*)?\Z"""
+        r"|\b(?:s(?:k(?:-[A-Za-z0-9_-]*)?)?|A(?:I(?:z(?:a[0-9A-Za-z_-]*)?)?)?)\Z"
+    )
 
 
 def hold_back(text: str) -> int:
@@ -308,7 +321,7 @@ def hold_back(text: str) -> int:
     the cut never falls inside a complete match."""
     n = len(text)
     cut = n
-    found = _OPEN.search(text, max(0, n - MAX_PATTERN_HOLD))
+    found = _open().search(text, max(0, n - MAX_PATTERN_HOLD))
     if found is not None:
         cut = found.start()
     secrets, pattern = _secrets_state()
@@ -316,7 +329,7 @@ def hold_back(text: str) -> int:
         cut = min(cut, _secret_start(text, secrets))
     if cut == n:  # nothing held (plain prose): no match can straddle the end
         return n
-    matchers = [(m, MAX_PATTERN_HOLD) for m in _PATTERNS]
+    matchers = [(m, MAX_PATTERN_HOLD) for m in _credentials()]
     if pattern is not None:  # a secret is bounded by its own length
         matchers.append((pattern, n))
     moved = True

@@ -414,10 +414,15 @@ class Agent(Generic[OutputT]):
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
         """Run the loop to its end without streaming; the result is the ``run_end``'s."""
         result: RunResult[Any] | None = None
-        async with aclosing(self._events(lambda: ctx, stream=False, quiet=True)) as events:
+        # with nothing to dispatch, the loop's own events (one generator less per live run)
+        events = (self._events(_just(ctx), stream=False, quiet=True) if self.spec.callbacks
+                  else self._run_events(ctx, stream=False, quiet=True))
+        try:  # aclosing's work without its two objects per live run
             async for event in events:
                 if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
+        finally:
+            await events.aclose()
         assert result is not None
         return result
 
@@ -501,6 +506,11 @@ class Agent(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model!r}, tools={self.tools!r})"
+
+
+def _just(ctx: RunContext) -> Callable[[], RunContext]:
+    """``ctx`` as a run's ``start`` (a lambda in ``_drive`` made a cell of every run's ctx)."""
+    return lambda: ctx
 
 
 def _controls(model: Model, limits: Any, concurrency: Any,

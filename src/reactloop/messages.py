@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from itertools import repeat
+from typing import Any, Literal, NoReturn
 
 from reactloop.attachments import Attachment, attachment_from_ref
 
@@ -34,6 +35,37 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+class _NoMetadata(dict[str, Any]):
+    """The one empty ``metadata`` every message without metadata shares (an empty dict
+    per message was 64 bytes of every history entry): equal to ``{}``, shown as ``{}``,
+    saved and pickled as ``{}``; it refuses to be changed, as a frozen message's field."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a Message's metadata cannot be changed: build the message with "
+                        "metadata={...} (or dataclasses.replace(message, metadata=...))")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    update = setdefault = pop = popitem = clear = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _no_metadata, ()
+
+    def __copy__(self) -> _NoMetadata:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> _NoMetadata:
+        return self
+
+
+_NO_METADATA = _NoMetadata()
+
+
+def _no_metadata() -> _NoMetadata:
+    return _NO_METADATA
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +132,7 @@ class Message:
     """Tool messages: the tool's name."""
     is_error: bool = False
     """Tool messages: whether the tool failed."""
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=repeat(_NO_METADATA).__next__)
     """Free-form facts that are not sent to the model (e.g. ``{"kind": "reminder"}``)."""
     provider_details: Mapping[str, Any] | None = None
     """What a provider needs back on the next turn (thought signatures, reasoning ids),
@@ -116,20 +148,20 @@ class Message:
     @classmethod
     def user(cls, content: str, **metadata: Any) -> Message:
         """A user message (with attachments: ``Message("user", text, attachments=...)``)."""
-        return cls("user", content, metadata=metadata)
+        return cls("user", content, metadata=metadata or _NO_METADATA)
 
     @classmethod
     def assistant(cls, content: str | None = None, tool_calls: Iterable[ToolCall] = (),
                   provider_details: Mapping[str, Any] | None = None,
                   metadata: Mapping[str, Any] | None = None) -> Message:
         return cls("assistant", content or "", tuple(tool_calls),
-                   provider_details=provider_details or None, metadata=metadata or {})
+                   provider_details=provider_details or None, metadata=metadata or _NO_METADATA)
 
     @classmethod
     def tool(cls, tool_call_id: str, name: str, content: str, *, is_error: bool = False,
              attachments: Iterable[Attachment] = ()) -> Message:
-        return cls("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error,
-                   attachments=tuple(attachments))
+        return cls("tool", content, (), tool_call_id, name, is_error, _NO_METADATA, None,
+                   tuple(attachments))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict holding only the fields that are set."""
@@ -169,7 +201,7 @@ def message_from_dict(d: Mapping[str, Any],
         tool_call_id=d.get("tool_call_id"),
         name=d.get("name"),
         is_error=bool(d.get("is_error", False)),
-        metadata=d.get("metadata") or {},
+        metadata=d.get("metadata") or _NO_METADATA,
         provider_details=d.get("provider_details") or None,
         attachments=tuple(attachment_from_ref(a, blobs) for a in d.get("attachments") or ()),
     )

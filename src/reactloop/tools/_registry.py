@@ -7,7 +7,7 @@ import json
 import time
 import traceback as tb
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from reactloop._arguments import arguments_problem
 from reactloop.attachments import Attachment, check_count
@@ -83,19 +83,40 @@ def split_result(value: Any) -> tuple[str, tuple[Attachment, ...]]:
     return "\n".join(texts), parts
 
 
+class _Sharing(tuple[dict[str, Tool], list[tuple[ToolSpec, ...] | None]]):
+    """What :meth:`ToolRegistry.copy` hands its twin: the tools and the specs' cache."""
+
+    __slots__ = ()
+
+
 class ToolRegistry:
     """Tools by name. The specs sent to the model are derived from these same objects."""
 
+    __slots__ = ("_shared", "_specs", "_tools")
+    _tools: dict[str, Tool]
+    _specs: list[tuple[ToolSpec, ...] | None]
+    """The specs once made (for every registry sharing ``_tools``)."""
+    _shared: bool
+    """``_tools`` and ``_specs`` may be another registry's too (:meth:`copy`): the first
+    :meth:`add` makes its own."""
+
     def __init__(self, tools: Iterable[Tool] | Mapping[str, Tool] = ()) -> None:
-        self._specs: tuple[ToolSpec, ...] | None = None
-        if isinstance(tools, Mapping):  # already checked: a copy (one dict copy per run)
-            self._tools: dict[str, Tool] = dict(tools)
+        given: Any = tools
+        if type(given) is _Sharing:  # a copy (see copy())
+            self._tools, self._specs = given
+            self._shared = True
+            return
+        self._specs, self._shared = [None], False
+        if isinstance(tools, Mapping):  # already checked
+            self._tools = dict(tools)
             return
         self._tools = {}
         for t in tools:
             self.add(t)
 
     def add(self, t: Tool) -> None:
+        if self._shared:
+            self._tools, self._specs, self._shared = dict(self._tools), [None], False
         existing = self._tools.get(t.name)
         if existing is not None and existing is not t:
             raise UserError(
@@ -103,14 +124,18 @@ class ToolRegistry:
                 f"{t.origin}; rename one with @tool(name=...) or drop it"
             )
         self._tools[t.name] = t
-        self._specs = None
+        self._specs[0] = None
 
     def extend(self, tools: Iterable[Tool]) -> None:
         for t in tools:
             self.add(t)
 
     def copy(self) -> ToolRegistry:
-        return ToolRegistry(self._tools)
+        """A registry with the same tools; adding to one leaves the other as it is. Each
+        run gets one of its agent's: they share the dict and the specs until one of them
+        adds a tool (a run without tool sources or handoffs never copies them)."""
+        self._shared = True
+        return ToolRegistry(cast(Any, _Sharing((self._tools, self._specs))))
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -128,9 +153,10 @@ class ToolRegistry:
     def specs(self, only: Sequence[str] | None = None) -> tuple[ToolSpec, ...]:
         if only is not None:
             return tuple(self._tools[n].spec() for n in only if n in self._tools)
-        if self._specs is None:
-            self._specs = tuple(t.spec() for t in self._tools.values())
-        return self._specs
+        made = self._specs[0]
+        if made is None:
+            made = self._specs[0] = tuple(t.spec() for t in self._tools.values())
+        return made
 
     # -- execution ---------------------------------------------------------------------------
     async def execute(
