@@ -36,6 +36,7 @@ import json
 import sys
 import threading
 import tracemalloc
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -91,8 +92,8 @@ def build(path: str, n_calls: int, listener: str = "none", *,
         await gate((len(request.messages) - 1) // 2)
         return answer(request)
 
-    model = FunctionModel(answer if gate is None else gated)
-    model.requests = _Forget()  # keep no requests (they would count as the run's memory)
+    # keep no requests (they would count as the run's memory)
+    model = FunctionModel(answer if gate is None else gated, keep_requests=False)
     agent = Agent(model=model, tools=[add_tool], max_iterations=n_calls + 5,
                   callbacks=[Listener()] if listener == "callback" else ())
 
@@ -102,13 +103,6 @@ def build(path: str, n_calls: int, listener: str = "none", *,
         return result
 
     return run_once, agent
-
-
-class _Forget(list):  # type: ignore[type-arg]
-    """A list that keeps nothing (``FunctionModel.requests``)."""
-
-    def append(self, item: Any) -> None:
-        pass
 
 
 _thread_calls = [0, 0]
@@ -282,6 +276,127 @@ def live_runs(path: str = "async", n: int = 200, at: int = 5) -> dict[str, float
                 "gc_tracked_per_live_run": tracked / n}
 
     return asyncio.run(go())
+
+
+def _tracked_by_type(objs: list[Any]) -> Counter[str]:
+    return Counter(type(o).__qualname__ for o in objs)
+
+
+def gc_census(path: str = "async", n: int = 200, at: int = 5) -> dict[str, Any]:
+    """What the collector sees of a live run, counted (not timed): while ``n`` runs wait in
+    the model call after their ``at``-th tool result, and again one iteration later.
+
+    - ``tracked_per_live_run``: GC-tracked objects per waiting run (the long-lived total a
+      full collection scans);
+    - ``left_per_iteration``: how many more each run holds one iteration later (its history);
+    - ``promoted_per_iteration``: objects allocated during that iteration and still alive at
+      the next model await — with thousands of runs waiting, every one of them outlives the
+      young generations and lands in the oldest (a full collection runs once those exceed a
+      quarter of the long-lived total). Counted by identity while the first census's
+      objects are kept referenced, so no id is reused; the fake model's gate (a coroutine, a
+      future and the task's wake-up callback) is included, as ``asyncio.sleep``'s would be.
+    """
+    async def census(keep: bool) -> tuple[int, Counter[str], Counter[str], Counter[str]]:
+        releases = {at: asyncio.Event(), at + 1: asyncio.Event()}
+        arrivals = {at: asyncio.Event(), at + 1: asyncio.Event()}
+        count = dict.fromkeys(releases, 0)
+        on = [False]
+
+        async def gate(k: int) -> None:
+            if on[0] and k in releases:
+                count[k] += 1
+                if count[k] == n:
+                    arrivals[k].set()
+                await releases[k].wait()
+
+        once, _agent = build(path, N_CALLS, gate=gate)
+        for _ in range(3):  # warm-up
+            await once()
+        gc.collect()
+        base = len(gc.get_objects())
+        on[0] = True
+        tasks = [asyncio.ensure_future(once()) for _ in range(n)]
+        snaps = []
+        for k in (at, at + 1):
+            await arrivals[k].wait()
+            gc.collect()
+            snaps.append(gc.get_objects())
+            if not keep:
+                counted = _tracked_by_type(snaps[-1])
+                snaps[-1] = counted  # type: ignore[call-overload]
+            releases[k].set()
+        await asyncio.gather(*tasks)
+        if keep:
+            old = {id(o) for o in snaps[0]}
+            new = _tracked_by_type([o for o in snaps[1] if id(o) not in old])
+            return base, Counter(), Counter(), new
+        return base, snaps[0], snaps[1], Counter()  # type: ignore[arg-type]
+
+    base, first, second, _ = asyncio.run(census(False))
+    new = asyncio.run(census(True))[3]
+    left = second - first
+    return {"runs": n, "tracked_per_live_run": (sum(first.values()) - base) / n,
+            "left_per_iteration": (sum(second.values()) - sum(first.values())) / n,
+            "promoted_per_iteration": sum(new.values()) / n,
+            "left_by_type": {t: c / n for t, c in left.most_common() if c >= n // 20},
+            "promoted_by_type": {t: c / n for t, c in new.most_common() if c >= n // 20}}
+
+
+class Lockstep:
+    """A fake model's wait in which ``n`` runs move together, as with a fixed delay on a fast
+    machine: every call waits (on a future of its own, as ``asyncio.sleep`` would) until
+    every unfinished run waits, then all go on. Deterministic, unlike a delay under load."""
+
+    def __init__(self, n: int) -> None:
+        self.active, self.waiting = n, []  # type: list[asyncio.Future[None]]
+
+    async def __call__(self, k: int) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.waiting.append(fut)
+        self._maybe_release()
+        await fut
+
+    def finished(self) -> None:
+        self.active -= 1
+        self._maybe_release()
+
+    def _maybe_release(self) -> None:
+        if self.waiting and len(self.waiting) >= self.active:
+            waiting, self.waiting = self.waiting, []
+            for fut in waiting:
+                fut.set_result(None)
+
+
+def gc_collections(path: str = "async", n: int = 10_000) -> dict[str, Any]:
+    """The collector's passes per generation (``gc.get_stats()``), with the default GC
+    settings, while ``n`` runs of the workload (11 model calls) run concurrently in lockstep
+    (:class:`Lockstep`): allocation-driven, so the same for a commit whatever the load. The
+    full (generation 2) collections are the ones whose cost grows with the number of runs."""
+    async def go() -> list[dict[str, int]]:
+        step = Lockstep(n)
+        once, _agent = build(path, N_CALLS, gate=step)
+        step.active = 1
+        for _ in range(3):  # warm-up
+            await once()
+            step.active = 1
+        step.active = n
+
+        async def one() -> None:
+            try:
+                await once()
+            finally:
+                step.finished()
+
+        gc.collect()
+        before = gc.get_stats()
+        await asyncio.gather(*(one() for _ in range(n)))
+        after = gc.get_stats()
+        return [{k: a[k] - b[k] for k in a} for a, b in zip(after, before, strict=True)]
+
+    stats = asyncio.run(go())
+    return {"runs": n, "gen0": stats[0]["collections"], "gen1": stats[1]["collections"],
+            "gen2": stats[2]["collections"],
+            "collected": sum(s["collected"] for s in stats)}
 
 
 def report(paths: tuple[str, ...], top: int) -> dict[str, Any]:

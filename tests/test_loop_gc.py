@@ -1,0 +1,70 @@
+"""What a run leaves to the garbage collector while it waits for its model (issue 28): with
+thousands of runs waiting, everything a run allocated in an iteration and still holds at
+the next model call ends up in the collector's oldest generation, whose full passes scan
+every live run. These pin the loop's share of it."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+from typing import Any
+
+from reactloop import Agent, ModelResponse, ToolCall, tool
+from reactloop.messages import ModelRequest
+from reactloop.run_context import RunContext
+from reactloop.testing import FunctionModel
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+def _alive(kind: type) -> list[Any]:
+    gc.collect()
+    return [o for o in gc.get_objects() if type(o) is kind]
+
+
+def test_function_model_can_keep_no_requests() -> None:
+    def answer(request: ModelRequest) -> str:
+        return "done"
+
+    kept, forgetful = FunctionModel(answer), FunctionModel(answer, keep_requests=False)
+    assert Agent(model=kept).run_sync("hi").output == "done"
+    assert Agent(model=forgetful).run_sync("hi").output == "done"
+    assert len(kept.requests) == 1 and kept.keep_requests
+    assert forgetful.requests == [] and not forgetful.keep_requests
+
+
+def test_a_waiting_run_holds_no_earlier_response_and_no_coroutine_of_the_loop() -> None:
+    seen: list[tuple[int, list[str]]] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        gc.collect()
+        loop_frames = [o.cr_code.co_qualname for o in gc.get_objects()
+                       if inspect.iscoroutine(o) and o.cr_code.co_filename.endswith("_loop.py")]
+        seen.append((len(_alive(ModelResponse)), loop_frames))
+        if n < 3:
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
+        return ModelResponse(text="done")
+
+    model = FunctionModel(answer, keep_requests=False)
+    assert Agent(model=model, tools=[add]).run_sync("Add.").output == "done"
+    assert [n for n, _ in seen] == [0, 0, 0, 0]  # the previous response is not held
+    assert all(frames == [] for _, frames in seen), seen  # the runtime's call is awaited as is
+
+
+def test_flushing_no_events_keeps_the_pending_list() -> None:
+    ctx = RunContext("r1", "hi", [])
+    pending = ctx.pending
+    assert ctx.flush() == [] and ctx.pending is pending
+    ctx.emit_custom("x")
+    out = ctx.flush()
+    assert out is pending and len(out) == 1 and ctx.pending == [] and ctx.pending is not out
