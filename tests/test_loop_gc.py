@@ -5,6 +5,7 @@ every live run. These pin the loop's share of it."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import inspect
 from typing import Any
@@ -68,3 +69,25 @@ def test_flushing_no_events_keeps_the_pending_list() -> None:
     ctx.emit_custom("x")
     out = ctx.flush()
     assert out is pending and len(out) == 1 and ctx.pending == [] and ctx.pending is not out
+
+
+def test_the_retry_listener_is_set_for_the_model_call_without_a_token_held() -> None:
+    from contextvars import Token
+
+    from reactloop.models._retry import retry_listener
+
+    seen: list[tuple[bool, int]] = []
+
+    async def answer(request: ModelRequest) -> str:
+        gc.collect()
+        tokens = [o for o in gc.get_objects() if type(o) is Token and o.var is retry_listener]
+        seen.append((retry_listener.get() is not None, len(tokens)))
+        return "done"
+
+    async def main() -> None:
+        result = await Agent(model=FunctionModel(answer)).run("hi")
+        assert result.output == "done"
+        assert retry_listener.get() is None  # set back once the call returned
+
+    asyncio.run(main())
+    assert seen == [(True, 0)]
