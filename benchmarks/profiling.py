@@ -1,6 +1,7 @@
 """Where the loop's per-iteration cost goes, in figures that do not jitter with the load.
 
     python benchmarks/profiling.py [--top 25] [--paths async,sync,inline] [--json]
+                                   [--gc-runs 10000]
 
 For the common workload (the model calls ``add(a, b)`` ten times, then answers; a
 ``FunctionModel`` that answers at once and keeps no requests) with an ``async def`` tool, a
@@ -19,7 +20,13 @@ prints:
   above the start of a run;
 - **live run**: ``tracemalloc`` bytes and blocks, and objects tracked by the garbage
   collector, per run while N runs wait in their 6th model call at once (the figure behind
-  "KiB per concurrent run", without the allocator's and the RSS's rounding).
+  "KiB per concurrent run", without the allocator's and the RSS's rounding);
+- **garbage collector** (per path): what the collector sees of a live run
+  (:func:`gc_census`: tracked objects per live run, left per iteration, and allocated per
+  iteration and still alive at the next model await, i.e. promoted to the oldest generation
+  when thousands of runs wait) and its passes while ``--gc-runs`` runs move in lockstep
+  (:func:`gc_collections`: collections per generation and the objects the full ones scan),
+  the figures behind "time in the garbage collector" at 10,000 runs (``0`` skips them).
 
 Everything here is deterministic for a given commit and Python version (the sync path's
 thread hand-off may add a poll of the event loop now and then: ``regression.py`` measures
@@ -422,18 +429,30 @@ def gc_collections(path: str = "async", n: int = 10_000) -> dict[str, Any]:
             "collected": sum(s["collected"] for s in stats)}
 
 
-def report(paths: tuple[str, ...], top: int) -> dict[str, Any]:
+def report(paths: tuple[str, ...], top: int, gc_runs: int = 10_000) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path in paths:
         for listener in LISTENERS:
             c = calls(path, listener)
             out[f"{path}/{listener}"] = {**c, **allocations(path, listener)}
         out[f"{path}/live"] = live_runs(path)
+        if gc_runs:
+            out[f"{path}/gc"] = {**gc_census(path), **gc_collections(path, gc_runs)}
     return out
 
 
 def print_report(out: dict[str, Any], top: int) -> None:
     for key, v in out.items():
+        if key.endswith("/gc"):
+            print(f"\n== {key}: {v['tracked_per_live_run']:.1f} GC-tracked objects per live "
+                  f"run, {v['left_per_iteration']:.2f} more per iteration, "
+                  f"{v['promoted_per_iteration']:.2f} allocated per iteration and alive at "
+                  f"the next model await; {v['runs']} runs in lockstep: "
+                  f"{v['gen0']}/{v['gen1']}/{v['gen2']} collections (generation 0/1/2), "
+                  f"{v['gen2_scanned_per_run']:.0f} objects per run scanned by full ones")
+            print("   promoted per iteration: " + ", ".join(
+                f"{t} {c:.2f}" for t, c in v["promoted_by_type"].items()))
+            continue
         if key.endswith("/live"):
             print(f"\n== {key}: {v['bytes_per_live_run'] / 1024:.2f} KiB, "
                   f"{v['blocks_per_live_run']:.0f} blocks, "
@@ -457,8 +476,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--paths", default=",".join(PATHS))
     p.add_argument("--json", action="store_true")
+    p.add_argument("--gc-runs", type=int, default=10_000,
+                   help="runs in lockstep for the collector's passes (0: skip the GC figures)")
     a = p.parse_args(argv)
-    out = report(tuple(a.paths.split(",")), a.top)
+    out = report(tuple(a.paths.split(",")), a.top, a.gc_runs)
     if a.json:
         for v in out.values():
             v.pop("functions", None)
