@@ -62,6 +62,25 @@ def test_a_waiting_run_holds_no_earlier_response_and_no_coroutine_of_the_loop() 
     assert all(frames == [] for _, frames in seen), seen  # the runtime's call is awaited as is
 
 
+def test_a_streamed_run_holds_no_earlier_response_either() -> None:
+    seen: list[int] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        seen.append(len(_alive(ModelResponse)))
+        if n < 2:
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
+        return ModelResponse(text="done")
+
+    async def main() -> list[str]:
+        agent = Agent(model=FunctionModel(answer, keep_requests=False), tools=[add])
+        return [ev.type async for ev in agent.stream("Add.")]
+
+    types = asyncio.run(main())
+    assert types[0] == "run_start" and types[-1] == "run_end" and "tool_result" in types
+    assert seen == [0, 0, 0]
+
+
 def test_flushing_no_events_keeps_the_pending_list() -> None:
     ctx = RunContext("r1", "hi", [])
     pending = ctx.pending

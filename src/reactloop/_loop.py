@@ -369,6 +369,7 @@ class _Loop:
     async def _stream_model(self, k: int) -> AsyncIterator[Event]:
         """The model call's events as they stream; then the response is :attr:`streamed`."""
         ctx, out = self.ctx, self.spec.output
+        self.streamed = None  # the last response is not held through this call (issue 28)
         request = await self._prepare(k)
         for ev in ctx.flush():
             yield ev
