@@ -130,9 +130,9 @@ class _Loop:
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
-        self.streamed: ModelResponse | None = None
         self.request: ModelRequest | None = None  # the latest (a cut-off reply asks again)
         self.on_retry = RetryReporter(ctx)  # one per run, not a bound method per call
+        self.streamed: ModelResponse | None = None
         self.handed = (0, self.started)
         """The iteration and time of the last handoff (the speaking agent's share since)."""
         """The latest streamed model response (``_stream_model`` sets it)."""
@@ -326,10 +326,9 @@ class _Loop:
         return tuple(s for s in every if s.name in chosen or s.name not in self.selectable)
 
     async def _prepare(self, k: int) -> ModelRequest:
-        """Memory limits, compaction and the ``request`` event (reactloop.context)."""
+        """Memory limits, compaction and the ``request`` event (reactloop.context): what
+        :meth:`_call_model` skips when none of them is there."""
         ctx = self.ctx
-        if self.quiet and not self.spec.context.sizes():  # streamed: no limit, compaction
-            return self._request(k, ctx.messages)  # or listener
         async with self._deadline_scope():
             prepared = await self.spec.context.prepare(
                 ctx.messages, functools.partial(self._request, k), run_id=ctx.run_id,
