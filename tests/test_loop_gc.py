@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import inspect
 from typing import Any
 
 from reactloop import Agent, ModelResponse, ToolCall, tool
@@ -27,9 +26,32 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def _alive(kind: type) -> list[Any]:
-    gc.collect()
-    return [o for o in gc.get_objects() if type(o) is kind]
+class _New:
+    """Objects made since it was: what earlier tests left alive does not count (kept
+    referenced, so their ids are not reused)."""
+
+    def __init__(self) -> None:
+        gc.collect()
+        self.before = gc.get_objects()
+        self.ids = {id(o) for o in self.before}
+
+    def alive(self, kind: type) -> list[Any]:
+        gc.collect()
+        return [o for o in gc.get_objects() if type(o) is kind and id(o) not in self.ids]
+
+    def loop_coroutines(self) -> list[str]:
+        return [o.cr_code.co_qualname for o in self.alive(type(_coroutine()))
+                if o.cr_code.co_filename.endswith("_loop.py")]
+
+
+async def _nothing() -> None:
+    pass
+
+
+def _coroutine() -> Any:
+    coro = _nothing()
+    coro.close()
+    return coro
 
 
 def test_function_model_can_keep_no_requests() -> None:
@@ -48,15 +70,13 @@ def test_a_waiting_run_holds_no_earlier_response_and_no_coroutine_of_the_loop() 
 
     async def answer(request: ModelRequest) -> ModelResponse:
         n = sum(1 for m in request.messages if m.role == "tool")
-        gc.collect()
-        loop_frames = [o.cr_code.co_qualname for o in gc.get_objects()
-                       if inspect.iscoroutine(o) and o.cr_code.co_filename.endswith("_loop.py")]
-        seen.append((len(_alive(ModelResponse)), loop_frames))
+        seen.append((len(new.alive(ModelResponse)), new.loop_coroutines()))
         if n < 3:
             return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
         return ModelResponse(text="done")
 
     model = FunctionModel(answer, keep_requests=False)
+    new = _New()
     assert Agent(model=model, tools=[add]).run_sync("Add.").output == "done"
     assert [n for n, _ in seen] == [0, 0, 0, 0]  # the previous response is not held
     assert all(frames == [] for _, frames in seen), seen  # the runtime's call is awaited as is
@@ -67,7 +87,7 @@ def test_a_streamed_run_holds_no_earlier_response_either() -> None:
 
     async def answer(request: ModelRequest) -> ModelResponse:
         n = sum(1 for m in request.messages if m.role == "tool")
-        seen.append(len(_alive(ModelResponse)))
+        seen.append(len(new.alive(ModelResponse)))
         if n < 2:
             return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
         return ModelResponse(text="done")
@@ -76,6 +96,7 @@ def test_a_streamed_run_holds_no_earlier_response_either() -> None:
         agent = Agent(model=FunctionModel(answer, keep_requests=False), tools=[add])
         return [ev.type async for ev in agent.stream("Add.")]
 
+    new = _New()
     types = asyncio.run(main())
     assert types[0] == "run_start" and types[-1] == "run_end" and "tool_result" in types
     assert seen == [0, 0, 0]
@@ -98,8 +119,7 @@ def test_the_retry_listener_is_set_for_the_model_call_without_a_token_held() -> 
     seen: list[tuple[bool, int]] = []
 
     async def answer(request: ModelRequest) -> str:
-        gc.collect()
-        tokens = [o for o in gc.get_objects() if type(o) is Token and o.var is retry_listener]
+        tokens = [o for o in new.alive(Token) if o.var is retry_listener]
         seen.append((retry_listener.get() is not None, len(tokens)))
         return "done"
 
@@ -108,5 +128,6 @@ def test_the_retry_listener_is_set_for_the_model_call_without_a_token_held() -> 
         assert result.output == "done"
         assert retry_listener.get() is None  # set back once the call returned
 
+    new = _New()
     asyncio.run(main())
     assert seen == [(True, 0)]
