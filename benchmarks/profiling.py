@@ -1,6 +1,7 @@
 """Where the loop's per-iteration cost goes, in figures that do not jitter with the load.
 
     python benchmarks/profiling.py [--top 25] [--paths async,sync,inline] [--json]
+                                   [--gc-runs 10000]
 
 For the common workload (the model calls ``add(a, b)`` ten times, then answers; a
 ``FunctionModel`` that answers at once and keeps no requests) with an ``async def`` tool, a
@@ -19,7 +20,13 @@ prints:
   above the start of a run;
 - **live run**: ``tracemalloc`` bytes and blocks, and objects tracked by the garbage
   collector, per run while N runs wait in their 6th model call at once (the figure behind
-  "KiB per concurrent run", without the allocator's and the RSS's rounding).
+  "KiB per concurrent run", without the allocator's and the RSS's rounding);
+- **garbage collector** (per path): what the collector sees of a live run
+  (:func:`gc_census`: tracked objects per live run, left per iteration, and allocated per
+  iteration and still alive at the next model await, i.e. promoted to the oldest generation
+  when thousands of runs wait) and its passes while ``--gc-runs`` runs move in lockstep
+  (:func:`gc_collections`: collections per generation and the objects the full ones scan),
+  the figures behind "time in the garbage collector" at 10,000 runs (``0`` skips them).
 
 Everything here is deterministic for a given commit and Python version (the sync path's
 thread hand-off may add a poll of the event loop now and then: ``regression.py`` measures
@@ -36,6 +43,7 @@ import json
 import sys
 import threading
 import tracemalloc
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -91,8 +99,12 @@ def build(path: str, n_calls: int, listener: str = "none", *,
         await gate((len(request.messages) - 1) // 2)
         return answer(request)
 
-    model = FunctionModel(answer if gate is None else gated)
-    model.requests = _Forget()  # keep no requests (they would count as the run's memory)
+    # keep no requests (they would count as the run's memory)
+    try:
+        model = FunctionModel(answer if gate is None else gated, keep_requests=False)
+    except TypeError:  # a reactloop from before keep_requests (measured side by side)
+        model = FunctionModel(answer if gate is None else gated)
+        model.requests = _Forget()
     agent = Agent(model=model, tools=[add_tool], max_iterations=n_calls + 5,
                   callbacks=[Listener()] if listener == "callback" else ())
 
@@ -105,7 +117,7 @@ def build(path: str, n_calls: int, listener: str = "none", *,
 
 
 class _Forget(list):  # type: ignore[type-arg]
-    """A list that keeps nothing (``FunctionModel.requests``)."""
+    """A list that keeps nothing (``FunctionModel.requests`` of an older reactloop)."""
 
     def append(self, item: Any) -> None:
         pass
@@ -284,18 +296,163 @@ def live_runs(path: str = "async", n: int = 200, at: int = 5) -> dict[str, float
     return asyncio.run(go())
 
 
-def report(paths: tuple[str, ...], top: int) -> dict[str, Any]:
+def _tracked_by_type(objs: list[Any]) -> Counter[str]:
+    return Counter(type(o).__qualname__ for o in objs)
+
+
+def gc_census(path: str = "async", n: int = 200, at: int = 5) -> dict[str, Any]:
+    """What the collector sees of a live run, counted (not timed): while ``n`` runs wait in
+    the model call after their ``at``-th tool result, and again one iteration later.
+
+    - ``tracked_per_live_run``: GC-tracked objects per waiting run (the long-lived total a
+      full collection scans);
+    - ``left_per_iteration``: how many more each run holds one iteration later (its history);
+    - ``promoted_per_iteration``: objects allocated during that iteration and still alive at
+      the next model await — with thousands of runs waiting, every one of them outlives the
+      young generations and lands in the oldest (a full collection runs once those exceed a
+      quarter of the long-lived total). Counted by identity while the first census's
+      objects are kept referenced, so no id is reused; the fake model's gate (a coroutine, a
+      future and the task's wake-up callback) is included, as ``asyncio.sleep``'s would be.
+    """
+    async def census(keep: bool) -> tuple[int, Counter[str], Counter[str], Counter[str]]:
+        releases = {at: asyncio.Event(), at + 1: asyncio.Event()}
+        arrivals = {at: asyncio.Event(), at + 1: asyncio.Event()}
+        count = dict.fromkeys(releases, 0)
+        on = [False]
+
+        async def gate(k: int) -> None:
+            if on[0] and k in releases:
+                count[k] += 1
+                if count[k] == n:
+                    arrivals[k].set()
+                await releases[k].wait()
+
+        once, _agent = build(path, N_CALLS, gate=gate)
+        for _ in range(3):  # warm-up
+            await once()
+        gc.collect()
+        base = len(gc.get_objects())
+        on[0] = True
+        tasks = [asyncio.ensure_future(once()) for _ in range(n)]
+        snaps = []
+        for k in (at, at + 1):
+            await arrivals[k].wait()
+            gc.collect()
+            snaps.append(gc.get_objects())
+            if not keep:
+                counted = _tracked_by_type(snaps[-1])
+                snaps[-1] = counted  # type: ignore[call-overload]
+            releases[k].set()
+        await asyncio.gather(*tasks)
+        if keep:
+            old = {id(o) for o in snaps[0]}
+            new = _tracked_by_type([o for o in snaps[1] if id(o) not in old])
+            return base, Counter(), Counter(), new
+        return base, snaps[0], snaps[1], Counter()  # type: ignore[arg-type]
+
+    base, first, second, _ = asyncio.run(census(False))
+    new = asyncio.run(census(True))[3]
+    left = second - first
+    return {"runs": n, "tracked_per_live_run": (sum(first.values()) - base) / n,
+            "left_per_iteration": (sum(second.values()) - sum(first.values())) / n,
+            "promoted_per_iteration": sum(new.values()) / n,
+            "left_by_type": {t: c / n for t, c in left.most_common() if c >= n // 20},
+            "promoted_by_type": {t: c / n for t, c in new.most_common() if c >= n // 20}}
+
+
+class Lockstep:
+    """A fake model's wait in which ``n`` runs move together, as with a fixed delay on a fast
+    machine: every call waits (on a future of its own, as ``asyncio.sleep`` would) until
+    every unfinished run waits, then all go on. Deterministic, unlike a delay under load."""
+
+    def __init__(self, n: int) -> None:
+        self.active, self.waiting = n, []  # type: list[asyncio.Future[None]]
+
+    async def __call__(self, k: int) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.waiting.append(fut)
+        self._maybe_release()
+        await fut
+
+    def finished(self) -> None:
+        self.active -= 1
+        self._maybe_release()
+
+    def _maybe_release(self) -> None:
+        if self.waiting and len(self.waiting) >= self.active:
+            waiting, self.waiting = self.waiting, []
+            for fut in waiting:
+                fut.set_result(None)
+
+
+def gc_collections(path: str = "async", n: int = 10_000) -> dict[str, Any]:
+    """The collector's passes per generation (``gc.get_stats()``), with the default GC
+    settings, while ``n`` runs of the workload (11 model calls) run concurrently in lockstep
+    (:class:`Lockstep`): allocation-driven, so the same for a commit whatever the load. The
+    full (generation 2) collections are the ones whose cost grows with the number of runs:
+    ``gen2_scanned_per_run`` adds up the tracked objects each of them walks (the figure
+    behind the collector's time at 10,000 runs), per run."""
+    async def go() -> list[dict[str, int]]:
+        step = Lockstep(n)
+        once, _agent = build(path, N_CALLS, gate=step)
+        step.active = 1
+        for _ in range(3):  # warm-up
+            await once()
+            step.active = 1
+        step.active = n
+
+        async def one() -> None:
+            try:
+                await once()
+            finally:
+                step.finished()
+
+        gc.collect()
+        gc.callbacks.append(count)
+        before = gc.get_stats()
+        try:
+            await asyncio.gather(*(one() for _ in range(n)))
+        finally:
+            after = gc.get_stats()
+            gc.callbacks.remove(count)
+        return [{k: a[k] - b[k] for k in a} for a, b in zip(after, before, strict=True)]
+
+    scanned = [0]
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            scanned[0] += len(gc.get_objects())
+
+    stats = asyncio.run(go())
+    return {"runs": n, "gen0": stats[0]["collections"], "gen1": stats[1]["collections"],
+            "gen2": stats[2]["collections"], "gen2_scanned_per_run": scanned[0] / n,
+            "collected": sum(s["collected"] for s in stats)}
+
+
+def report(paths: tuple[str, ...], top: int, gc_runs: int = 10_000) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path in paths:
         for listener in LISTENERS:
             c = calls(path, listener)
             out[f"{path}/{listener}"] = {**c, **allocations(path, listener)}
         out[f"{path}/live"] = live_runs(path)
+        if gc_runs:
+            out[f"{path}/gc"] = {**gc_census(path), **gc_collections(path, gc_runs)}
     return out
 
 
 def print_report(out: dict[str, Any], top: int) -> None:
     for key, v in out.items():
+        if key.endswith("/gc"):
+            print(f"\n== {key}: {v['tracked_per_live_run']:.1f} GC-tracked objects per live "
+                  f"run, {v['left_per_iteration']:.2f} more per iteration, "
+                  f"{v['promoted_per_iteration']:.2f} allocated per iteration and alive at "
+                  f"the next model await; {v['runs']} runs in lockstep: "
+                  f"{v['gen0']}/{v['gen1']}/{v['gen2']} collections (generation 0/1/2), "
+                  f"{v['gen2_scanned_per_run']:.0f} objects per run scanned by full ones")
+            print("   promoted per iteration: " + ", ".join(
+                f"{t} {c:.2f}" for t, c in v["promoted_by_type"].items()))
+            continue
         if key.endswith("/live"):
             print(f"\n== {key}: {v['bytes_per_live_run'] / 1024:.2f} KiB, "
                   f"{v['blocks_per_live_run']:.0f} blocks, "
@@ -319,8 +476,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--paths", default=",".join(PATHS))
     p.add_argument("--json", action="store_true")
+    p.add_argument("--gc-runs", type=int, default=10_000,
+                   help="runs in lockstep for the collector's passes (0: skip the GC figures)")
     a = p.parse_args(argv)
-    out = report(tuple(a.paths.split(",")), a.top)
+    out = report(tuple(a.paths.split(",")), a.top, a.gc_runs)
     if a.json:
         for v in out.values():
             v.pop("functions", None)

@@ -47,14 +47,26 @@ def build(delay: float, n_calls: int, counter: list[int], *, inline: bool = Fals
         await asyncio.sleep(delay)
         return reply(request)
 
-    model = FunctionModel(slow_reply if delay else reply)
+    # a fake model that keeps no requests (issue 28's measure: thousands of live runs would
+    # otherwise keep every request they sent, and their histories, until each run ends)
+    try:
+        model = FunctionModel(slow_reply if delay else reply, keep_requests=False)
+    except TypeError:  # a reactloop from before keep_requests (measured side by side)
+        model = FunctionModel(slow_reply if delay else reply)
+        model.requests = _Forget()
     # max_iterations leaves room for n_calls + 1 model calls without budget notes
     agent = Agent(model=model, tools=[add_tool], max_iterations=n_calls + 5)
 
     async def run_once() -> int:
         result = await agent.run("Add the numbers.")
-        model.requests.clear()  # FunctionModel keeps every request; don't let it grow
         assert result.output == "done", result.output
         return result.metrics.tool_calls
 
     return run_once
+
+
+class _Forget(list):  # type: ignore[type-arg]
+    """A list that keeps nothing (``FunctionModel.requests`` of an older reactloop)."""
+
+    def append(self, item: Any) -> None:
+        pass

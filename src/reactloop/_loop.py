@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._attach import Fitter
+from reactloop._iteration import RetryReporter, with_ids
 from reactloop._multi import (
     filtered_history,
     hand_over_usage,
@@ -52,7 +53,6 @@ from reactloop.events import (
     ModelResponseEvent,
     NoToolCallEvent,
     PartialOutputEvent,
-    RetryEvent,
     RunEndEvent,
     RunStartEvent,
     StepEvent,
@@ -93,8 +93,9 @@ class _Loop:
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
-                 "error", "fit", "frame", "gated", "handed", "quiet", "rt", "selectable", "spec",
-                 "stack", "started", "step_events", "stream", "streamed", "tool_events", "value")
+                 "error", "fit", "frame", "gated", "handed", "on_retry", "quiet", "request", "rt",
+                 "selectable", "spec", "stack", "started", "step_events", "stream", "streamed",
+                 "tool_events", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool,
                  quiet: bool = False) -> None:
@@ -129,6 +130,8 @@ class _Loop:
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
         """Where the run's tool sources are open (set when it starts)."""
+        self.request: ModelRequest | None = None  # the latest (a cut-off reply asks again)
+        self.on_retry = RetryReporter(ctx)  # one per run, not a bound method per call
         self.streamed: ModelResponse | None = None
         self.handed = (0, self.started)
         """The iteration and time of the last handoff (the speaking agent's share since)."""
@@ -164,8 +167,10 @@ class _Loop:
                             yield ev
                         response = self.streamed
                         assert response is not None
-                    else:
+                    else:  # a reply cut off by the output-token limit: once more, with room
                         response = await self._call_model(k)
+                        response = (await self._call_again()
+                                    if self._retry_truncated(1, response) else response)
                     for ev in self._responded(k, response):
                         yield ev
                     calls, ending = self._decide(k, response, started)
@@ -185,6 +190,7 @@ class _Loop:
                         yield ev
                     if ending is not None:
                         break
+                    del response  # not held while the next model call waits (issue 28)
                 state, output, error = *(ending or (RunState.MAX_ITERATIONS, "")), self.error
         except (Exception, asyncio.CancelledError) as exc:
             state, output, error, reraise = run_failure(exc, ctx.steps)
@@ -215,7 +221,7 @@ class _Loop:
         if not response.tool_calls:
             return (), self._no_tool_call(k, response, started)
         ctx, spec = self.ctx, self.spec
-        calls = self._with_ids(k, response.tool_calls)
+        calls = with_ids(ctx.run_id, k, response.tool_calls)
         if self.controls is not None:  # a usage limit may end the run before the tools run
             self.controls.before_tools(len(calls))
         waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
@@ -320,10 +326,9 @@ class _Loop:
         return tuple(s for s in every if s.name in chosen or s.name not in self.selectable)
 
     async def _prepare(self, k: int) -> ModelRequest:
-        """Memory limits, compaction and the ``request`` event (reactloop.context)."""
+        """Memory limits, compaction and the ``request`` event (reactloop.context): what
+        :meth:`_call_model` skips when none of them is there."""
         ctx = self.ctx
-        if self.quiet and not self.spec.context.sizes():  # no limit, compaction or listener
-            return self._request(k, ctx.messages)
         async with self._deadline_scope():
             prepared = await self.spec.context.prepare(
                 ctx.messages, functools.partial(self._request, k), run_id=ctx.run_id,
@@ -336,19 +341,34 @@ class _Loop:
             raise prepared.error
         return prepared.request
 
-    async def _call_model(self, k: int) -> ModelResponse:
-        request = await self._prepare(k)
-        response = await self._bounded(self.rt.call_model(self.spec.model, request,
-                                                          on_retry=self._on_retry))
-        if self._retry_truncated(1, response):
-            response = await self._bounded(self.rt.call_model(
-                self.spec.model, self._more_room(request), on_retry=self._on_retry))
-            self._retry_truncated(2, response)
+    def _call_model(self, k: int) -> Awaitable[ModelResponse]:
+        """The model's first answer in iteration ``k``. Without memory limits, compaction
+        or a listener: the runtime's call itself (no coroutine of the loop's own waits with
+        it, issue 28); else after :meth:`_prepare`."""
+        if self.quiet and not self.spec.context.sizes():
+            self.request = self._request(k, self.ctx.messages)
+            return self._ask(self.request)
+        return self._prepared_call(k)
+
+    async def _prepared_call(self, k: int) -> ModelResponse:
+        self.request = await self._prepare(k)
+        return await self._ask(self.request)
+
+    def _ask(self, request: ModelRequest) -> Awaitable[ModelResponse]:
+        return self._bounded(self.rt.call_model(self.spec.model, request,
+                                                on_retry=self.on_retry))
+
+    async def _call_again(self) -> ModelResponse:
+        """A reply cut off by the output-token limit: the same request with more room."""
+        assert self.request is not None
+        response = await self._ask(self._more_room(self.request))
+        self._retry_truncated(2, response)
         return response
 
     async def _stream_model(self, k: int) -> AsyncIterator[Event]:
         """The model call's events as they stream; then the response is :attr:`streamed`."""
         ctx, out = self.ctx, self.spec.output
+        self.streamed = None  # the last response is not held through this call (issue 28)
         request = await self._prepare(k)
         for ev in ctx.flush():
             yield ev
@@ -360,7 +380,7 @@ class _Loop:
             partial = None if out is None or outgoing.hold else PartialOutput(out)
             async with self._deadline_scope():
                 async for item in self.rt.stream_model(self.spec.model, request,
-                                                       on_retry=self._on_retry):
+                                                       on_retry=self.on_retry):
                     for ev in ctx.flush():  # retry events
                         yield ev
                     if isinstance(item, TextDelta):
@@ -398,7 +418,7 @@ class _Loop:
         return request.with_settings(max_tokens=room)
 
     async def _summarizer_call(self, model: Model, request: ModelRequest) -> ModelResponse:
-        return await self.rt.call_model(model, request, on_retry=self._on_retry)
+        return await self.rt.call_model(model, request, on_retry=self.on_retry)
 
     def _fed_back_truncation(self, response: ModelResponse) -> bool:
         """A reply still cut off after the retry goes back to the model with a note."""
@@ -407,9 +427,6 @@ class _Loop:
         self.ctx.append(Message.assistant(response.text, (), response.provider_details),
                         Message.user(notes.TRUNCATED, kind="reminder"))
         return True
-
-    def _on_retry(self, attempt: int, wait: float, error: BaseException) -> None:
-        self.ctx.emit(RetryEvent(self.ctx.run_id, attempt, wait, redact(str(error))))
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, k: int, response: ModelResponse, calls: tuple[ToolCall, ...],
@@ -486,21 +503,6 @@ class _Loop:
         step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
-
-    def _with_ids(self, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
-        """Every call gets a string name and an id unique in the response (providers may
-        repeat or omit ids)."""
-        out: list[ToolCall] = []
-        used: set[str] = set()
-        prefix = f"call_{self.ctx.run_id[:8]}_{k}_"
-        for i, c in enumerate(calls):
-            if not isinstance(c.name, str):  # providers can send anything: keep it printable
-                c = ToolCall(str(c.name), c.arguments, c.id, c.provider_details)  # type: ignore[unreachable]
-            if not c.id or c.id in used:
-                c = ToolCall(c.name, c.arguments, f"{prefix}{i}", c.provider_details)
-            used.add(c.id or "")
-            out.append(c)
-        return tuple(out)
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
         ctx, spec = self.ctx, self.spec

@@ -101,8 +101,12 @@ class RunContext:
                 self.on_message(m)
 
     def flush(self) -> list[Event]:
-        """Take the queued events."""
-        out, self.pending = self.pending, []
+        """Take the queued events (a new list; :attr:`pending` is replaced only when it held
+        some, so a run without events makes no list that outlives an iteration)."""
+        out = self.pending
+        if not out:
+            return []
+        self.pending = []
         return out
 
     @property

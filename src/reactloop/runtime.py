@@ -111,11 +111,13 @@ class LocalRuntime:
 
     async def call_model(self, model: Model, request: ModelRequest, *,
                          on_retry: OnRetry) -> ModelResponse:
-        token = retry_listener.set(on_retry)
+        # set back, not reset: no token held while the model is awaited (issue 28)
+        outer = retry_listener.get()
+        retry_listener.set(on_retry)
         try:
             return await model.request(request)
         finally:
-            retry_listener.reset(token)
+            retry_listener.set(outer)
 
     async def stream_model(self, model: Model, request: ModelRequest, *, on_retry: OnRetry
                            ) -> AsyncIterator[TextDelta | ModelResponse]:

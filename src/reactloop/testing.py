@@ -121,6 +121,10 @@ class FunctionModel(Model):
     """Calls ``fn(request)`` (sync or async) for every model call.
 
     ``fn`` returns a :class:`ModelResponse`, a string, a :class:`ToolCall` or a list of them.
+    Every request is recorded in :attr:`requests`, unless ``keep_requests=False`` (a fake
+    model for load tests and benchmarks: thousands of concurrent runs would otherwise keep
+    every request they sent, each holding the history of its time, until the test clears
+    the list).
     """
 
     name = "function"
@@ -132,15 +136,19 @@ class FunctionModel(Model):
         *,
         context_window: int | None = None,
         accepts: Iterable[str] | None = None,
+        keep_requests: bool = True,
     ) -> None:
         self.accepts = _accepts(accepts)
         self.fn = fn
         self.requests: list[ModelRequest] = []
+        """The requests received, in order (stays empty with ``keep_requests=False``)."""
+        self.keep_requests = keep_requests
         self.context_window = context_window
         self._is_async = inspect.iscoroutinefunction(fn)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        self.requests.append(request)
+        if self.keep_requests:
+            self.requests.append(request)
         out: Any = self.fn(request)
         if self._is_async or inspect.isawaitable(out):
             out = await out

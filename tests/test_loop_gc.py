@@ -1,0 +1,133 @@
+"""What a run leaves to the garbage collector while it waits for its model (issue 28): with
+thousands of runs waiting, everything a run allocated in an iteration and still holds at
+the next model call ends up in the collector's oldest generation, whose full passes scan
+every live run. These pin the loop's share of it."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from typing import Any
+
+from reactloop import Agent, ModelResponse, ToolCall, tool
+from reactloop.messages import ModelRequest
+from reactloop.run_context import RunContext
+from reactloop.testing import FunctionModel
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+class _New:
+    """Objects made since it was: what earlier tests left alive does not count (kept
+    referenced, so their ids are not reused)."""
+
+    def __init__(self) -> None:
+        gc.collect()
+        self.before = gc.get_objects()
+        self.ids = {id(o) for o in self.before}
+
+    def alive(self, kind: type) -> list[Any]:
+        gc.collect()
+        return [o for o in gc.get_objects() if type(o) is kind and id(o) not in self.ids]
+
+    def loop_coroutines(self) -> list[str]:
+        return [o.cr_code.co_qualname for o in self.alive(type(_coroutine()))
+                if o.cr_code.co_filename.endswith("_loop.py")]
+
+
+async def _nothing() -> None:
+    pass
+
+
+def _coroutine() -> Any:
+    coro = _nothing()
+    coro.close()
+    return coro
+
+
+def test_function_model_can_keep_no_requests() -> None:
+    def answer(request: ModelRequest) -> str:
+        return "done"
+
+    kept, forgetful = FunctionModel(answer), FunctionModel(answer, keep_requests=False)
+    assert Agent(model=kept).run_sync("hi").output == "done"
+    assert Agent(model=forgetful).run_sync("hi").output == "done"
+    assert len(kept.requests) == 1 and kept.keep_requests
+    assert forgetful.requests == [] and not forgetful.keep_requests
+
+
+def test_a_waiting_run_holds_no_earlier_response_and_no_coroutine_of_the_loop() -> None:
+    seen: list[tuple[int, list[str]]] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        seen.append((len(new.alive(ModelResponse)), new.loop_coroutines()))
+        if n < 3:
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
+        return ModelResponse(text="done")
+
+    model = FunctionModel(answer, keep_requests=False)
+    new = _New()
+    assert Agent(model=model, tools=[add]).run_sync("Add.").output == "done"
+    assert [n for n, _ in seen] == [0, 0, 0, 0]  # the previous response is not held
+    assert all(frames == [] for _, frames in seen), seen  # the runtime's call is awaited as is
+
+
+def test_a_streamed_run_holds_no_earlier_response_either() -> None:
+    seen: list[int] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        seen.append(len(new.alive(ModelResponse)))
+        if n < 2:
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
+        return ModelResponse(text="done")
+
+    async def main() -> list[str]:
+        agent = Agent(model=FunctionModel(answer, keep_requests=False), tools=[add])
+        return [ev.type async for ev in agent.stream("Add.")]
+
+    new = _New()
+    types = asyncio.run(main())
+    assert types[0] == "run_start" and types[-1] == "run_end" and "tool_result" in types
+    assert seen == [0, 0, 0]
+
+
+def test_flushing_no_events_keeps_the_pending_list() -> None:
+    ctx = RunContext("r1", "hi", [])
+    pending = ctx.pending
+    assert ctx.flush() == [] and ctx.pending is pending
+    ctx.emit_custom("x")
+    out = ctx.flush()
+    assert out is pending and len(out) == 1 and ctx.pending == [] and ctx.pending is not out
+
+
+def test_the_retry_listener_is_set_for_the_model_call_without_a_token_held() -> None:
+    from contextvars import Token
+
+    from reactloop.models._retry import retry_listener
+
+    seen: list[tuple[bool, int]] = []
+
+    async def answer(request: ModelRequest) -> str:
+        tokens = [o for o in new.alive(Token) if o.var is retry_listener]
+        seen.append((retry_listener.get() is not None, len(tokens)))
+        return "done"
+
+    async def main() -> None:
+        result = await Agent(model=FunctionModel(answer)).run("hi")
+        assert result.output == "done"
+        assert retry_listener.get() is None  # set back once the call returned
+
+    new = _New()
+    asyncio.run(main())
+    assert seen == [(True, 0)]
