@@ -170,7 +170,7 @@ class Tool:
         self._context_param: str | None = None
         self._spec: ToolSpec | None = None
         self._param_names: tuple[str, ...] = ()
-        self._plain: dict[str, tuple[type, Any]] | None = None  # see _plain_parameters
+        self._plain: tuple[tuple[str, type, Any], ...] | None = None  # _plain_parameters
         functools.update_wrapper(self, fn, updated=())
 
     # -- the model-facing view -------------------------------------------------------------
@@ -227,16 +227,10 @@ class Tool:
         if self._model is None:
             self._build()
         assert self._model is not None
-        plain = self._plain
-        if plain is not None and type(arguments) is dict and arguments.keys() <= plain.keys():
-            out: dict[str, Any] = {}
-            for k, (kind, default) in plain.items():
-                v = arguments.get(k, default)
-                if v is _REQUIRED or (type(v) is not kind and k in arguments):
-                    break  # missing or another type: pydantic decides (and explains)
-                out[k] = v
-            else:
-                return out
+        if self._plain is not None and self._is_plain(arguments):
+            # pydantic would return them unchanged, with the defaults filled in
+            return {k: arguments.get(k, default)
+                    for k, _, default in self._plain}
         from pydantic import ValidationError
 
         try:
@@ -245,19 +239,40 @@ class Tool:
             raise ToolArgumentsError(_format_validation_error(exc, self._param_names)) from None
         return {k: getattr(parsed, k) for k in self._param_names}
 
+    def _is_plain(self, arguments: Mapping[str, Any]) -> bool:
+        """The arguments are a dict of the declared plain types, every required one there and
+        no other (see :func:`_plain_parameters`): validating would change nothing."""
+        plain = self._plain
+        if plain is None or type(arguments) is not dict:
+            return False
+        n = 0
+        for k, kind, default in plain:
+            if k in arguments:
+                if type(arguments[k]) is not kind:
+                    return False
+                n += 1
+            elif default is _REQUIRED:
+                return False
+        return n == len(arguments)
+
     async def call(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> Any:
         """Validate ``arguments`` and run the action (sync actions run on one of reactloop's
         worker threads: a call given up on — timeout, deadline, cancel — is abandoned, and
-        neither the run nor the process waits for it)."""
-        kwargs = self.validate(arguments)
-        if self._context_param is not None:
-            kwargs[self._context_param] = context
-        if self._is_async:
-            return await self.fn(**kwargs)
-        if self.inline:
-            result = self.fn(**kwargs)
+        neither the run nor the process waits for it).
+
+        Arguments that already have the declared plain types go to the action as they are
+        (the action's own defaults are the declared ones): no validation, no copy."""
+        kwargs: Mapping[str, Any]
+        if not self._validate or (self._plain is not None and self._is_plain(arguments)):
+            kwargs = arguments
         else:
-            result = await run_in_thread(self.fn, **kwargs)
+            kwargs = self.validate(arguments)
+        if self._context_param is not None:
+            kwargs = {**kwargs, self._context_param: context}
+        fn = self.fn
+        if self._is_async:
+            return await fn(**kwargs)
+        result = fn(**kwargs) if self.inline else await run_in_thread(fn, **kwargs)
         if type(result) not in _SCALAR_TYPES and inspect.isawaitable(result):
             # a sync wrapper that returned a coroutine
             return await result
@@ -326,11 +341,11 @@ _SCALAR_TYPES = (int, float, str, bool)
 
 
 def _plain_parameters(sig: inspect.Signature, hints: dict[str, Any], names: Sequence[str]
-                      ) -> dict[str, tuple[type, Any]] | None:
+                      ) -> tuple[tuple[str, type, Any], ...] | None:
     """Each parameter's type and default (``_REQUIRED``) when every one is a plain
     ``int``/``float``/``str``/``bool`` with a scalar (or no) default, else None. Arguments of
     exactly those types need no validation: pydantic would return them unchanged."""
-    out: dict[str, tuple[type, Any]] = {}
+    out: list[tuple[str, type, Any]] = []
     for name in names:
         param = sig.parameters[name]
         kind = hints.get(name, param.annotation)
@@ -338,8 +353,8 @@ def _plain_parameters(sig: inspect.Signature, hints: dict[str, Any], names: Sequ
         if kind not in _SCALAR_TYPES or not (default is _REQUIRED or default is None
                                              or type(default) in _SCALAR_TYPES):
             return None
-        out[name] = (kind, default)
-    return out
+        out.append((name, kind, default))
+    return tuple(out)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
