@@ -92,23 +92,28 @@ class _Sharing(tuple[dict[str, Tool], list[tuple[ToolSpec, ...] | None]]):
 class ToolRegistry:
     """Tools by name. The specs sent to the model are derived from these same objects."""
 
-    __slots__ = ("_shared", "_specs", "_tools")
+    __slots__ = ("_shared", "_specs", "_tools", "approval_rules")
     _tools: dict[str, Tool]
     _specs: list[tuple[ToolSpec, ...] | None]
     """The specs once made (for every registry sharing ``_tools``)."""
     _shared: bool
     """``_tools`` and ``_specs`` may be another registry's too (:meth:`copy`): the first
     :meth:`add` makes its own."""
+    approval_rules: bool
+    """Some tool has a ``requires_approval`` rule (else no call waits, unless the agent's
+    ``approve`` policy says so): read per response by the approval gate."""
 
     def __init__(self, tools: Iterable[Tool] | Mapping[str, Tool] = ()) -> None:
         given: Any = tools
         if type(given) is _Sharing:  # a copy (see copy())
             self._tools, self._specs = given
-            self._shared = True
+            self._shared, self.approval_rules = True, False  # copy() sets the flag
             return
-        self._specs, self._shared = [None], False
+        self._specs, self._shared, self.approval_rules = [None], False, False
         if isinstance(tools, Mapping):  # already checked
             self._tools = dict(tools)
+            self.approval_rules = any(t.requires_approval is not False
+                                      for t in self._tools.values())
             return
         self._tools = {}
         for t in tools:
@@ -125,6 +130,7 @@ class ToolRegistry:
             )
         self._tools[t.name] = t
         self._specs[0] = None
+        self.approval_rules = self.approval_rules or t.requires_approval is not False
 
     def extend(self, tools: Iterable[Tool]) -> None:
         for t in tools:
@@ -135,7 +141,9 @@ class ToolRegistry:
         run gets one of its agent's: they share the dict and the specs until one of them
         adds a tool (a run without tool sources or handoffs never copies them)."""
         self._shared = True
-        return ToolRegistry(cast(Any, _Sharing((self._tools, self._specs))))
+        twin = ToolRegistry(cast(Any, _Sharing((self._tools, self._specs))))
+        twin.approval_rules = self.approval_rules
+        return twin
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -161,7 +161,7 @@ class Tool:
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
         self.inline, self.internal = inline, internal
-        self.requires_approval = check_rule(f"tool {self.name!r}: rule", requires_approval)
+        self._rule = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
         )
@@ -172,6 +172,17 @@ class Tool:
         self._param_names: tuple[str, ...] = ()
         self._plain: tuple[tuple[str, type, Any], ...] | None = None  # _plain_parameters
         functools.update_wrapper(self, fn, updated=())
+
+    @property
+    def requires_approval(self) -> ApprovalRule:
+        """Whether a call waits for a person's approval (see ``__init__``)."""
+        return self._rule
+
+    @requires_approval.setter
+    def requires_approval(self, rule: ApprovalRule) -> None:
+        global rules_changed
+        self._rule = rule
+        rules_changed = True  # registries can no longer trust what they saw when adding tools
 
     # -- the model-facing view -------------------------------------------------------------
     @property
@@ -336,6 +347,9 @@ class Tool:
         self._schema = schema
 
 
+rules_changed = False
+"""Some tool's ``requires_approval`` was set after it was made: :class:`ToolRegistry` then
+asks every tool per call instead of trusting what it saw when the tools were added."""
 _REQUIRED: Any = object()
 _SCALAR_TYPES = (int, float, str, bool)
 
