@@ -130,3 +130,24 @@ def test_identical_calls_in_a_run_are_answered_once_each_way() -> None:
     [r1], [r2], [r3], [r4] = (s.results for s in result.steps[:4])
     assert (r1.cached, r2.cached, r2.result) == (False, True, "even")
     assert r3.error == "ValueError: odd" and r4.cached and "not run again" in r4.content
+
+
+def test_a_tool_finds_its_run_through_one_context_variable() -> None:
+    from reactloop import _nesting
+    from reactloop.tools._source import caller_run
+
+    seen: list[tuple[object, object]] = []
+
+    @tool
+    def where() -> str:
+        """Where the tool runs."""
+        frame, caller = _nesting.current.get(), caller_run.get()
+        seen.append((frame, caller and caller.frame))
+        return "here"
+
+    model = ScriptedModel([ToolCall("where", {}), "done"])
+    Agent(model=model, tools=[where], name="outer").run_sync("go")
+    [(frame, carried)] = seen
+    assert frame is carried and frame is not None
+    assert (frame.agent, frame.depth) == ("outer", 0)  # type: ignore[attr-defined]
+    assert _nesting.current.get() is None and caller_run.get() is None

@@ -510,11 +510,10 @@ class _Loop:
         fresh, batch = split[2], None
         if not fresh:  # every call answered from an identical earlier one
             return self.repeats.results(calls, split, (), ctx.seen)
-        frame = _nesting.current.set(self.frame)  # sub-runs find this run
         token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
             spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
             None if self.deadline is None else self.deadline - rt.monotonic(),
-            self._summarizer_call))
+            self._summarizer_call, self.frame))  # and the frame sub-runs find this run by
         try:
             if len(fresh) == 1 and type(rt) is LocalRuntime:  # one call, here: no batch
                 one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
@@ -530,7 +529,6 @@ class _Loop:
             raise
         finally:
             caller_run.reset(token)
-            _nesting.current.reset(frame)
         return self.repeats.results(calls, split, done, ctx.seen)
 
     def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch | None,
