@@ -428,6 +428,8 @@ class _Loop:
                        if r.error is None and r.name in handoffs), None) if handoffs else None
         if self.gated:
             return self._waiting(k), target
+        if not self.spec.loop_control and self.spec.output is None:  # nothing ends it here
+            return None, target
         return self._batch_ending(results), target
 
     def _waiting(self, k: int) -> _Ending:

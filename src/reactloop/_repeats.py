@@ -18,6 +18,7 @@ from reactloop.tools._registry import ToolRegistry
 __all__ = ["Repeats", "failures", "seen_key"]
 
 _NO_FAILURES: dict[object, ToolResult] = {}  # shared, never written to
+_NO_TOOLS = ToolRegistry()
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -62,23 +63,22 @@ class Repeats:
 
     def failures(self, steps: Sequence[Step]) -> dict[object, ToolResult]:
         """What :func:`failures` returns, reading only the steps added since the last time."""
-        n = len(steps)
-        if steps is not self.steps or n < self.scanned:  # another list: read it all
-            self.failed, self.scanned, self.steps = _NO_FAILURES, 0, steps
-        if n > self.scanned:
-            for s in steps[self.scanned:]:
-                for r in s.results:
-                    if r.error is not None and not r.error.startswith(DENIED):
-                        if self.failed is _NO_FAILURES:
-                            self.failed = {}
-                        self.failed[seen_key(ToolCall(r.name, dict(r.arguments)))] = r
-            self.scanned = n
+        self.split((), _NO_TOOLS, {}, steps)
         return self.failed
 
     def split(self, calls: Sequence[ToolCall], tools: ToolRegistry, seen: dict[Any, ToolResult],
               steps: Sequence[Step]) -> _Split:
         """Each call's key and earlier failure, and the calls to run."""
-        failed = self.failures(steps)
+        n = len(steps)
+        if steps is not self.steps or n < self.scanned:  # another list: read it all
+            self.failed, self.scanned, self.steps = _NO_FAILURES, 0, steps
+        for s in steps[self.scanned:n]:  # the steps added since the last batch (no call)
+            for r in s.results:
+                if r.error is not None and not r.error.startswith(DENIED):
+                    if self.failed is _NO_FAILURES:
+                        self.failed = {}
+                    self.failed[seen_key(ToolCall(r.name, dict(r.arguments)))] = r
+        self.scanned, failed = n, self.failed
         if len(calls) == 1:  # the common case, without lists
             c = calls[0]
             t = tools.get(c.name) if type(c.name) is str else None
@@ -105,7 +105,7 @@ class Repeats:
         """The batch's results in call order: those that ran (remembered for identical calls
         to come when they succeeded), the others answered from the earlier ones."""
         keys, again, _ = split
-        if len(done) == len(calls) == 1:  # the one call ran
+        if done and len(calls) == 1:  # the one call ran
             ran = done[0]
             if ran.error is None and keys[0] is not None:
                 seen[keys[0]] = ran

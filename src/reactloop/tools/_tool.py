@@ -200,12 +200,18 @@ class Tool:
         assert self._schema is not None
         return self._schema
 
-    @property
-    def wants_context(self) -> bool:
-        """Whether the function takes a :class:`ToolContext` (built only for those)."""
-        if self._model is None and self._explicit_parameters is None:
-            self._build()
-        return self._context_param is not None
+    wants_context: bool
+    """Whether the function takes a :class:`ToolContext` (built only for those): read from
+    the signature on first use, then a plain attribute (no call per tool call)."""
+
+    if not TYPE_CHECKING:  # for the type checker, Tool has no dynamic attributes
+        def __getattr__(self, name: str) -> Any:
+            if name != "wants_context":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            if self._model is None and self._explicit_parameters is None:
+                self._build()
+            self.wants_context = self._context_param is not None
+            return self.wants_context
 
     def spec(self) -> ToolSpec:
         if self._spec is None:
@@ -273,10 +279,20 @@ class Tool:
 
         Arguments that already have the declared plain types go to the action as they are
         (the action's own defaults are the declared ones): no validation, no copy."""
-        kwargs: Mapping[str, Any]
-        if not self._validate or (self._plain is not None and self._is_plain(arguments)):
-            kwargs = arguments
-        else:
+        kwargs: Mapping[str, Any] = arguments
+        plain, ready = self._plain, not self._validate
+        if plain is not None and type(arguments) is dict:  # _is_plain, without the call
+            n = 0
+            for k, kind, default in plain:
+                if k in arguments:
+                    if type(arguments[k]) is not kind:
+                        break
+                    n += 1
+                elif default is _REQUIRED:
+                    break
+            else:
+                ready = ready or n == len(arguments)
+        if not ready:
             kwargs = self.validate(arguments)
         if self._context_param is not None:
             kwargs = {**kwargs, self._context_param: context}
