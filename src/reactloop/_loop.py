@@ -89,11 +89,11 @@ _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
 
-class _Loop:
+class _Loop(Repeats):
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
-                 "error", "fit", "frame", "gated", "handed", "quiet", "repeats", "rt", "selectable",
+                 "error", "fit", "frame", "gated", "handed", "quiet", "rt", "selectable",
                  "spec", "stack", "started", "step_events", "stream", "streamed", "tool_events",
                  "value")
 
@@ -112,7 +112,7 @@ class _Loop:
         """Only the caller's callbacks see the events: those they never get (iteration
         start, request, model response) are not made, nor the request's token count."""
         self.tool_events = self.step_events or not quiet
-        self.repeats = Repeats()  # calls answered from identical earlier ones
+        super().__init__()  # Repeats: calls answered from identical earlier ones
         self.value: tuple[object] | None = None
         """The validated typed answer (``Agent(output_type=...)``), once there is one."""
         self.error: BaseException | None = None
@@ -508,10 +508,10 @@ class _Loop:
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
         ctx, spec, rt = self.ctx, self.spec, self.rt
-        split = self.repeats.split(calls, ctx.tools, ctx.seen, ctx.steps)
+        split = self.sort_calls(calls, ctx.tools, ctx.seen, ctx.steps)
         fresh, batch = split[2], None
         if not fresh:  # every call answered from an identical earlier one
-            return self.repeats.results(calls, split, (), ctx.seen)
+            return self.answers(calls, split, (), ctx.seen)
         token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
             spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
             None if self.deadline is None else self.deadline - rt.monotonic(),
@@ -531,7 +531,7 @@ class _Loop:
             raise
         finally:
             caller_run.reset(token)
-        return self.repeats.results(calls, split, done, ctx.seen)
+        return self.answers(calls, split, done, ctx.seen)
 
     def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch | None,
                        exc: BaseException) -> None:

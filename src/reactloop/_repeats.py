@@ -52,7 +52,9 @@ identical call (None: none), and the calls that run."""
 class Repeats:
     """One run's repeated calls: a call identical to an earlier successful one is answered
     with its result (``RunContext.seen``), one identical to a failed one with its error; the
-    failures are collected from the run's steps as they are added (each step read once)."""
+    failures are collected from the run's steps as they are added (each step read once).
+
+    The loop is one (a base class: no object of its own per live run)."""
 
     __slots__ = ("failed", "scanned", "steps")
 
@@ -63,11 +65,11 @@ class Repeats:
 
     def failures(self, steps: Sequence[Step]) -> dict[object, ToolResult]:
         """What :func:`failures` returns, reading only the steps added since the last time."""
-        self.split((), _NO_TOOLS, {}, steps)
+        self.sort_calls((), _NO_TOOLS, {}, steps)
         return self.failed
 
-    def split(self, calls: Sequence[ToolCall], tools: ToolRegistry, seen: dict[Any, ToolResult],
-              steps: Sequence[Step]) -> _Split:
+    def sort_calls(self, calls: Sequence[ToolCall], tools: ToolRegistry,
+                   seen: dict[Any, ToolResult], steps: Sequence[Step]) -> _Split:
         """Each call's key and earlier failure, and the calls to run."""
         n = len(steps)
         if steps is not self.steps or n < self.scanned:  # another list: read it all
@@ -100,7 +102,7 @@ class Repeats:
         return keys, again, fresh
 
     @staticmethod
-    def results(calls: Sequence[ToolCall], split: _Split, done: Sequence[ToolResult],
+    def answers(calls: Sequence[ToolCall], split: _Split, done: Sequence[ToolResult],
                 seen: dict[Any, ToolResult]) -> list[ToolResult]:
         """The batch's results in call order: those that ran (remembered for identical calls
         to come when they succeeded), the others answered from the earlier ones."""
