@@ -7,6 +7,7 @@ function signature, lazily on first use, so decorating a function costs next to 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import math
@@ -15,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from reactloop._threads import run_in_thread
+from reactloop import _threads
 from reactloop.errors import UserError
 from reactloop.messages import ToolSpec
 
@@ -299,7 +300,15 @@ class Tool:
         fn = self.fn
         if self._is_async:
             return await fn(**kwargs)
-        result = fn(**kwargs) if self.inline else await run_in_thread(fn, **kwargs)
+        if self.inline:
+            result = fn(**kwargs)
+        else:  # run_in_thread's work, without its coroutine
+            job = _threads.start(fn, kwargs)
+            try:
+                result = await job.future
+            except asyncio.CancelledError:
+                _threads.abandon(job)
+                raise
         if type(result) not in _SCALAR_TYPES and inspect.isawaitable(result):
             # a sync wrapper that returned a coroutine
             return await result
