@@ -73,6 +73,7 @@ from reactloop.models._base import Model
 from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
 from reactloop.runtime import LocalRuntime, Runtime, ToolBatch
+from reactloop.tools import _tool
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
 from reactloop.tools._select import chosen_names
 from reactloop.tools._source import CallerRun, caller_run
@@ -220,7 +221,9 @@ class _Loop(Repeats):
         calls = self._with_ids(k, response.tool_calls)
         if self.controls is not None:  # a usage limit may end the run before the tools run
             self.controls.before_tools(len(calls))
-        waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
+        waiting = (gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
+                   if spec.approve is not False or ctx.tools.approval_rules or _tool.rules_changed
+                   else None)  # nothing can ask: no call
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
         if self.tool_events:
