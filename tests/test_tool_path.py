@@ -151,3 +151,20 @@ def test_a_tool_finds_its_run_through_one_context_variable() -> None:
     assert frame is carried and frame is not None
     assert (frame.agent, frame.depth) == ("outer", 0)  # type: ignore[attr-defined]
     assert _nesting.current.get() is None and caller_run.get() is None
+
+
+def test_a_tool_with_a_rule_added_during_the_run_still_waits_for_approval() -> None:
+    from reactloop import ToolContext
+
+    risky = Tool(lambda: "done", name="risky", requires_approval=True)
+
+    @tool
+    def unlock(context: ToolContext) -> str:
+        """Offer the risky tool."""
+        context.add_tools([risky])
+        return "unlocked"
+
+    model = ScriptedModel([ToolCall("unlock", {}), ToolCall("risky", {}), "never"])
+    result = Agent(model=model, tools=[unlock]).run_sync("go")
+    assert result.state is RunState.WAITING_FOR_APPROVAL
+    assert [p.tool_name for p in result.pending_approvals] == ["risky"]
