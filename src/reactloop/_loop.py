@@ -425,7 +425,10 @@ class _Loop(Repeats):
         results = await self._execute(calls)
         if self.frame.held:  # an agent called as a tool waits for a person
             calls, results = self._hold(k, calls, results)
-        self._after_tools(k, response.text, calls, results, started)
+        if self.spec.extensions or self.tool_events:
+            self._after_tools(k, response.text, calls, results, started)
+        else:  # nobody but the history sees the batch
+            self._record(k, response.text, calls, results, started)
         handoffs = self.spec.handoffs
         target = next((handoffs[r.name] for r in results
                        if r.error is None and r.name in handoffs), None) if handoffs else None
@@ -520,7 +523,7 @@ class _Loop(Repeats):
             None if self.deadline is None else self.deadline - rt.monotonic(),
             self._summarizer_call, self.frame))  # and the frame sub-runs find this run by
         try:
-            if len(fresh) == 1 and type(rt) is LocalRuntime:  # one call, here: no batch
+            if fresh is calls and type(rt) is LocalRuntime:  # the one call, here: no batch
                 one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
                                             ctx.emit_custom, self._add_tools, ctx.state)
                 done = [await (one if self.deadline is None else self._timed(one))]
@@ -534,7 +537,11 @@ class _Loop(Repeats):
             raise
         finally:
             caller_run.reset(token)
-        return self.answers(calls, split, done, ctx.seen)
+        if batch is not None:
+            return self.answers(calls, split, done, ctx.seen)
+        if (key := split[0][0]) is not None and done[0].error is None:
+            ctx.seen[key] = done[0]  # identical calls to come get its result
+        return done
 
     def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch | None,
                        exc: BaseException) -> None:

@@ -71,16 +71,16 @@ class Repeats:
     def sort_calls(self, calls: Sequence[ToolCall], tools: ToolRegistry,
                    seen: dict[Any, ToolResult], steps: Sequence[Step]) -> _Split:
         """Each call's key and earlier failure, and the calls to run."""
-        n = len(steps)
-        if steps is not self.steps or n < self.scanned:  # another list: read it all
+        if steps is not self.steps:  # another list: read it all (a run's steps only grow)
             self.failed, self.scanned, self.steps = _NO_FAILURES, 0, steps
-        for s in steps[self.scanned:n]:  # the steps added since the last batch (no call)
+        for s in steps[self.scanned:]:  # the steps added since the last batch (no call)
+            self.scanned += 1
             for r in s.results:
                 if r.error is not None and not r.error.startswith(DENIED):
                     if self.failed is _NO_FAILURES:
                         self.failed = {}
                     self.failed[seen_key(ToolCall(r.name, dict(r.arguments)))] = r
-        self.scanned, failed = n, self.failed
+        failed = self.failed
         if len(calls) == 1:  # the common case, without lists
             c = calls[0]
             t = tools.get(c.name) if type(c.name) is str else None
