@@ -94,9 +94,8 @@ class _Loop(Repeats):
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
-                 "error", "fit", "frame", "gated", "handed", "quiet", "rt", "selectable",
-                 "spec", "stack", "started", "step_events", "stream", "streamed", "tool_events",
-                 "value")
+                 "error", "fit", "frame", "gated", "handed", "quiet", "rt", "selectable", "spec",
+                 "stack", "started", "step_events", "stream", "streamed", "tool_events", "value")
 
     def __init__(self, spec: RunSpec, ctx: RunContext, rt: Runtime, stream: bool,
                  quiet: bool = False) -> None:
