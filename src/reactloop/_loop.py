@@ -37,7 +37,7 @@ from reactloop._multi import (
 )
 from reactloop._output import FINAL_ANSWER, PartialOutput, Verdict, judge, judge_tool
 from reactloop._redact import redact
-from reactloop._repeats import failures, seen_key
+from reactloop._repeats import Repeats
 from reactloop._spec import HandoffTarget, RunSpec
 from reactloop._textgate import TextGate
 from reactloop.approvals import decided_calls, gate, nested_runs, pending_approvals
@@ -72,7 +72,8 @@ from reactloop.messages import (
 from reactloop.models._base import Model
 from reactloop.result import RunResult, RunState, Step, ToolResult
 from reactloop.run_context import RunContext
-from reactloop.runtime import Runtime, ToolBatch
+from reactloop.runtime import LocalRuntime, Runtime, ToolBatch
+from reactloop.tools import _tool
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
 from reactloop.tools._select import chosen_names
 from reactloop.tools._source import CallerRun, caller_run
@@ -89,7 +90,7 @@ _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
 
-class _Loop:
+class _Loop(Repeats):
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
@@ -112,6 +113,7 @@ class _Loop:
         """Only the caller's callbacks see the events: those they never get (iteration
         start, request, model response) are not made, nor the request's token count."""
         self.tool_events = self.step_events or not quiet
+        super().__init__()  # Repeats: calls answered from identical earlier ones
         self.value: tuple[object] | None = None
         """The validated typed answer (``Agent(output_type=...)``), once there is one."""
         self.error: BaseException | None = None
@@ -224,7 +226,9 @@ class _Loop:
         calls = with_ids(ctx.run_id, k, response.tool_calls)
         if self.controls is not None:  # a usage limit may end the run before the tools run
             self.controls.before_tools(len(calls))
-        waiting = gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
+        waiting = (gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
+                   if spec.approve is not False or ctx.tools.approval_rules or _tool.rules_changed
+                   else None)  # nothing can ask: no call
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
         if self.tool_events:
@@ -437,12 +441,17 @@ class _Loop:
         results = await self._execute(calls)
         if self.frame.held:  # an agent called as a tool waits for a person
             calls, results = self._hold(k, calls, results)
-        self._after_tools(k, response.text, calls, results, started)
+        if self.spec.extensions or self.tool_events:
+            self._after_tools(k, response.text, calls, results, started)
+        else:  # nobody but the history sees the batch
+            self._record(k, response.text, calls, results, started)
         handoffs = self.spec.handoffs
         target = next((handoffs[r.name] for r in results
                        if r.error is None and r.name in handoffs), None) if handoffs else None
         if self.gated:
             return self._waiting(k), target
+        if not self.spec.loop_control and self.spec.output is None:  # nothing ends it here
+            return None, target
         return self._batch_ending(results), target
 
     def _waiting(self, k: int) -> _Ending:
@@ -505,50 +514,43 @@ class _Loop:
         return step
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
-        ctx, spec = self.ctx, self.spec
-        keys = [None if self._repeatable(c) else seen_key(c) for c in calls]
-        # a call identical to one that failed is not run again: it would fail the same way
-        failed = failures(ctx.steps)
-        again = [failed.get(seen_key(c)) if failed else None for c in calls]
-        fresh = [c for c, key, f in zip(calls, keys, again, strict=True)
-                 if key not in ctx.seen and f is None]
-        batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
-                          max_parallel=spec.max_parallel_tools, deps=spec.deps,
-                          state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
-        frame = _nesting.current.set(self.frame)  # sub-runs find this run
+        ctx, spec, rt = self.ctx, self.spec, self.rt
+        split = self.sort_calls(calls, ctx.tools, ctx.seen, ctx.steps)
+        fresh, batch = split[2], None
+        if not fresh:  # every call answered from an identical earlier one
+            return self.answers(calls, split, (), ctx.seen)
         token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
             spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
-            None if self.deadline is None else self.deadline - self.rt.monotonic(),
-            self._summarizer_call))
+            None if self.deadline is None else self.deadline - rt.monotonic(),
+            self._summarizer_call, self.frame))  # and the frame sub-runs find this run by
         try:
-            done = await self._bounded(self.rt.run_tools(batch)) if fresh else []
+            if fresh is calls and type(rt) is LocalRuntime:  # the one call, here: no batch
+                one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
+                                            ctx.emit_custom, self._add_tools, ctx.state)
+                done = [await (one if self.deadline is None else self._timed(one))]
+            else:
+                batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
+                                  max_parallel=spec.max_parallel_tools, deps=spec.deps,
+                                  state=ctx.state, emit=ctx.emit_custom, add_tools=self._add_tools)
+                done = await self._bounded(rt.run_tools(batch))
         except (TimeoutError, asyncio.CancelledError) as exc:
             self._keep_finished(calls, batch, exc)
             raise
         finally:
             caller_run.reset(token)
-            _nesting.current.reset(frame)
-        by_id = {r.call_id: r for r in done}
-        results = []
-        for c, key, f in zip(calls, keys, again, strict=True):
-            r = by_id.get(c.id or "")
-            if r is None and f is not None:
-                r = notes.repeated_failure(f, c.id or "")
-            elif r is None and key is not None:  # identical to an earlier call: reuse its result
-                r = notes.repeated(ctx.seen[key], c.id or "")
-            elif r is not None and r.error is None and key is not None:
-                ctx.seen[key] = r
-            assert r is not None
-            results.append(r)
-        return results
+        if batch is not None:
+            return self.answers(calls, split, done, ctx.seen)
+        if (key := split[0][0]) is not None and done[0].error is None:
+            ctx.seen[key] = done[0]  # identical calls to come get its result
+        return done
 
-    def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch,
+    def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch | None,
                        exc: BaseException) -> None:
         """The run ends during a batch: record the calls that did finish with their real
         results and the rest as unfinished, in call order."""
         why = ("the run reached its time limit" if isinstance(exc, TimeoutError)
                else "the run was cancelled")
-        finished = {r.call_id: r for r in batch.done if r is not None}
+        finished = {r.call_id: r for r in (batch.done if batch else ()) if r is not None}
         results = [finished.get(c.id or "") or notes.unfinished(c, why) for c in calls]
         self._record(self.ctx.iteration, None, calls, results, self.rt.now())
 
@@ -716,10 +718,6 @@ class _Loop:
         return RunState.MAX_ITERATIONS, self._fallback(RunState.MAX_ITERATIONS)
 
     # -- small helpers -----------------------------------------------------------------------
-    def _repeatable(self, call: ToolCall) -> bool:
-        t = self.ctx.tools.get(call.name) if isinstance(call.name, str) else None
-        return t is None or t.repeatable or t.internal
-
     def _bounded(self, step: Awaitable[_T]) -> Awaitable[_T]:
         """``step`` to await within the run's deadline: ``step`` itself without one (no
         scope, no extra coroutine frame while the run waits)."""

@@ -1,6 +1,7 @@
 """Where a tool runs: the run that is executing it (:class:`Frame`), for runs nested in runs.
 
-The loop sets :data:`current` around each tool batch, so a tool that starts a run of its own
+The loop sets the frame around each tool batch (in :data:`~reactloop.tools._source.caller_run`,
+read through :data:`current`), so a tool that starts a run of its own
 (an agent called as a tool, ``reactloop._multi``) finds the run that called it: it sends the
 sub-run's events into that run's stream, adds the sub-run's usage to its metrics and knows how
 deep it is. A context variable, because tools run in the batch's task or in tasks it starts
@@ -16,6 +17,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from reactloop.tools._source import caller_run
 
 if TYPE_CHECKING:
     from reactloop.events import Event
@@ -68,7 +71,19 @@ class Frame:
         self.emit(CustomEvent(self.ctx.run_id, name, data))
 
 
-current: ContextVar[Frame | None] = ContextVar("reactloop_frame", default=None)
+class _Current:
+    """``current.get()``: the frame the batch's :class:`CallerRun` carries (one context
+    variable set per batch instead of two)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def get() -> Frame | None:
+        caller = caller_run.get()
+        return None if caller is None else caller.frame
+
+
+current = _Current()
 """The frame of the run whose tool batch is executing (None outside any batch)."""
 
 runtime_for: ContextVar[Callable[[Any], Any] | None] = ContextVar("reactloop_subruntime",

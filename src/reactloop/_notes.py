@@ -71,8 +71,10 @@ def failed_twice(steps: Sequence[Step]) -> str | None:
     the next reply must answer), or None."""
     for step in reversed(steps):
         if step.results:
-            return next((r.name for r in step.results if r.error is not None and r.cached),
-                        None)
+            for r in step.results:  # a loop, not next() over a generator: read per request
+                if r.error is not None and r.cached:
+                    return r.name
+            return None
     return None
 
 

@@ -26,11 +26,12 @@ import contextvars
 import os
 import queue
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["MAX_STUCK", "POOL_SIZE", "ThreadStats", "run_in_thread", "thread_stats"]
+__all__ = ["MAX_STUCK", "POOL_SIZE", "ThreadStats", "abandon", "run_in_thread", "start",
+           "thread_stats"]
 
 T = TypeVar("T")
 
@@ -66,7 +67,8 @@ class _Job:
     __slots__ = ("abandoned", "args", "context", "fn", "future", "kwargs", "loop", "state")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any],
-                 fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+                 fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+                 ) -> None:
         self.loop, self.future, self.fn, self.args, self.kwargs = loop, future, fn, args, kwargs
         self.context = contextvars.copy_context()  # as asyncio.to_thread does
         self.state = _PENDING
@@ -220,6 +222,20 @@ def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any
     the call: the result is dropped and nothing waits for the thread, at run end or at exit.
     (A plain function returning the pool's coroutine: one coroutine less per call.)"""
     return _pool.run(fn, *args, **kwargs)
+
+
+def start(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> _Job:
+    """:func:`run_in_thread` for a caller that awaits ``job.future`` itself and calls
+    :func:`abandon` when it is cancelled meanwhile (a sync tool's call: one coroutine less)."""
+    loop = asyncio.get_running_loop()
+    job = _Job(loop, loop.create_future(), fn, (), kwargs)
+    _pool.submit(job)
+    return job
+
+
+def abandon(job: _Job) -> None:
+    """The caller of a :func:`start` ed job stopped waiting for it."""
+    _pool.abandon(job)
 
 
 def thread_stats() -> ThreadStats:

@@ -42,7 +42,7 @@ from reactloop.approvals import (
 from reactloop.approvals._gate import turn_iterations
 from reactloop.attachments import Prompt, split_prompt
 from reactloop.errors import UserError
-from reactloop.events import Event, RunEndEvent, dispatch
+from reactloop.events import Dispatcher, Event, RunEndEvent
 from reactloop.extensions import Extension
 from reactloop.extensions._retrieval import ContextProvider, RetrievedContext
 from reactloop.messages import Message, ModelSettings
@@ -432,13 +432,13 @@ class Agent(Generic[OutputT]):
         only feed them). ``start`` runs on the first ``anext``: a bad argument to a stream
         raises there, as an ``async def`` generator's would."""
         ctx = start()
-        callbacks = self.spec.callbacks
+        callbacks = Dispatcher(self.spec.callbacks) if self.spec.callbacks else None
         # aclosing: closing this stream closes the loop now (it records the ending), not
         # whenever the garbage collector gets to it
         async with aclosing(self._run_events(ctx, stream=stream, quiet=quiet)) as events:
             async for event in events:
-                if callbacks:
-                    await dispatch(callbacks, event)
+                if callbacks is not None and (pending := callbacks.send(event)) is not None:
+                    await pending
                 if event.type != "step":
                     yield event
 

@@ -8,7 +8,7 @@ derived from the same events, so both views always agree.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -348,6 +348,61 @@ _DISPATCH: dict[str, str] = {
     "step": "on_step",
     "run_end": "on_finish",
 }
+
+
+class Dispatcher:
+    """The callbacks' methods for the events of an iteration (``run_start``, ``tool_call``,
+    ``tool_result``/``tool_error``, ``step``), looked up once per run: an event costs a
+    lookup and a call per method, no coroutine unless a method returns an awaitable.
+    ``run_end`` goes through :func:`dispatch` (``on_error`` first when the run failed)."""
+
+    __slots__ = ("callbacks", "table")
+
+    def __init__(self, callbacks: Sequence[object]) -> None:
+        self.callbacks = callbacks
+        table: dict[str, tuple[tuple[object, str, Callable[[Any], Any]], ...]] = {}
+        for cb in callbacks:
+            for kind, name in _ITERATION.items():
+                if (m := getattr(cb, name, None)) is not None:
+                    table[kind] = (*table.get(kind, ()), (cb, name, m))
+        self.table = table
+
+    def send(self, event: Event) -> Awaitable[None] | None:
+        """Feed ``event`` to the callbacks; an awaitable to await when a method returned one
+        (the methods after it are called once it is done), or when the run ends."""
+        handlers = self.table.get(event.type)
+        if handlers is None:
+            return dispatch(self.callbacks, event) if event.type == "run_end" else None
+        arg: Any = event.step if type(event) is StepEvent else event
+        for i, (cb, name, method) in enumerate(handlers):
+            try:
+                out = method(arg)
+            except Exception:
+                _ignored(cb, name)
+                continue
+            if out is not None and hasattr(out, "__await__"):
+                return _rest(out, handlers[i:], arg)
+        return None
+
+
+async def _rest(out: Awaitable[Any], handlers: Sequence[tuple[object, str, Callable[[Any], Any]]],
+                arg: Any) -> None:
+    """Await the first handler's ``out``, then call (and await) the others in order."""
+    for i, (cb, name, method) in enumerate(handlers):
+        try:
+            if i:
+                out = method(arg)
+            if out is not None and hasattr(out, "__await__"):
+                await out
+        except Exception:
+            _ignored(cb, name)
+
+
+def _ignored(cb: object, name: str) -> None:
+    log.warning("callback %s.%s failed; ignored", type(cb).__name__, name, exc_info=True)
+
+
+_ITERATION = {kind: name for kind, name in _DISPATCH.items() if kind != "run_end"}
 
 
 async def dispatch(callbacks: Sequence[object], event: Event) -> None:

@@ -15,6 +15,7 @@ from reactloop._arguments import arguments_problem
 from reactloop.approvals import DENIED, Decision, arguments_hash
 from reactloop.messages import Message, ToolCall
 from reactloop.result import ToolResult
+from reactloop.tools import _tool
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._tool import ApprovalRule, ToolArgumentsError, ToolContext
 
@@ -38,6 +39,8 @@ def gated_calls(calls: Sequence[ToolCall], registry: ToolRegistry, policy: Appro
     Calls that cannot run anyway wait for nobody: unknown tools, invalid arguments (the model
     gets the error at once), and internal tools (``Tool.internal``: the run's own state)."""
     out: dict[str, str] = {}
+    if policy is False and not registry.approval_rules and not _tool.rules_changed:
+        return out  # nothing can ask: no lookup at all
     for call in calls:
         tool = registry.get(call.name) if isinstance(call.name, str) else None
         if tool is None or (tool.requires_approval is False and policy is False):

@@ -92,23 +92,28 @@ class _Sharing(tuple[dict[str, Tool], list[tuple[ToolSpec, ...] | None]]):
 class ToolRegistry:
     """Tools by name. The specs sent to the model are derived from these same objects."""
 
-    __slots__ = ("_shared", "_specs", "_tools")
+    __slots__ = ("_shared", "_specs", "_tools", "approval_rules")
     _tools: dict[str, Tool]
     _specs: list[tuple[ToolSpec, ...] | None]
     """The specs once made (for every registry sharing ``_tools``)."""
     _shared: bool
     """``_tools`` and ``_specs`` may be another registry's too (:meth:`copy`): the first
     :meth:`add` makes its own."""
+    approval_rules: bool
+    """Some tool has a ``requires_approval`` rule (else no call waits, unless the agent's
+    ``approve`` policy says so): read per response by the approval gate."""
 
     def __init__(self, tools: Iterable[Tool] | Mapping[str, Tool] = ()) -> None:
         given: Any = tools
         if type(given) is _Sharing:  # a copy (see copy())
             self._tools, self._specs = given
-            self._shared = True
+            self._shared, self.approval_rules = True, False  # copy() sets the flag
             return
-        self._specs, self._shared = [None], False
+        self._specs, self._shared, self.approval_rules = [None], False, False
         if isinstance(tools, Mapping):  # already checked
             self._tools = dict(tools)
+            self.approval_rules = any(t.requires_approval is not False
+                                      for t in self._tools.values())
             return
         self._tools = {}
         for t in tools:
@@ -125,6 +130,7 @@ class ToolRegistry:
             )
         self._tools[t.name] = t
         self._specs[0] = None
+        self.approval_rules = self.approval_rules or t.requires_approval is not False
 
     def extend(self, tools: Iterable[Tool]) -> None:
         for t in tools:
@@ -135,7 +141,9 @@ class ToolRegistry:
         run gets one of its agent's: they share the dict and the specs until one of them
         adds a tool (a run without tool sources or handoffs never copies them)."""
         self._shared = True
-        return ToolRegistry(cast(Any, _Sharing((self._tools, self._specs))))
+        twin = ToolRegistry(cast(Any, _Sharing((self._tools, self._specs))))
+        twin.approval_rules = self.approval_rules
+        return twin
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -206,54 +214,50 @@ class ToolRegistry:
         add_tools: Callable[[Sequence[Tool]], None] | None = None,
         state: dict[str, Any] | None = None,
     ) -> ToolResult:
-        call_id = call.id or ""
+        name, args = call.name, call.arguments
+        t = self._tools.get(name) if type(name) is str else None
+        if t is None:
+            return self._not_found(call)
+        # a call marked unusable never runs: the model retries (only marked calls have details)
+        if call.provider_details and (problem := arguments_problem(call)) is not None:
+            return _error(call, problem)
+        if type(args) is not dict and not isinstance(args, Mapping):
+            return _error(  # type: ignore[unreachable]
+                call, f"Invalid arguments: expected a JSON object, got {args!r}"
+            )
+        timeout = t.timeout if t.timeout is not None else default_timeout
+        ctx = ToolContext(t.name, call.id or "", run_id, deps, emit, add_tools,
+                          state if state is not None else {}) if t.wants_context else None
+        parts: tuple[Attachment, ...] = ()
+        started = time.perf_counter()
+        try:
+            if timeout is None:
+                value = await t.call(args, ctx)
+            else:
+                async with asyncio.timeout(timeout):
+                    value = await t.call(args, ctx)
+            kind = type(value)
+            if kind is str:  # the common cases first, without split_result
+                content = value
+            elif kind is int:
+                content = int.__repr__(value)
+            elif kind is WithRun:
+                return _with_run(call, value, started)
+            else:
+                content, parts = split_result(value)
+        except BaseException as exc:
+            failed = _caught(call, exc, started, timeout)
+            if failed is None:
+                raise
+            return failed
+        return ToolResult(t.name, value, None, call.id or "", args, content,
+                          duration=time.perf_counter() - started, attachments=parts)
+
+    def _not_found(self, call: ToolCall) -> ToolResult:
         if not isinstance(call.name, str):  # providers can send anything
             return _error(call, f"Invalid tool name {call.name!r}: a tool name is a string; "  # type: ignore[unreachable]
                                 f"available tools: {', '.join(self.names) or '(none)'}.")
-        t = self._tools.get(call.name)
-        if t is None:
-            return _error(call, self._unknown_tool_message(call.name))
-        if (problem := arguments_problem(call)) is not None:  # never run: the model retries
-            return _error(call, problem)
-        if type(call.arguments) is not dict and not isinstance(call.arguments, Mapping):
-            return _error(  # type: ignore[unreachable]
-                call, f"Invalid arguments: expected a JSON object, got {call.arguments!r}"
-            )
-        timeout = t.timeout if t.timeout is not None else default_timeout
-        ctx = ToolContext(t.name, call_id, run_id, deps, emit, add_tools,
-                          state if state is not None else {}) if t.wants_context else None
-        started = time.perf_counter()
-        try:
-            value = await _call(t, call.arguments, ctx, timeout)
-            if type(value) is WithRun:
-                return _with_run(call, value, started)
-            content, parts = split_result(value)
-        except ToolArgumentsError as exc:
-            return _error(call, str(exc), started=started)
-        except ToolRetry as exc:
-            return _error(call, exc.message, started=started)
-        except TimeoutError:
-            return _error(call, f"Tool '{t.name}' timed out after {timeout:g} s; try simpler "
-                                "arguments or another approach", started=started)
-        except asyncio.CancelledError as exc:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():  # the run is being cancelled
-                raise
-            return _failed(call, exc, started)  # the tool raised CancelledError itself
-        except (KeyboardInterrupt, GeneratorExit):
-            raise
-        except BaseException as exc:
-            # the model sees type and message; the traceback goes to events
-            return _failed(call, exc, started)
-        return ToolResult(
-            name=t.name,
-            result=value,
-            call_id=call_id,
-            arguments=call.arguments,
-            content=content,
-            duration=time.perf_counter() - started,
-            attachments=parts,
-        )
+        return _error(call, self._unknown_tool_message(call.name))
 
     def _unknown_tool_message(self, name: str) -> str:
         available = self.names
@@ -266,12 +270,25 @@ class ToolRegistry:
         return f"Unknown tool '{name}'.{hint} Available tools: {', '.join(available)}."
 
 
-async def _call(t: Tool, arguments: Mapping[str, Any], ctx: ToolContext | None,
-                seconds: float | None) -> Any:
-    if seconds is None:
-        return await t.call(arguments, ctx)
-    async with asyncio.timeout(seconds):
-        return await t.call(arguments, ctx)
+def _caught(call: ToolCall, exc: BaseException, started: float, timeout: float | None
+            ) -> ToolResult | None:
+    """The error result for what a tool raised (called in the ``except`` block, so the
+    traceback is at hand); None: re-raise it (the run is being cancelled, or an interrupt)."""
+    if isinstance(exc, (ToolArgumentsError, ToolRetry)):
+        return _error(call, str(exc) if isinstance(exc, ToolArgumentsError) else exc.message,
+                      started=started)
+    if isinstance(exc, TimeoutError) and timeout is not None:
+        return _error(call, f"Tool '{call.name}' timed out after {timeout:g} s; try simpler "
+                            "arguments or another approach", started=started)
+    if isinstance(exc, asyncio.CancelledError):
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # the run is being cancelled
+            return None
+        return _failed(call, exc, started)  # the tool raised CancelledError itself
+    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+        return None
+    # the model sees type and message; the traceback goes to events
+    return _failed(call, exc, started)
 
 
 def _with_run(call: ToolCall, value: WithRun, started: float) -> ToolResult:

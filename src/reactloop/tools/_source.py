@@ -36,14 +36,18 @@ class CallerRun:
     A runtime that runs tools elsewhere (a Temporal worker) has none: sources then fall back
     to what they were configured with."""
 
-    __slots__ = ("add_tools", "call_model", "count_usage", "emit", "model", "run_id",
+    __slots__ = ("add_tools", "call_model", "count_usage", "emit", "frame", "model", "run_id",
                  "time_left")
 
     def __init__(self, model: Any, run_id: str, emit: Emit,
                  count_usage: Callable[[int, int], None],
                  add_tools: Callable[[Sequence[Tool]], None],
                  time_left: float | None,
-                 call_model: Callable[[Any, Any], Awaitable[Any]] | None = None) -> None:
+                 call_model: Callable[[Any, Any], Awaitable[Any]] | None = None,
+                 frame: Any = None) -> None:
+        self.frame = frame
+        """The run's ``reactloop._nesting.Frame`` (what sub-runs started by its tools read
+        through ``_nesting.current``: one context variable for both)."""
         self.model = model
         """The run's model (a ``reactloop.models.Model``)."""
         self.call_model = call_model
@@ -63,7 +67,7 @@ class CallerRun:
         """The same run with events going through ``emit`` (a runtime wrapper that watches
         them as they happen, e.g. the CLI's progress line)."""
         return CallerRun(self.model, self.run_id, emit, self.count_usage, self.add_tools,
-                         self.time_left, self.call_model)
+                         self.time_left, self.call_model, self.frame)
 
 
 caller_run: ContextVar[CallerRun | None] = ContextVar("reactloop_caller_run", default=None)

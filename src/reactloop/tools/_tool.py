@@ -7,6 +7,7 @@ function signature, lazily on first use, so decorating a function costs next to 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import math
@@ -15,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from reactloop._threads import run_in_thread
+from reactloop import _threads
 from reactloop.errors import UserError
 from reactloop.messages import ToolSpec
 
@@ -161,7 +162,7 @@ class Tool:
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
         self.inline, self.internal = inline, internal
-        self.requires_approval = check_rule(f"tool {self.name!r}: rule", requires_approval)
+        self._rule = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
         )
@@ -170,8 +171,19 @@ class Tool:
         self._context_param: str | None = None
         self._spec: ToolSpec | None = None
         self._param_names: tuple[str, ...] = ()
-        self._plain: dict[str, tuple[type, Any]] | None = None  # see _plain_parameters
+        self._plain: tuple[tuple[str, type, Any], ...] | None = None  # _plain_parameters
         functools.update_wrapper(self, fn, updated=())
+
+    @property
+    def requires_approval(self) -> ApprovalRule:
+        """Whether a call waits for a person's approval (see ``__init__``)."""
+        return self._rule
+
+    @requires_approval.setter
+    def requires_approval(self, rule: ApprovalRule) -> None:
+        global rules_changed
+        self._rule = rule
+        rules_changed = True  # registries can no longer trust what they saw when adding tools
 
     # -- the model-facing view -------------------------------------------------------------
     @property
@@ -189,12 +201,18 @@ class Tool:
         assert self._schema is not None
         return self._schema
 
-    @property
-    def wants_context(self) -> bool:
-        """Whether the function takes a :class:`ToolContext` (built only for those)."""
-        if self._model is None and self._explicit_parameters is None:
-            self._build()
-        return self._context_param is not None
+    wants_context: bool
+    """Whether the function takes a :class:`ToolContext` (built only for those): read from
+    the signature on first use, then a plain attribute (no call per tool call)."""
+
+    if not TYPE_CHECKING:  # for the type checker, Tool has no dynamic attributes
+        def __getattr__(self, name: str) -> Any:
+            if name != "wants_context":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            if self._model is None and self._explicit_parameters is None:
+                self._build()
+            self.wants_context = self._context_param is not None
+            return self.wants_context
 
     def spec(self) -> ToolSpec:
         if self._spec is None:
@@ -227,16 +245,10 @@ class Tool:
         if self._model is None:
             self._build()
         assert self._model is not None
-        plain = self._plain
-        if plain is not None and type(arguments) is dict and arguments.keys() <= plain.keys():
-            out: dict[str, Any] = {}
-            for k, (kind, default) in plain.items():
-                v = arguments.get(k, default)
-                if v is _REQUIRED or (type(v) is not kind and k in arguments):
-                    break  # missing or another type: pydantic decides (and explains)
-                out[k] = v
-            else:
-                return out
+        if self._plain is not None and self._is_plain(arguments):
+            # pydantic would return them unchanged, with the defaults filled in
+            return {k: arguments.get(k, default)
+                    for k, _, default in self._plain}
         from pydantic import ValidationError
 
         try:
@@ -245,19 +257,58 @@ class Tool:
             raise ToolArgumentsError(_format_validation_error(exc, self._param_names)) from None
         return {k: getattr(parsed, k) for k in self._param_names}
 
+    def _is_plain(self, arguments: Mapping[str, Any]) -> bool:
+        """The arguments are a dict of the declared plain types, every required one there and
+        no other (see :func:`_plain_parameters`): validating would change nothing."""
+        plain = self._plain
+        if plain is None or type(arguments) is not dict:
+            return False
+        n = 0
+        for k, kind, default in plain:
+            if k in arguments:
+                if type(arguments[k]) is not kind:
+                    return False
+                n += 1
+            elif default is _REQUIRED:
+                return False
+        return n == len(arguments)
+
     async def call(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> Any:
         """Validate ``arguments`` and run the action (sync actions run on one of reactloop's
         worker threads: a call given up on — timeout, deadline, cancel — is abandoned, and
-        neither the run nor the process waits for it)."""
-        kwargs = self.validate(arguments)
+        neither the run nor the process waits for it).
+
+        Arguments that already have the declared plain types go to the action as they are
+        (the action's own defaults are the declared ones): no validation, no copy."""
+        kwargs: Mapping[str, Any] = arguments
+        plain, ready = self._plain, not self._validate
+        if plain is not None and type(arguments) is dict:  # _is_plain, without the call
+            n = 0
+            for k, kind, default in plain:
+                if k in arguments:
+                    if type(arguments[k]) is not kind:
+                        break
+                    n += 1
+                elif default is _REQUIRED:
+                    break
+            else:
+                ready = ready or n == len(arguments)
+        if not ready:
+            kwargs = self.validate(arguments)
         if self._context_param is not None:
-            kwargs[self._context_param] = context
+            kwargs = {**kwargs, self._context_param: context}
+        fn = self.fn
         if self._is_async:
-            return await self.fn(**kwargs)
+            return await fn(**kwargs)
         if self.inline:
-            result = self.fn(**kwargs)
-        else:
-            result = await run_in_thread(self.fn, **kwargs)
+            result = fn(**kwargs)
+        else:  # run_in_thread's work, without its coroutine
+            job = _threads.start(fn, kwargs)
+            try:
+                result = await job.future
+            except asyncio.CancelledError:
+                _threads.abandon(job)
+                raise
         if type(result) not in _SCALAR_TYPES and inspect.isawaitable(result):
             # a sync wrapper that returned a coroutine
             return await result
@@ -321,16 +372,19 @@ class Tool:
         self._schema = schema
 
 
+rules_changed = False
+"""Some tool's ``requires_approval`` was set after it was made: :class:`ToolRegistry` then
+asks every tool per call instead of trusting what it saw when the tools were added."""
 _REQUIRED: Any = object()
 _SCALAR_TYPES = (int, float, str, bool)
 
 
 def _plain_parameters(sig: inspect.Signature, hints: dict[str, Any], names: Sequence[str]
-                      ) -> dict[str, tuple[type, Any]] | None:
+                      ) -> tuple[tuple[str, type, Any], ...] | None:
     """Each parameter's type and default (``_REQUIRED``) when every one is a plain
     ``int``/``float``/``str``/``bool`` with a scalar (or no) default, else None. Arguments of
     exactly those types need no validation: pydantic would return them unchanged."""
-    out: dict[str, tuple[type, Any]] = {}
+    out: list[tuple[str, type, Any]] = []
     for name in names:
         param = sig.parameters[name]
         kind = hints.get(name, param.annotation)
@@ -338,8 +392,8 @@ def _plain_parameters(sig: inspect.Signature, hints: dict[str, Any], names: Sequ
         if kind not in _SCALAR_TYPES or not (default is _REQUIRED or default is None
                                              or type(default) in _SCALAR_TYPES):
             return None
-        out[name] = (kind, default)
-    return out
+        out.append((name, kind, default))
+    return tuple(out)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
