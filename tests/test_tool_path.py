@@ -4,6 +4,9 @@ keeps every outcome — arguments, errors, approvals, repeated calls."""
 from __future__ import annotations
 
 import asyncio
+import enum
+import os
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -15,7 +18,7 @@ from reactloop.approvals._gate import gated_calls
 from reactloop.messages import ToolCall
 from reactloop.result import Step, ToolResult
 from reactloop.testing import ScriptedModel
-from reactloop.tools import Tool, ToolRegistry
+from reactloop.tools import Tool, ToolArgumentsError, ToolRegistry
 
 
 @tool
@@ -168,3 +171,56 @@ def test_a_tool_with_a_rule_added_during_the_run_still_waits_for_approval() -> N
     result = Agent(model=model, tools=[unlock]).run_sync("go")
     assert result.state is RunState.WAITING_FOR_APPROVAL
     assert [p.tool_name for p in result.pending_approvals] == ["risky"]
+
+
+# -- what the fast path must not change (found by review of the issue-28 merge) --------------
+
+class _UnderTmp(Tool):
+    """A Tool subclass with its own argument check (``Tool.validate`` is public)."""
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        out = super().validate(arguments)
+        if not out["path"].startswith("/tmp/"):
+            raise ToolArgumentsError("path must be under /tmp/")
+        return out
+
+
+def _delete(path: str) -> str:
+    """Delete a file."""
+    return "deleted " + path
+
+
+def test_a_subclass_validate_runs_even_for_plain_arguments() -> None:
+    r = Agent(ScriptedModel([ToolCall("_delete", {"path": "/etc/passwd"}, "c1"), "done"]),
+              tools=[_UnderTmp(_delete)]).run_sync("go")
+    [res] = r.steps[0].results
+    assert res.error == "path must be under /tmp/" and res.result is None
+
+
+class _Names(enum.StrEnum):
+    ADD = "add_one"
+
+
+def test_a_tool_name_of_a_str_subclass_finds_the_tool() -> None:
+    @tool
+    def add_one(a: int) -> int:
+        """Add one."""
+        return a + 1
+
+    r = Agent(ScriptedModel([ToolCall(_Names.ADD, {"a": 1}, "c1"),
+                             ToolCall(_Names.ADD, {"a": 1}, "c2"), "done"]),
+              tools=[add_one]).run_sync("go")
+    assert [res.result for s in r.steps for res in s.results] == [2, 2]
+    assert all(res.error is None for s in r.steps for res in s.results)
+
+
+def test_a_broken_annotation_names_its_own_attribute_error() -> None:
+    def f(p: os.NoSuchThing) -> str:  # type: ignore[name-defined]
+        """x"""
+        return "y"
+
+    t = Tool(f)
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        t.parameters  # noqa: B018
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        t.wants_context  # noqa: B018

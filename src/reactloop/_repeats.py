@@ -83,7 +83,7 @@ class Repeats:
         failed = self.failed
         if len(calls) == 1:  # the common case, without lists
             c = calls[0]
-            t = tools.get(c.name) if type(c.name) is str else None
+            t = tools.get(c.name) if type(c.name) is str or isinstance(c.name, str) else None
             key = None if t is None or t.repeatable or t.internal else seen_key(c)
             f = failed.get(seen_key(c) if key is None else key) if failed else None
             return (key,), (f,), (calls if f is None and key not in seen else ())
@@ -91,7 +91,7 @@ class Repeats:
         again: list[ToolResult | None] = []
         fresh: list[ToolCall] = []
         for c in calls:
-            t = tools.get(c.name) if type(c.name) is str else None
+            t = tools.get(c.name) if type(c.name) is str or isinstance(c.name, str) else None
             key = None if t is None or t.repeatable or t.internal else seen_key(c)
             # a call identical to one that failed is not run again: it would fail the same way
             f = failed.get(seen_key(c) if key is None else key) if failed else None

@@ -330,7 +330,10 @@ def _plain(value: Any) -> Any:
 
 
 class Callbacks(Protocol):
-    """Any object with some of these methods can be passed as ``Agent(callbacks=[...])``."""
+    """Any object with some of these methods can be passed as ``Agent(callbacks=[...])``.
+
+    The methods are looked up when a run starts: one assigned to the object during a run is
+    used from the next run on."""
 
     def on_start(self, event: RunStartEvent) -> Any: ...
     def on_action(self, event: ToolCallEvent) -> Any: ...

@@ -215,7 +215,7 @@ class ToolRegistry:
         state: dict[str, Any] | None = None,
     ) -> ToolResult:
         name, args = call.name, call.arguments
-        t = self._tools.get(name) if type(name) is str else None
+        t = self._tools.get(name) if type(name) is str or isinstance(name, str) else None
         if t is None:
             return self._not_found(call)
         # a call marked unusable never runs: the model retries (only marked calls have details)

@@ -161,6 +161,8 @@ class Tool:
         self.timeout, self.repeatable = timeout, repeatable
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
+        # a subclass's own validate() runs for every call (no plain-arguments shortcut)
+        self._own_validate = type(self).validate is not Tool.validate
         self.inline, self.internal = inline, internal
         self._rule = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
@@ -201,18 +203,13 @@ class Tool:
         assert self._schema is not None
         return self._schema
 
-    wants_context: bool
-    """Whether the function takes a :class:`ToolContext` (built only for those): read from
-    the signature on first use, then a plain attribute (no call per tool call)."""
-
-    if not TYPE_CHECKING:  # for the type checker, Tool has no dynamic attributes
-        def __getattr__(self, name: str) -> Any:
-            if name != "wants_context":
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            if self._model is None and self._explicit_parameters is None:
-                self._build()
-            self.wants_context = self._context_param is not None
-            return self.wants_context
+    @functools.cached_property
+    def wants_context(self) -> bool:
+        """Whether the function takes a :class:`ToolContext` (built only for those): read from
+        the signature on first use, then a plain attribute (no call per tool call)."""
+        if self._model is None and self._explicit_parameters is None:
+            self._build()
+        return self._context_param is not None
 
     def spec(self) -> ToolSpec:
         if self._spec is None:
@@ -282,7 +279,8 @@ class Tool:
         (the action's own defaults are the declared ones): no validation, no copy."""
         kwargs: Mapping[str, Any] = arguments
         plain, ready = self._plain, not self._validate
-        if plain is not None and type(arguments) is dict:  # _is_plain, without the call
+        if plain is not None and type(arguments) is dict and not self._own_validate:
+            # _is_plain, without the call
             n = 0
             for k, kind, default in plain:
                 if k in arguments:
