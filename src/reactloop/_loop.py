@@ -173,10 +173,10 @@ class _Loop(Repeats):
                         response = await self._call_model(k)
                         response = (await self._call_again()
                                     if self._retry_truncated(1, response) else response)
-                    for ev in self._responded(k, response):
+                    for ev in self._responded(k, response) if ctx.pending or not self.quiet else ():
                         yield ev
                     calls, ending = self._decide(k, response, started)
-                    for ev in ctx.flush():
+                    for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     if calls and self.stream and _nesting.nests(ctx.tools, calls):  # live
                         batch = asyncio.ensure_future(self._run_tools(k, response, calls,
@@ -188,7 +188,7 @@ class _Loop(Repeats):
                         ending, target = (await self._run_tools(k, response, calls, started)
                                           if calls else (ending, None))
                     await self._hand_off(k, target)  # in this task: the stack closes here
-                    for ev in ctx.flush():
+                    for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     if ending is not None:
                         break
@@ -349,9 +349,10 @@ class _Loop(Repeats):
         """The model's first answer in iteration ``k``. Without memory limits, compaction
         or a listener: the runtime's call itself (no coroutine of the loop's own waits with
         it, issue 28); else after :meth:`_prepare`."""
-        if self.quiet and not self.spec.context.sizes():
-            self.request = self._request(k, self.ctx.messages)
-            return self._ask(self.request)
+        if self.quiet and not self.spec.context.sizes():  # _ask and _bounded, inlined
+            request = self.request = self._request(k, self.ctx.messages)
+            ask = self.rt.call_model(self.spec.model, request, on_retry=self.on_retry)
+            return ask if self.deadline is None else self._timed(ask)
         return self._prepared_call(k)
 
     async def _prepared_call(self, k: int) -> ModelResponse:
