@@ -290,7 +290,7 @@ class _Loop(Repeats):
     def _request(self, k: int, messages: Sequence[Message]) -> ModelRequest:
         spec, ctx = self.spec, self.ctx
         n = spec.max_iterations
-        extra = spec.notes(ctx)  # plan, retrieved context
+        extra = spec.notes(ctx) if spec.extensions else []  # plan, retrieved context
         declared = tools = self._offered(messages)
         out = spec.output
         if k == n:
@@ -412,8 +412,11 @@ class _Loop(Repeats):
         return out
 
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
-        """Count the usage; True when a cut-off reply should be asked again with more room."""
-        self._account(response)
+        """Count the model call — its tokens, cache reads and writes, and cost (None:
+        unknown) — and True when a cut-off reply should be asked again with more room."""
+        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
+        if self.controls is not None:
+            self.controls.charge(response, self.cost, self.answered)
         return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
 
     @staticmethod
@@ -739,12 +742,6 @@ class _Loop(Repeats):
         m = self.ctx.metrics
         m.input_tokens += input_tokens
         m.output_tokens += output_tokens
-
-    def _account(self, response: ModelResponse) -> None:
-        """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
-        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
-        if self.controls is not None:
-            self.controls.charge(response, self.cost, self.answered)
 
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,
