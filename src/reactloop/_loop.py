@@ -511,8 +511,8 @@ class _Loop(Repeats):
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
-        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
-                                  attachments=r.attachments) for r in results))
+        ctx.append(*[Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
+                                  attachments=r.attachments) for r in results])
         step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
