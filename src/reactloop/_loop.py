@@ -218,7 +218,7 @@ class _Loop(Repeats):
         run tools (the calls, their ``tool_call`` events queued)."""
         if k == self.spec.max_iterations:  # the forced last iteration: this is the answer
             return (), self._final(k, response, started)
-        if self._fed_back_truncation(response):
+        if response.finish_reason == "length" and self._fed_back_truncation(response):
             return (), None
         if not response.tool_calls:
             return (), self._no_tool_call(k, response, started)
@@ -291,7 +291,8 @@ class _Loop(Repeats):
         spec, ctx = self.spec, self.ctx
         n = spec.max_iterations
         extra = spec.notes(ctx) if spec.extensions else []  # plan, retrieved context
-        declared = tools = self._offered(messages)
+        declared = tools = (ctx.tools.specs() if spec.tool_selection is None
+                            else self._offered(messages))
         out = spec.output
         if k == n:
             tools = ctx.tools.specs(self._final_tools())
