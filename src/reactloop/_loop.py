@@ -232,7 +232,7 @@ class _Loop(Repeats):
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
         if self.tool_events:
-            ctx.pending.extend([ToolCallEvent(ctx.run_id, k, c) for c in calls])
+            ctx.pending += [ToolCallEvent(ctx.run_id, k, c) for c in calls]  # no extend call
         if waiting:  # the others run; these wait for a person
             self.gated = tuple(c for c in calls if c.id in waiting)
             calls = tuple(c for c in calls if c.id not in waiting)
