@@ -28,7 +28,7 @@ def test_an_added_call_per_iteration_fails_the_check(
     assert regression.check(baseline, with_timing=False) == 0
 
     now = LocalRuntime.now  # called twice per iteration: one more call each time
-    monkeypatch.setattr(LocalRuntime, "now", lambda self: now(self))
+    monkeypatch.setattr(LocalRuntime, "now", lambda self: now())
     assert regression.check(baseline, with_timing=False) == 1
     out = capsys.readouterr().out
     assert "regression check FAILED" in out

@@ -106,3 +106,26 @@ def test_callbacks_see_the_same_in_run_and_in_stream() -> None:
     assert quiet.seen == streamed.seen
     assert [k for k, _ in quiet.seen] == ["start", "action", "observation", "step", "action",
                                           "observation", "step", "step", "finish"]
+
+
+@pytest.mark.parametrize(("limits", "compaction_window", "model_window", "sizes"), [
+    ({}, None, None, False),                      # no compaction, no limit
+    ({"max_messages": 4}, None, None, True),
+    ({"max_tokens": 1_000}, None, None, True),
+    ({"compaction": True}, None, None, False),     # compaction without a window: nothing to do
+    ({"compaction": True}, 8_000, None, True),     # its own window
+    ({"compaction": True}, None, 8_000, True),     # the model's window
+    ({}, None, 8_000, False),                      # a window but no compaction
+])
+def test_a_request_is_sized_exactly_when_a_limit_or_a_window_needs_it(
+        limits: dict[str, Any], compaction_window: int | None, model_window: int | None,
+        sizes: bool) -> None:
+    """``ContextPolicy.sizes`` (read before every model call, its ``window()`` inlined)."""
+    model = ScriptedModel([])
+    model.context_window = model_window
+    if limits.pop("compaction", False):
+        limits["compaction"] = _manager.Compaction(context_window=compaction_window)
+    policy = _manager.ContextPolicy(model, **limits)
+    assert policy.sizes() is sizes
+    if "compaction" in limits:
+        assert policy.sizes() is (policy.window() is not None)

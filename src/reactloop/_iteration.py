@@ -16,6 +16,12 @@ __all__ = ["RetryReporter", "with_ids"]
 def with_ids(run_id: str, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
     """Every call of iteration ``k`` gets a string name and an id unique in the response
     (providers may repeat or omit ids): ``call_<run>_<k>_<i>`` where one is missing."""
+    if len(calls) == 1:  # the common response: one call, which needs no id or name made
+        c = calls[0]
+        if type(c.name) is str:
+            if c.id:
+                return calls if type(calls) is tuple else (c,)
+            return (ToolCall(c.name, c.arguments, f"call_{run_id[:8]}_{k}_0", c.provider_details),)
     out: list[ToolCall] = []
     used: set[str] = set()
     prefix = f"call_{run_id[:8]}_{k}_"

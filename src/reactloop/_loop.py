@@ -173,10 +173,10 @@ class _Loop(Repeats):
                         response = await self._call_model(k)
                         response = (await self._call_again()
                                     if self._retry_truncated(1, response) else response)
-                    for ev in self._responded(k, response):
+                    for ev in self._responded(k, response) if ctx.pending or not self.quiet else ():
                         yield ev
                     calls, ending = self._decide(k, response, started)
-                    for ev in ctx.flush():
+                    for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     if calls and self.stream and _nesting.nests(ctx.tools, calls):  # live
                         batch = asyncio.ensure_future(self._run_tools(k, response, calls,
@@ -188,7 +188,7 @@ class _Loop(Repeats):
                         ending, target = (await self._run_tools(k, response, calls, started)
                                           if calls else (ending, None))
                     await self._hand_off(k, target)  # in this task: the stack closes here
-                    for ev in ctx.flush():
+                    for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     if ending is not None:
                         break
@@ -218,7 +218,7 @@ class _Loop(Repeats):
         run tools (the calls, their ``tool_call`` events queued)."""
         if k == self.spec.max_iterations:  # the forced last iteration: this is the answer
             return (), self._final(k, response, started)
-        if self._fed_back_truncation(response):
+        if response.finish_reason == "length" and self._fed_back_truncation(response):
             return (), None
         if not response.tool_calls:
             return (), self._no_tool_call(k, response, started)
@@ -232,7 +232,7 @@ class _Loop(Repeats):
         ctx.append(Message.assistant(response.text, calls, response.provider_details,
                                      gate(waiting, ctx.run_id) if waiting else None))
         if self.tool_events:
-            ctx.pending.extend([ToolCallEvent(ctx.run_id, k, c) for c in calls])
+            ctx.pending += [ToolCallEvent(ctx.run_id, k, c) for c in calls]  # no extend call
         if waiting:  # the others run; these wait for a person
             self.gated = tuple(c for c in calls if c.id in waiting)
             calls = tuple(c for c in calls if c.id not in waiting)
@@ -290,8 +290,9 @@ class _Loop(Repeats):
     def _request(self, k: int, messages: Sequence[Message]) -> ModelRequest:
         spec, ctx = self.spec, self.ctx
         n = spec.max_iterations
-        extra = spec.notes(ctx)  # plan, retrieved context
-        declared = tools = self._offered(messages)
+        extra = spec.notes(ctx) if spec.extensions else []  # plan, retrieved context
+        declared = tools = (ctx.tools.specs() if spec.tool_selection is None
+                            else self._offered(messages))
         out = spec.output
         if k == n:
             tools = ctx.tools.specs(self._final_tools())
@@ -349,9 +350,10 @@ class _Loop(Repeats):
         """The model's first answer in iteration ``k``. Without memory limits, compaction
         or a listener: the runtime's call itself (no coroutine of the loop's own waits with
         it, issue 28); else after :meth:`_prepare`."""
-        if self.quiet and not self.spec.context.sizes():
-            self.request = self._request(k, self.ctx.messages)
-            return self._ask(self.request)
+        if self.quiet and not self.spec.context.sizes():  # _ask and _bounded, inlined
+            request = self.request = self._request(k, self.ctx.messages)
+            ask = self.rt.call_model(self.spec.model, request, on_retry=self.on_retry)
+            return ask if self.deadline is None else self._timed(ask)
         return self._prepared_call(k)
 
     async def _prepared_call(self, k: int) -> ModelResponse:
@@ -411,8 +413,11 @@ class _Loop(Repeats):
         return out
 
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
-        """Count the usage; True when a cut-off reply should be asked again with more room."""
-        self._account(response)
+        """Count the model call — its tokens, cache reads and writes, and cost (None:
+        unknown) — and True when a cut-off reply should be asked again with more room."""
+        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
+        if self.controls is not None:
+            self.controls.charge(response, self.cost, self.answered)
         return response.finish_reason == "length" and attempt == 1 and not response.tool_calls
 
     @staticmethod
@@ -507,8 +512,8 @@ class _Loop(Repeats):
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
-        ctx.append(*(Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
-                                  attachments=r.attachments) for r in results))
+        ctx.append(*[Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
+                                  attachments=r.attachments) for r in results])
         step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
         ctx.steps.append(step)
         return step
@@ -738,12 +743,6 @@ class _Loop(Repeats):
         m = self.ctx.metrics
         m.input_tokens += input_tokens
         m.output_tokens += output_tokens
-
-    def _account(self, response: ModelResponse) -> None:
-        """One model call: its tokens, cache reads and writes, and cost (None: unknown)."""
-        self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
-        if self.controls is not None:
-            self.controls.charge(response, self.cost, self.answered)
 
     def _fallback(self, state: RunState) -> str:
         return notes.fallback(self.ctx.steps, self.spec.max_iterations,

@@ -95,7 +95,7 @@ class RunContext:
 
     def append(self, *messages: Message) -> None:
         """Add messages to the history, handing each to the write-ahead hook first."""
-        self.messages.extend(messages)
+        self.messages += messages  # no extend() call: this runs twice per iteration
         if self.on_message is not None:
             for m in messages:
                 self.on_message(m)

@@ -150,6 +150,8 @@ class FunctionModel(Model):
         if self.keep_requests:
             self.requests.append(request)
         out: Any = self.fn(request)
+        if type(out) is ModelResponse:  # the common reply: nothing to await or coerce
+            return out
         if self._is_async or inspect.isawaitable(out):
             out = await out
         return _coerce(out)

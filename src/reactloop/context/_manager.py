@@ -128,8 +128,11 @@ class ContextPolicy:
     def sizes(self) -> bool:
         """Whether a request must be sized even when no one reads its ``request`` event: a
         memory limit prunes, or compaction has a context window to keep within."""
-        return (self.max_messages is not None or self.max_tokens is not None
-                or (self.compaction is not None and self.window() is not None))
+        if self.max_messages is not None or self.max_tokens is not None:
+            return True
+        c = self.compaction  # window(), inlined (read before every model call)
+        return c is not None and ((c.context_window if c.context_window else None)
+                                  or self.model.context_window) is not None
 
     def window(self) -> int | None:
         c = self.compaction
