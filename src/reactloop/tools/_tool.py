@@ -113,6 +113,12 @@ def _checked_name(fn: Any, name: str | None) -> str:
 class Tool:
     """A callable the model may use. Build one with :func:`tool` or ``Tool(fn)``."""
 
+    _own_validate = False  # a subclass's own validate() runs for every call (no shortcut)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._own_validate = cls.validate is not Tool.validate
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -161,8 +167,6 @@ class Tool:
         self.timeout, self.repeatable = timeout, repeatable
         self.origin = origin or _origin_of(fn)
         self._validate = validate and parameters is None
-        # a subclass's own validate() runs for every call (no plain-arguments shortcut)
-        self._own_validate = type(self).validate is not Tool.validate
         self.inline, self.internal = inline, internal
         self._rule = check_rule(f"tool {self.name!r}: rule", requires_approval)
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
