@@ -119,6 +119,10 @@ class Guidance:
     """Several steps: after a result of a tool whose description names other tools ("then
     show it with show_poi"), the next reply calls the one of them that fits the question best
     and was not called yet in this turn."""
+    brief_skills: bool = True
+    """A ``load_skill`` result is shown as its head only (name, files, tools added): no
+    absolute folder path (the prompt is the same in every checkout) and no instructions (a
+    shorter prompt at every step of the turn)."""
 
     @classmethod
     def caps_only(cls, caps: Caps | None = None) -> Guidance:
@@ -126,7 +130,7 @@ class Guidance:
         whose answers may be long: their length is left to ``max_tokens``)."""
         return cls(None, False, False, False, False, False, caps or Caps(answer=8000),
                    essential_arguments=False, stop_repeats=False, load_skills=False,
-                   follow_up=False)
+                   follow_up=False, brief_skills=False)
 
 
 def default_model_path() -> Path:
@@ -250,7 +254,8 @@ class LocalModel(Model):
             plan = plan_reply(request, self.guidance) if typed is None else typed_plan(
                 request, typed)
             kwargs: dict[str, Any] = {
-                "messages": render_messages(request, plan.listed),
+                "messages": render_messages(request, plan.listed, extra=plan.extra,
+                                            brief_skills=self.guidance.brief_skills),
                 "temperature": (request.settings.temperature
                                 if request.settings.temperature is not None
                                 else self.temperature),
@@ -363,6 +368,9 @@ class ReplyPlan:
     """Whether the reply may answer."""
     candidates: Mapping[str, Candidates] | None = None
     """The values each callable tool's arguments are restricted to."""
+    extra: tuple[ToolSpec, ...] = ()
+    """Callable tools the turn's listing lacks (a follow-up step's): described after the
+    latest result, so the system message, and the KV cache of the prompt, stay the same."""
 
 
 def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
@@ -411,9 +419,10 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
             callable_ = next_steps(callable_, turn)  # "Show gate 3": the search, then show_poi
             answer = not callable_
     nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
+    extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
         nxt = essential(nxt) if g.essential_arguments else nxt
-        listed += () if nxt.name in {t.name for t in listed} else (nxt,)
+        extra = () if nxt.name in {t.name for t in listed} else (nxt,)
         callable_, answer = [nxt], False
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
@@ -423,7 +432,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
                             caps=_answer_caps(turn, prefix, g.caps), candidates=candidates)
     return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
-                     candidates=candidates)
+                     candidates=candidates, extra=extra)
 
 
 def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolSpec | None:

@@ -1,0 +1,97 @@
+"""The embedded model's prompt is reproducible and cheap (issue 23), checked without running
+the model: no absolute path of the checkout in it (a workspace is named, a loaded skill shows
+its head only), and a follow-up step keeps the system message, so llama.cpp's KV cache of the
+prompt is reused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, Message, ModelRequest, ToolCall
+from reactloop.messages import ModelSettings
+from reactloop.models._local_prompt import brief_skill, render_messages
+from reactloop.skills import SkillSet
+from reactloop.testing import ScriptedModel
+
+pytest.importorskip("llama_cpp")
+
+from reactloop.models._guided import guided_params
+from reactloop.models.local import Guidance, LocalModel, plan_reply
+
+SKILLS = Path(__file__).resolve().parents[1] / "examples" / "skills"
+SET = SkillSet.discover([SKILLS])
+SPECS = tuple(t.spec() for t in SET.skill_tools("airport"))
+
+
+def _loaded(question: str, skill: str) -> tuple[Message, ...]:
+    """A real run's history: ``question``, the ``load_skill`` call and its real result."""
+    model = ScriptedModel([ToolCall("load_skill", {"name": skill}), "done"])
+    result = Agent(model=model, skills=[SKILLS]).run_sync(question)
+    return tuple(m for m in result.messages if m.role != "system")[:3]
+
+
+def _text(messages: list[dict[str, str]]) -> str:
+    return "\n".join(m["content"] for m in messages)
+
+
+def test_a_loaded_skill_shows_its_head_only_to_a_guided_model() -> None:
+    history = _loaded("Where can I get a coffee at the airport?", "airport")
+    result = history[2]
+    assert result.name == "load_skill" and str(SKILLS) in result.content  # the run keeps it all
+    request = ModelRequest("sys", history, SPECS, (), ModelSettings())
+    brief = _text(render_messages(request, SPECS, brief_skills=True))
+    assert str(SKILLS) not in brief and "information desk" not in brief
+    assert "# Skill: airport" in brief and "Tools now callable: search_pois" in brief
+    full = _text(render_messages(request, SPECS))
+    assert str(SKILLS) in full and len(full) - len(brief) > 1000
+    # not a load_skill result: left as it is
+    assert brief_skill("no skill here") == "no skill here"
+
+
+class _FakeLlama:
+    """Stands in for llama_cpp.Llama: records the messages of each completion."""
+
+    def __init__(self) -> None:
+        self.prompts: list[list[dict[str, str]]] = []
+
+    def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
+        self.prompts.append(kwargs["messages"])
+        return {"choices": [{"message": {"content": '{"answer": "ok"}'},
+                             "finish_reason": "stop"}], "usage": {}}
+
+
+def test_the_embedded_and_the_served_prompt_are_the_same_in_every_checkout() -> None:
+    history = _loaded("Where can I get a coffee at the airport?", "airport")
+    request = ModelRequest("sys", history, SPECS, (), ModelSettings())
+    model = LocalModel(guidance=Guidance())
+    model._llm = fake = _FakeLlama()
+    model._complete(request)
+    assert str(SKILLS) not in _text(fake.prompts[0])
+    params, _ = guided_params(request, Guidance(), "smollm2", "grammar")
+    assert params["messages"] == fake.prompts[0]
+    # a capable model reads the skill's instructions (and the folder its scripts are in)
+    model.guidance = Guidance.caps_only()
+    model._complete(request)
+    assert str(SKILLS) in _text(fake.prompts[1])
+
+
+def test_a_follow_up_step_keeps_the_system_message_and_lists_its_tool_last() -> None:
+    question = "Where can I get a coffee at the airport?"
+    history = _loaded(question, "airport")
+    search = Message.assistant(None, [ToolCall("search_pois", {"term": "coffee"}, "c2")])
+    found = Message.tool("c2", "search_pois", json.dumps(
+        [{"id": 126, "name": "Plaza Coffee Bar", "building": "Airside Plaza"}]))
+    before = ModelRequest("sys", history, SPECS, (), ModelSettings())
+    after = ModelRequest("sys", (*history, search, found), SPECS, (), ModelSettings())
+    first, step = plan_reply(before, Guidance()), plan_reply(after, Guidance())
+    assert [t.name for t in step.callable] == ["show_poi"]  # the next step
+    assert "show_poi" not in {t.name for t in step.listed} and step.extra
+    old = render_messages(before, first.listed, extra=first.extra, brief_skills=True)
+    new = render_messages(after, step.listed, extra=step.extra, brief_skills=True)
+    # the system message, and so the whole earlier prompt, is the same: llama.cpp reuses it
+    assert new[0] == old[0] and new[:len(old)] == old
+    assert "You can call now:\n- show_poi(poi_id: integer)" in new[-1]["content"]
