@@ -1,7 +1,7 @@
 """The embedded model's prompt is reproducible and cheap (issue 23), checked without running
 the model: no absolute path of the checkout in it (a workspace is named, a loaded skill shows
-its head only), and a follow-up step keeps the system message, so llama.cpp's KV cache of the
-prompt is reused."""
+its head only), a follow-up step keeps the system message, so llama.cpp's KV cache of the
+prompt is reused; and a name in a question (``fi_reporting``) is copied alone."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from reactloop.testing import ScriptedModel
 pytest.importorskip("llama_cpp")
 
 from reactloop.models._guided import guided_params
-from reactloop.models.local import Guidance, LocalModel, plan_reply
+from reactloop.models.local import Guidance, LocalModel, Turn, conversation_values, plan_reply
 
 SKILLS = Path(__file__).resolve().parents[1] / "examples" / "skills"
 SET = SkillSet.discover([SKILLS])
@@ -95,3 +95,20 @@ def test_a_follow_up_step_keeps_the_system_message_and_lists_its_tool_last() -> 
     # the system message, and so the whole earlier prompt, is the same: llama.cpp reuses it
     assert new[0] == old[0] and new[:len(old)] == old
     assert "You can call now:\n- show_poi(poi_id: integer)" in new[-1]["content"]
+
+
+# -- a name is copied alone ---------------------------------------------------------------
+def test_a_name_in_the_question_is_a_value_but_the_words_around_it_are_not() -> None:
+    question = "Compare the amounts in fi_reporting and bpc_reporting."
+    got = conversation_values(Turn(question, ())).strings
+    assert {"fi_reporting", "bpc_reporting", "Compare the amounts"} <= set(got)
+    assert not [s for s in got if "_reporting" in s and " " in s]
+    spec = next(t.spec() for t in SET.skill_tools("data-analyst") if t.name == "compare_sources")
+    plan = plan_reply(ModelRequest("sys", (Message.user(question),), (spec,), (),
+                                   ModelSettings()), Guidance())
+    assert "fi_reporting" in (plan.grammar or "") and "in fi_reporting" not in (plan.grammar or "")
+    # the same for a file and a time zone; numbers and dates are no names
+    ask = "Read notes.txt from Europe/Paris on 2024-03-15 at 2.5 km"
+    strings = set(conversation_values(Turn(ask, ())).strings)
+    assert {"notes.txt", "Europe/Paris", "Read", "on 2024-03-15 at 2.5 km"} <= strings
+    assert "Read notes.txt" not in strings and "Europe/Paris on" not in strings

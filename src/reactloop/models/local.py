@@ -583,8 +583,9 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
     whole = [_bare(e) for e in expressions]
     for text in texts:  # an error's other words are no values (only its quotes and names)
         for span in _spans(text):
-            # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value
-            if not any(_bare(span) in e for e in whole):
+            # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value; so is
+            # a name ("in fi_reporting" or "Europe/Paris time" is no value, the name is)
+            if not any(_bare(span) in e for e in whole) and not _around_name(span):
                 strings[span] = None
     return Candidates(tuple(numbers), tuple(strings))
 
@@ -592,6 +593,14 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
 _IDENTIFIER = re.compile(r"[\w./-]*\w[_/.]\w[\w./-]*")
 """A name in an error ("fi_reporting", "Europe/Paris", "notes.txt"): a value a retry may copy."""
+
+
+def _around_name(span: str) -> bool:
+    """Whether ``span`` is words around a name (a word such as ``fi_reporting``,
+    ``notes.txt`` or ``Europe/Paris``: letters joined by ``_``, ``.`` or ``/``)."""
+    words = span.split()
+    return len(words) > 1 and any(_IDENTIFIER.fullmatch(w) and any(c.isalpha() for c in w)
+                                  for w in words)
 
 
 def _bare(text: str) -> str:
