@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from reactloop import Agent, Message, ModelRequest, ToolCall
-from reactloop.messages import ModelSettings
+from reactloop._ranking import says_name
+from reactloop.messages import ModelSettings, ToolSpec
 from reactloop.models._local_prompt import brief_skill, render_messages
 from reactloop.skills import SkillSet
 from reactloop.testing import ScriptedModel
@@ -112,3 +113,26 @@ def test_a_name_in_the_question_is_a_value_but_the_words_around_it_are_not() -> 
     strings = set(conversation_values(Turn(ask, ())).strings)
     assert {"notes.txt", "Europe/Paris", "Read", "on 2024-03-15 at 2.5 km"} <= strings
     assert "Read notes.txt" not in strings and "Europe/Paris on" not in strings
+
+
+# -- a tool whose whole name the question says ----------------------------------------------
+def _tool(name: str, doc: str, arg: str) -> ToolSpec:
+    return ToolSpec(name, doc, {"type": "object", "properties": {arg: {"type": "string"}},
+                                "required": [arg]})
+
+
+def test_a_question_saying_a_tools_whole_name_calls_that_tool() -> None:
+    words = _tool("word_count", "Count the words in a piece of text.", "text")
+    letters = _tool("count_letters", "Count the letters in a word.", "word")
+    asked = Message.user('Count the words in "to be or not to be".')
+    plan = plan_reply(ModelRequest("sys", (asked,), (letters, words), (), ModelSettings()),
+                      Guidance())
+    assert [t.name for t in plan.callable] == ["word_count"]
+    # quoted words are material, not the request; a question saying no whole name keeps both
+    for text in ('How many letters in "word count"?', "Count these: a b c"):
+        both = plan_reply(ModelRequest("sys", (Message.user(text),), (letters, words), (),
+                                       ModelSettings()), Guidance())
+        assert {t.name for t in both.callable} >= {"count_letters"}
+    # a related everyday word says a name too ("backwards": reverse)
+    assert says_name(_tool("reverse_word", "Reverse a word.", "word"),
+                     "Spell the word 'stressed' backwards.")

@@ -33,7 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import evident, name_matches, rank_tools, select_tools, terms
+from reactloop._ranking import (
+    evident,
+    name_matches,
+    rank_tools,
+    says_name,
+    select_tools,
+    terms,
+)
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -385,28 +392,15 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
         context = _context_words(request.messages, turn)
         turn = Turn(turn.question, ())
-    listed = tuple(every)
-    if g.tool_limit and turn.question:
-        # with skills loaded by ranking (skill_call), internal tools are ranked like the
-        # others (load_skill_reference is offered when it fits, load_skill never), unless the
-        # loop restricted this reply to them (the last iteration's task_completion)
-        restricted = {t.name for t in request.tools} if len(request.tools) < len(every) else (
-            set())
-        keep = [t.name for t in every if t.internal and not t.choices
-                and (t.name in restricted or not g.load_skills)]
-        listed = distinct(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
-                                       keep=keep))
-        if not any(r.name in internal for r in turn.results) and not loaded:
-            # outside a skill's turn, a tool one description word matches is not offered
-            listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
-    if g.essential_arguments:
-        listed = tuple(essential(t) for t in listed)
+    listed = _listed(request, turn, g, loaded)
     choice = request.settings.tool_choice
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
     failures = Counter(m.name for m in turn.results if m.is_error)
     if g.copy_arguments:  # a tool that failed twice this turn is not called a third time
         callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES]
+    if g.require_call and not turn.results and turn.question:
+        callable_ = said_tools(callable_, turn.question)
     if choice == "required" and callable_:
         answer = False
     elif g.require_call and not turn.results and turn.question and any(
@@ -433,6 +427,38 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
                             caps=_answer_caps(turn, prefix, g.caps), candidates=candidates)
     return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
                      candidates=candidates, extra=extra)
+
+
+def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
+            ) -> tuple[ToolSpec, ...]:
+    """The tools the prompt lists for the turn (the ranked offer, see :class:`Guidance`)."""
+    every = request.all_tools
+    internal = {t.name for t in every if t.internal}
+    listed = tuple(every)
+    if g.tool_limit and turn.question:
+        # with skills loaded by ranking (skill_call), internal tools are ranked like the
+        # others (load_skill_reference is offered when it fits, load_skill never), unless the
+        # loop restricted this reply to them (the last iteration's task_completion)
+        restricted = {t.name for t in request.tools} if len(request.tools) < len(every) else (
+            set())
+        keep = [t.name for t in every if t.internal and not t.choices
+                and (t.name in restricted or not g.load_skills)]
+        listed = distinct(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
+                                       keep=keep))
+        if not any(r.name in internal for r in turn.results) and not loaded:
+            # outside a skill's turn, a tool one description word matches is not offered
+            listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
+    if g.essential_arguments:
+        listed = tuple(essential(t) for t in listed)
+    return listed
+
+
+def said_tools(callable_: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
+    """Of the tools a fresh question may call, those whose whole name it says ("Count the
+    words": ``word_count``, not ``count_letters``, which shares only "count"); all of them
+    when it says no tool's whole name. Internal tools (loop control, skills) stay."""
+    said = [t for t in callable_ if not t.internal and says_name(t, question)]
+    return [t for t in callable_ if t in said or t.internal] if said else list(callable_)
 
 
 def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolSpec | None:
