@@ -15,6 +15,7 @@ from reactloop import Agent, Message, ModelRequest, ToolCall
 from reactloop._ranking import says_name
 from reactloop.messages import ModelSettings, ToolSpec
 from reactloop.models._local_prompt import brief_skill, render_messages
+from reactloop.models._shaping import culprits
 from reactloop.skills import SkillSet
 from reactloop.testing import ScriptedModel
 
@@ -136,3 +137,15 @@ def test_a_question_saying_a_tools_whole_name_calls_that_tool() -> None:
     # a related everyday word says a name too ("backwards": reverse)
     assert says_name(_tool("reverse_word", "Reverse a word.", "word"),
                      "Spell the word 'stressed' backwards.")
+
+
+# -- a value an error quotes inside its message ---------------------------------------------
+def test_a_value_quoted_inside_an_error_message_is_not_copied_again() -> None:
+    call = Message.assistant(None, [ToolCall("convert", {"zone": "Paris", "time": "09:00"},
+                                             "c1")])
+    failed = Message.tool("c1", "convert", "Invalid timezone: 'No time zone found with key "
+                          "Paris'", is_error=True)
+    assert culprits((call,), (failed,)) == {"convert": {"Paris"}}
+    # a value that only appears inside a longer name of the message is not the culprit
+    hint = Message.tool("c1", "convert", "use a name like 'Europe/Paris'", is_error=True)
+    assert culprits((call,), (hint,)) == {}
