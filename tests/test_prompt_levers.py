@@ -149,3 +149,21 @@ def test_a_value_quoted_inside_an_error_message_is_not_copied_again() -> None:
     # a value that only appears inside a longer name of the message is not the culprit
     hint = Message.tool("c1", "convert", "use a name like 'Europe/Paris'", is_error=True)
     assert culprits((call,), (hint,)) == {}
+
+
+# -- a document read is material to answer from -----------------------------------------------
+def test_after_a_skill_document_is_read_the_reply_may_answer_from_it() -> None:
+    question = "What are the baggage rules when I book a flight?"
+    model = ScriptedModel([ToolCall("load_skill", {"name": "book-flight"}),
+                           ToolCall("load_skill_reference", {"skill": "book-flight",
+                                                             "path": "references/fare_rules.md"}),
+                           "done"])
+    result = Agent(model=model, skills=[SKILLS]).run_sync(question)
+    request = model.requests[2]
+    assert [m.name for m in request.messages if m.role == "tool"] == [
+        "load_skill", "load_skill_reference"] and "checked bags" in result.messages[-2].content
+    plan = plan_reply(request, Guidance())
+    # not a forced book_flight call with invented ids: the answer is allowed
+    assert plan.answer and "answer ::=" in (plan.grammar or "")
+    # right after the load alone, a call of the skill's tools is still required
+    assert not plan_reply(model.requests[1], Guidance()).answer

@@ -387,7 +387,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         return ReplyPlan((), None)
     turn = current_turn(request.messages)
     internal = {t.name for t in every if t.internal}
-    loaded = bool(turn.results) and all(r.name in internal for r in turn.results)
+    # a document read (load_skill_reference) is material to answer from, not a mere load
+    loaded = bool(turn.results) and all(r.name in internal and r.name != _READ
+                                        for r in turn.results)
     context: set[str] = set()
     if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
         context = _context_words(request.messages, turn)
@@ -427,6 +429,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
                             caps=_answer_caps(turn, prefix, g.caps), candidates=candidates)
     return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
                      candidates=candidates, extra=extra)
+
+
+_READ = "load_skill_reference"
 
 
 def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
