@@ -57,7 +57,7 @@ def test_a_result_leads_on_to_the_tool_its_description_names() -> None:
     plan = plan_reply(request, Guidance())
     assert _calls(plan.grammar) == ["show-poi"]  # the next step, and no answer yet
     assert '{\\"answer\\"' not in (plan.grammar or "") and "answer ::=" not in plan.grammar
-    assert "show_poi" in {t.name for t in plan.listed}
+    assert "show_poi" in {t.name for t in plan.listed + plan.extra}
     # the question decides between the tools named: a route was asked for
     asked = _after("Directions from gate B12 to the coffee bar on the map", "search_pois",
                    {"term": "gate B12"}, found)

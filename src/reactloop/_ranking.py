@@ -182,6 +182,13 @@ def name_matches(spec: ToolSpec, query: str) -> bool:
     return bool(set(terms(spec.name)) & set(terms(query, expand=True)))
 
 
+def says_name(spec: ToolSpec, query: str) -> bool:
+    """Whether ``query`` (outside its quotes) says every word of the tool's name, or a related
+    everyday word for it ("Count the words": ``word_count``, not ``count_letters``)."""
+    named = set(terms(spec.name))
+    return bool(named) and named <= set(terms(_QUOTED.sub(" ", query), expand=True))
+
+
 def evident(spec: ToolSpec, query: str) -> bool:
     """Whether ``query`` names the tool (:func:`name_matches`) or shares at least two words
     with its documentation: one word of a description ("line" in "Write one line of a poem")

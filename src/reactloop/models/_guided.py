@@ -111,7 +111,8 @@ def guided_params(request: ModelRequest, guidance: Any, model_name: str, fmt: Gu
     settings = request.settings
     params: dict[str, Any] = {
         "model": model_name,
-        "messages": render_messages(request, plan.listed),
+        "messages": render_messages(request, plan.listed, extra=plan.extra,
+                                    brief_skills=guidance.brief_skills),
         max_tokens_field: settings.max_tokens or DEFAULT_ANSWER_TOKENS,
         "temperature": settings.temperature if settings.temperature is not None else 0.0,
         "seed": 0,

@@ -12,7 +12,7 @@ from typing import Any
 
 from reactloop.messages import Message, ModelRequest, ToolCall, ToolSpec
 
-__all__ = ["render_messages", "strip_notes", "tool_section"]
+__all__ = ["brief_skill", "render_messages", "strip_notes", "tool_section"]
 
 _REPEAT_NOTE = re.compile(r"\n\(You already called .*\)\s*$", re.S)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -73,9 +73,24 @@ def _render_call(call: ToolCall) -> str:
     return json.dumps({"tool": call.name, "arguments": dict(call.arguments)})
 
 
-def _render_tool_result(m: Message) -> str:
+_SKILL_HEAD = ("# Skill:", "Files (", "Tools now callable", "Tools not added")
+
+
+def brief_skill(content: str) -> str:
+    """A ``load_skill`` result as its head lines only: the skill's name, files and the tools it
+    added, without its folder (an absolute path, different in every checkout) and its
+    instructions (hundreds of tokens a guided model, steered by the ranked offer, does not
+    follow, and which it must read again at every step of the turn)."""
+    lines = [line for line in content.splitlines() if line.startswith(_SKILL_HEAD)]
+    return "\n".join(lines) if lines and lines[0].startswith("# Skill:") else content
+
+
+def _render_tool_result(m: Message, brief_skills: bool) -> str:
     status = "failed" if m.is_error else "returned"
-    return f"Tool {m.name} {status}: {m.content}"
+    content = m.content
+    if brief_skills and m.name == "load_skill" and not m.is_error:
+        content = brief_skill(content)
+    return f"Tool {m.name} {status}: {content}"
 
 
 def _follow_up(question: str | None, failed: bool) -> str:
@@ -88,10 +103,14 @@ def _follow_up(question: str | None, failed: bool) -> str:
     return f"Now answer my question: {question}"
 
 
-def render_messages(request: ModelRequest, listed: Sequence[ToolSpec] | None = None
+def render_messages(request: ModelRequest, listed: Sequence[ToolSpec] | None = None, *,
+                    extra: Sequence[ToolSpec] = (), brief_skills: bool = False
                     ) -> list[dict[str, str]]:
     """Chat messages for llama.cpp. Rendering depends only on the history and the tools listed
-    for the turn, never on the iteration, so each prompt extends the previous one."""
+    for the turn, never on the iteration, so each prompt extends the previous one. ``extra``
+    tools (a follow-up step's) are listed after the latest message, not in the system
+    message: the prefix llama.cpp's KV cache holds stays valid. With ``brief_skills`` a
+    ``load_skill`` result shows only its head (:func:`brief_skill`)."""
     tools = request.all_tools if listed is None else listed
     system = "\n\n".join(p for p in (request.system, tool_section(tools)) if p)
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
@@ -108,7 +127,7 @@ def render_messages(request: ModelRequest, listed: Sequence[ToolSpec] | None = N
                 content = m.content
             out.append({"role": "assistant", "content": content})
         elif m.role == "tool":
-            _merge_user(out, _render_tool_result(m))
+            _merge_user(out, _render_tool_result(m, brief_skills))
             last_of_batch = i + 1 == len(messages) or messages[i + 1].role != "tool"
             if last_of_batch:
                 _merge_user(out, _follow_up(question, m.is_error))
@@ -116,6 +135,8 @@ def render_messages(request: ModelRequest, listed: Sequence[ToolSpec] | None = N
             if m.role == "user" and not m.metadata.get("kind"):
                 question = m.content
             _merge_user(out, m.content)
+    if extra:
+        _merge_user(out, "You can call now:\n" + "\n".join(_signature(t) for t in extra))
     return out
 
 

@@ -124,7 +124,8 @@ _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 
 def culprits(messages: Sequence[Message], failed: Sequence[Message]) -> dict[str, set[str]]:
     """Per tool, the string values of its failed calls that their errors quote back (the wrong
-    value, as in "'workspace' does not exist"), which a retry may not copy again."""
+    value, as in "'workspace' does not exist", or within a quoted message: "'No time zone found
+    with key Paris'"), which a retry may not copy again."""
     calls = {c.id: c for m in messages for c in m.tool_calls}
     out: dict[str, set[str]] = {}
     for result in failed:
@@ -132,7 +133,11 @@ def culprits(messages: Sequence[Message], failed: Sequence[Message]) -> dict[str
         if call is None or not isinstance(call.arguments, Mapping):
             continue
         quoted = {q for pair in _QUOTED.findall(result.content) for q in pair if q}
-        bad = {v for v in call.arguments.values() if isinstance(v, str) and v in quoted}
+        # quoted alone ('Paris' does not exist) or as a word of a quoted message ('No time
+        # zone found with key Paris')
+        bad = {v for v in call.arguments.values() if isinstance(v, str) and v.strip() and (
+            v in quoted or any(re.search(rf"(?<![\w/]){re.escape(v)}(?![\w/])", q)
+                               for q in quoted))}
         if bad:
             out.setdefault(call.name, set()).update(bad)
     return out

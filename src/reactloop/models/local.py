@@ -33,7 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import evident, name_matches, rank_tools, select_tools, terms
+from reactloop._ranking import (
+    evident,
+    name_matches,
+    rank_tools,
+    says_name,
+    select_tools,
+    terms,
+)
 from reactloop.errors import ModelError, ModelNotAvailable, UserError
 from reactloop.messages import (
     FinishReason,
@@ -119,6 +126,10 @@ class Guidance:
     """Several steps: after a result of a tool whose description names other tools ("then
     show it with show_poi"), the next reply calls the one of them that fits the question best
     and was not called yet in this turn."""
+    brief_skills: bool = True
+    """A ``load_skill`` result is shown as its head only (name, files, tools added): no
+    absolute folder path (the prompt is the same in every checkout) and no instructions (a
+    shorter prompt at every step of the turn)."""
 
     @classmethod
     def caps_only(cls, caps: Caps | None = None) -> Guidance:
@@ -126,7 +137,7 @@ class Guidance:
         whose answers may be long: their length is left to ``max_tokens``)."""
         return cls(None, False, False, False, False, False, caps or Caps(answer=8000),
                    essential_arguments=False, stop_repeats=False, load_skills=False,
-                   follow_up=False)
+                   follow_up=False, brief_skills=False)
 
 
 def default_model_path() -> Path:
@@ -250,7 +261,8 @@ class LocalModel(Model):
             plan = plan_reply(request, self.guidance) if typed is None else typed_plan(
                 request, typed)
             kwargs: dict[str, Any] = {
-                "messages": render_messages(request, plan.listed),
+                "messages": render_messages(request, plan.listed, extra=plan.extra,
+                                            brief_skills=self.guidance.brief_skills),
                 "temperature": (request.settings.temperature
                                 if request.settings.temperature is not None
                                 else self.temperature),
@@ -363,6 +375,9 @@ class ReplyPlan:
     """Whether the reply may answer."""
     candidates: Mapping[str, Candidates] | None = None
     """The values each callable tool's arguments are restricted to."""
+    extra: tuple[ToolSpec, ...] = ()
+    """Callable tools the turn's listing lacks (a follow-up step's): described after the
+    latest result, so the system message, and the KV cache of the prompt, stay the same."""
 
 
 def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
@@ -372,11 +387,58 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         return ReplyPlan((), None)
     turn = current_turn(request.messages)
     internal = {t.name for t in every if t.internal}
-    loaded = bool(turn.results) and all(r.name in internal for r in turn.results)
+    # a document read (load_skill_reference) is material to answer from, not a mere load
+    loaded = bool(turn.results) and all(r.name in internal and r.name != _READ
+                                        for r in turn.results)
     context: set[str] = set()
     if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
         context = _context_words(request.messages, turn)
         turn = Turn(turn.question, ())
+    listed = _listed(request, turn, g, loaded)
+    choice = request.settings.tool_choice
+    allowed = {t.name for t in request.tools}
+    callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
+    failures = Counter(m.name for m in turn.results if m.is_error)
+    if g.copy_arguments:  # a tool that failed twice this turn is not called a third time
+        callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES]
+    if g.require_call and not turn.results and turn.question:
+        callable_ = said_tools(callable_, turn.question)
+    if choice == "required" and callable_:
+        answer = False
+    elif g.require_call and not turn.results and turn.question and any(
+            (loaded and t.name not in internal) or name_matches(t, turn.question)
+            for t in callable_):
+        answer = False  # a tool clearly fits a fresh question (or its skill): call it
+    else:
+        answer = True
+        if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
+            callable_ = next_steps(callable_, turn)  # "Show gate 3": the search, then show_poi
+            answer = not callable_
+    nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
+    extra: tuple[ToolSpec, ...] = ()
+    if nxt is not None:  # the tool that just answered names the next step
+        nxt = essential(nxt) if g.essential_arguments else nxt
+        extra = () if nxt.name in {t.name for t in listed} else (nxt,)
+        callable_, answer = [nxt], False
+    prefix = result_prefix(turn) if answer and g.answer_from_result else ""
+    if answer and not callable_ and turn.failed and g.answer_from_result:
+        prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
+    candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
+        g.copy_arguments and turn.question) else None
+    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
+                            caps=_answer_caps(turn, prefix, g.caps), candidates=candidates)
+    return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
+                     candidates=candidates, extra=extra)
+
+
+_READ = "load_skill_reference"
+
+
+def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
+            ) -> tuple[ToolSpec, ...]:
+    """The tools the prompt lists for the turn (the ranked offer, see :class:`Guidance`)."""
+    every = request.all_tools
+    internal = {t.name for t in every if t.internal}
     listed = tuple(every)
     if g.tool_limit and turn.question:
         # with skills loaded by ranking (skill_call), internal tools are ranked like the
@@ -393,37 +455,15 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
             listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
-    choice = request.settings.tool_choice
-    allowed = {t.name for t in request.tools}
-    callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
-    failures = Counter(m.name for m in turn.results if m.is_error)
-    if g.copy_arguments:  # a tool that failed twice this turn is not called a third time
-        callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES]
-    if choice == "required" and callable_:
-        answer = False
-    elif g.require_call and not turn.results and turn.question and any(
-            (loaded and t.name not in internal) or name_matches(t, turn.question)
-            for t in callable_):
-        answer = False  # a tool clearly fits a fresh question (or its skill): call it
-    else:
-        answer = True
-        if g.answer_after_result and turn.succeeded and not turn.failed and choice != "required":
-            callable_ = next_steps(callable_, turn)  # "Show gate 3": the search, then show_poi
-            answer = not callable_
-    nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
-    if nxt is not None:  # the tool that just answered names the next step
-        nxt = essential(nxt) if g.essential_arguments else nxt
-        listed += () if nxt.name in {t.name for t in listed} else (nxt,)
-        callable_, answer = [nxt], False
-    prefix = result_prefix(turn) if answer and g.answer_from_result else ""
-    if answer and not callable_ and turn.failed and g.answer_from_result:
-        prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
-    candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
-        g.copy_arguments and turn.question) else None
-    grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
-                            caps=_answer_caps(turn, prefix, g.caps), candidates=candidates)
-    return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
-                     candidates=candidates)
+    return listed
+
+
+def said_tools(callable_: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
+    """Of the tools a fresh question may call, those whose whole name it says ("Count the
+    words": ``word_count``, not ``count_letters``, which shares only "count"); all of them
+    when it says no tool's whole name. Internal tools (loop control, skills) stay."""
+    said = [t for t in callable_ if not t.internal and says_name(t, question)]
+    return [t for t in callable_ if t in said or t.internal] if said else list(callable_)
 
 
 def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolSpec | None:
@@ -574,8 +614,9 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
     whole = [_bare(e) for e in expressions]
     for text in texts:  # an error's other words are no values (only its quotes and names)
         for span in _spans(text):
-            # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value
-            if not any(_bare(span) in e for e in whole):
+            # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value; so is
+            # a name ("in fi_reporting" or "Europe/Paris time" is no value, the name is)
+            if not any(_bare(span) in e for e in whole) and not _around_name(span):
                 strings[span] = None
     return Candidates(tuple(numbers), tuple(strings))
 
@@ -583,6 +624,14 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
 _IDENTIFIER = re.compile(r"[\w./-]*\w[_/.]\w[\w./-]*")
 """A name in an error ("fi_reporting", "Europe/Paris", "notes.txt"): a value a retry may copy."""
+
+
+def _around_name(span: str) -> bool:
+    """Whether ``span`` is words around a name (a word such as ``fi_reporting``,
+    ``notes.txt`` or ``Europe/Paris``: letters joined by ``_``, ``.`` or ``/``)."""
+    words = span.split()
+    return len(words) > 1 and any(_IDENTIFIER.fullmatch(w) and any(c.isalpha() for c in w)
+                                  for w in words)
 
 
 def _bare(text: str) -> str:

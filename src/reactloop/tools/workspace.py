@@ -173,14 +173,19 @@ class Workspace:
                 for fn in (self.read_file, self.list_dir, self.grep, self.run_command)]
 
     def describe(self) -> str:
-        """The system prompt's workspace section: the root, the tools and their rules."""
+        """The system prompt's workspace section: the root's name, the tools and their rules.
+
+        The root is named, not spelled out as an absolute path: the prompt is then the same in
+        every checkout and on every machine (a small model's greedy choices do not flip with
+        the path, prompt caches are shared) and does not tell a provider the user's folders.
+        Nothing needs the full path: tool paths are relative and commands run in the root."""
         shell = ("Commands run through /bin/sh, so pipes and redirection work."
                  if self.allow_shell else
                  "Commands run without a shell: one program and its arguments per call (no "
                  "pipes, redirection, `;`, `&&`, globs or $VARS).")
         return (
             "## Workspace\n"
-            f"Your workspace is the folder {self.root}. Use read_file, list_dir and grep "
+            f"Your workspace is the folder {self.root.name or self.root}. Use read_file, list_dir and grep "
             "(ripgrep regex) to explore it and run_command to run programs in it. Paths are "
             "relative to the workspace; nothing outside it can be read, listed or searched. "
             f"{shell} A command stops after {self.command_timeout:g} s (ask for more with "
