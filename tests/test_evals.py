@@ -468,6 +468,29 @@ def test_report_json_round_trip_and_baseline_comparison(tmp_path: Path) -> None:
                                                      "after": 1.0}]
 
 
+def test_the_markdown_report_gives_seconds_per_case_and_the_slowest_case() -> None:
+    from reactloop.evals import CaseReport, CaseRun
+
+    def run(case: str, repeat: int, seconds: float) -> CaseRun:
+        return CaseRun(case, repeat, [], Transcript(("q",), [], "ok", "completed", 1,
+                                                    seconds=seconds))
+
+    report = Report("timing", "m", 2, [CaseReport("quick", [run("quick", 0, 1.0),
+                                                            run("quick", 1, 3.0)]),
+                                       CaseReport("slow", [run("slow", 0, 9.5),
+                                                           run("slow", 1, 4.5)])], 18.0)
+    md = report.to_markdown()
+    header = next(line for line in md.splitlines() if line.startswith("| case "))
+    assert [c.strip() for c in header.strip("|").split("|")][6] == "seconds"
+    assert "| quick | PASS | 2/2 | 1.0 | 0.0 | 0 | 2.0 |" in md  # the mean of its runs
+    assert "| slow | PASS | 2/2 | 1.0 | 0.0 | 0 | 7.0 |" in md
+    assert "- slowest case slow: 9.5 s (run 1)" in md  # its longest run
+    assert "slowest case slow: 9.5 s (run 1)" in report.to_text()
+    one = Report("one", "m", 1, [CaseReport("only", [run("only", 0, 2.4)])], 2.4)
+    assert "- slowest case only: 2.4 s\n" in one.to_markdown()
+    assert "slowest" not in Report("none", "m", 1, [], 0.0).to_markdown()
+
+
 def test_reports_load_only_reports(tmp_path: Path) -> None:
     f = tmp_path / "x.json"
     f.write_text('{"cases": []}')

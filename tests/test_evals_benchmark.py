@@ -57,7 +57,8 @@ def test_everyday_has_thirty_cases_over_eight_tools_and_ci_is_a_subset() -> None
             "load_skill"} <= set(built.tools)
 
 
-@pytest.mark.parametrize("name", ["everyday.yaml", "holdout_everyday.yaml"])
+@pytest.mark.parametrize("name", ["everyday.yaml", "holdout_everyday.yaml",
+                                  "holdout_everyday2.yaml"])
 def test_everyday_expects_only_offered_tools(name: str) -> None:
     """Every expected call names a tool the agent offers: its own, a skill's, the workspace's,
     or the MCP server's (the time server's convert_time, namespaced ``time_``)."""
@@ -92,3 +93,35 @@ def test_ci_runs_the_subset_at_the_threshold_the_readme_justifies() -> None:
     assert found, ".ci/run must run the eval's CI subset with --fail-under"
     readme = (EVALS / "README.md").read_text()
     assert f"--fail-under {found[1]}" in readme.split("## CI threshold", 1)[1]
+
+
+def test_the_ablation_switches_off_each_lever_of_guidance_in_its_own_row() -> None:
+    """One ``no-<lever>`` row per switch of ``Guidance`` (all but the caps, which always
+    apply), differing from the default in that switch alone; ``--only`` keeps its order."""
+    import dataclasses
+    import importlib.util
+    import sys
+
+    from reactloop.models.local import Guidance
+
+    spec = importlib.util.spec_from_file_location("_bench_ablation", EVALS / "ablation.py")
+    assert spec is not None and spec.loader is not None
+    ablation = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = ablation  # its dataclass looks its module up there
+    spec.loader.exec_module(ablation)
+    rows = ablation.rows(())
+    default = Guidance()
+    levers = [f.name for f in dataclasses.fields(Guidance) if f.name != "caps"]
+
+    def changed(g: Guidance) -> list[str]:
+        return [name for name in levers if getattr(g, name) != getattr(default, name)]
+
+    assert rows["all"] == default
+    assert changed(rows["caps-only"]) == levers and rows["caps-only"].caps == default.caps
+    singles = {name: changed(g) for name, g in rows.items() if name.startswith("no-")}
+    assert sorted(lever for one in singles.values() for lever in one) == sorted(levers)
+    assert all(len(one) == 1 for one in singles.values()), singles
+    assert len(rows) == len(levers) + 2
+    assert list(ablation.rows(("no-follow-up", "all"))) == ["no-follow-up", "all"]
+    with pytest.raises(SystemExit, match="unknown row"):
+        ablation.rows(("no-such-lever",))

@@ -5,7 +5,9 @@
                                         [--temperature 0.3] [--threads N] [--reverse]
 
 Rows: ``all`` (the default), ``caps-only`` (no steering at all, the default caps), and ``all``
-minus one lever.
+minus one lever (``no-<lever>``, one per switch of ``Guidance`` but its caps, which always
+apply). ``--only`` runs the rows it names in the order it names them; ``--json`` is rewritten
+after every row, so a run stopped early keeps the rows it finished.
 Every row runs the whole eval with ``reactloop run``'s defaults on one loaded model; the table
 gives the pass rate over the tool cases (right call, right arguments, result in the answer),
 the small-talk cases (no tool called), and seconds per case. Needs llama-cpp-python.
@@ -38,6 +40,10 @@ LEVERS = {
     "no-answer-after-result": {"answer_after_result": False},
     "no-answer-from-result": {"answer_from_result": False},
     "no-note-stripping": {"strip_notes": False},
+    "no-essential-arguments": {"essential_arguments": False},
+    "no-stop-repeats": {"stop_repeats": False},
+    "no-load-skills": {"load_skills": False},
+    "no-follow-up": {"follow_up": False},
 }
 
 
@@ -61,10 +67,13 @@ def rows(only: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {"all": Guidance(), "caps-only": Guidance.caps_only(Caps())}
     out.update({name: dataclasses.replace(Guidance(), **change)
                 for name, change in LEVERS.items()})
-    return {k: v for k, v in out.items() if not only or k in only}
+    unknown = [k for k in only if k not in out]
+    if unknown:
+        raise SystemExit(f"unknown row(s) {', '.join(unknown)}; the rows are: {', '.join(out)}")
+    return {k: out[k] for k in only} if only else out
 
 
-async def measure(o: Options) -> list[dict[str, Any]]:
+async def measure(o: Options, out: Path | None = None) -> list[dict[str, Any]]:
     from reactloop.evals import build_agent, load_suite
     from reactloop.models.local import LocalModel
 
@@ -82,6 +91,8 @@ async def measure(o: Options) -> list[dict[str, Any]]:
         agent = build_agent({**suite.agent, "model": model}, suite.base_dir)
         table.append(await _row(name, agent, model, suite, o.repeat))
         print(_line(table[-1]), file=sys.stderr)
+        if out is not None:
+            _save(out, table)  # a run stopped later keeps this row
     await model.aclose()
     return table
 
@@ -109,6 +120,10 @@ async def _row(name: str, agent: Any, model: Any, suite: Any, repeat: int) -> di
                    "rates": rates},
         "reports": [report.to_dict() for report in reports],
     }
+
+
+def _save(out: Path, table: list[dict[str, Any]]) -> None:
+    out.write_text(json.dumps(table, indent=1))
 
 
 def _tags(suite: Any, case: str) -> tuple[str, ...]:
@@ -141,13 +156,12 @@ def main() -> int:
     o = Options(a.repeat, tuple(filter(None, a.only.split(","))),
                 tuple(filter(None, a.cases.split(","))), Path(a.suite), a.temperature,
                 a.threads, a.reverse)
-    table = asyncio.run(measure(o))
+    rows(o.only)  # an unknown row name fails before the model loads
+    table = asyncio.run(measure(o, Path(a.json) if a.json else None))
     print("| row | tool cases complete | small talk without a tool | all cases | s / case |")
     print("|---|---:|---:|---:|---:|")
     for r in table:
         print(_line(r))
-    if a.json:
-        Path(a.json).write_text(json.dumps(table, indent=1))
     return 0
 
 

@@ -150,7 +150,7 @@ def _reason(exc: ValueError) -> str:
 _TYPES: dict[type, str] = {str: "a string", bool: "true or false", float: "a number",
                            int: "a whole number"}
 _EXPECTED: dict[Callable[[str], Any], type] = {_as_str: str, _as_bool: bool, _as_float: float,
-                                               _as_int: int}
+                                               _as_int: int, _as_guidance: str}
 
 
 def _type_name(value: Any) -> str:

@@ -17,7 +17,8 @@ import click
 
 __all__ = ["eval_command"]
 
-_AGENT_FLAGS = ("model", "base_url", "tools", "skills", "max_iterations", "instructions")
+_AGENT_FLAGS = ("model", "base_url", "tools", "skills", "max_iterations", "instructions",
+                "guidance")
 
 
 def _rate(value: str) -> float:
@@ -45,6 +46,11 @@ def _rate(value: str) -> float:
 @click.option("--max-iterations", "-n", type=click.IntRange(min=1),
               help="Model calls per run (default 10, as for `reactloop run`).")
 @click.option("--instructions", "-i", help="Instructions (persona) for the agent.")
+@click.option("--guidance", type=click.Choice(["full", "caps", "off"]), default=None,
+              help="Steer a small model as the embedded one is steered, as for `reactloop run`: "
+                   "full, caps (size limits only) or off. For -m local (default: by model "
+                   "size) and OpenAI-compatible servers (default: off, or the model's "
+                   "`guidance` config entry); overrides the file's agent: guidance.")
 @click.option("--repeat", "-r", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per case; the report gives the pass rate's spread over them.")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), default=1, show_default=True,
@@ -159,6 +165,13 @@ def _agent_config(suite: Any, agent_spec: str | None, opts: dict[str, Any]) -> d
         config["tools"] = [_resolve_tools(v) if _is_file(v) else v for v in opts["tools"]]
     if opts.get("skills"):
         config["skills"] = [str(Path(v).resolve()) for v in opts["skills"]]
+    if config.get("guidance") is None and isinstance(config.get("model") or "local", str):
+        # as `reactloop run`: the model's profile, [models."NAME"] guidance = "full"
+        from reactloop.cli._config_files import load_config
+
+        profile = load_config().model_options(str(config.get("model") or "local"))
+        if profile.get("guidance"):
+            config["guidance"] = profile["guidance"]
     return config
 
 
@@ -183,6 +196,7 @@ async def _evaluate(cases_file: str, agent_spec: str | None, opts: dict[str, Any
     baseline = Report.load(opts["baseline"]) if opts["baseline"] else None
     if replay is not None and not agent_spec:
         config["model"] = cassette_model(None, replay=replay)  # no model is loaded at all
+        config.pop("guidance", None)  # it shaped the recorded requests, not the replies
     agent = build_agent(config, base_dir)
     total = len(suite.cases) * opts["repeat"]
     click.echo(f"eval {suite.name}: {len(suite.cases)} cases × {opts['repeat']} on "

@@ -9,6 +9,7 @@ eval measures what a user of the command gets::
       skills: [skills/]
       max_iterations: 10
       instructions: Be brief.
+      guidance: full               # steer a small model as `reactloop run --guidance` does
 
 or ``agent: my_module:agent`` for an :class:`~reactloop.Agent` (or a function returning one).
 """
@@ -31,7 +32,7 @@ __all__ = ["AGENT_KEYS", "build_agent", "import_object"]
 
 AGENT_KEYS = ("agent", "model", "base_url", "tools", "skills", "max_iterations", "instructions",
               "workspace", "mcp", "loop_control", "tool_choice", "timeout", "tool_timeout",
-              "demo_tools")
+              "demo_tools", "guidance")
 
 
 def import_object(spec: str, base_dir: Path | None = None, what: str = "object") -> Any:
@@ -102,7 +103,6 @@ def _path(value: Any, base_dir: Path) -> str | None:
 def build_agent(config: Mapping[str, Any], base_dir: Path | None = None) -> Any:
     """An :class:`~reactloop.Agent` from an ``agent:`` mapping (see the module docstring)."""
     from reactloop import Agent, ModelSettings
-    from reactloop.models._base import Model
 
     base = Path(base_dir or Path.cwd())
     unknown = [k for k in config if k not in AGENT_KEYS]
@@ -127,12 +127,7 @@ def build_agent(config: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         from reactloop._demo_tools import DEMO_TOOLS
 
         tools = [*DEMO_TOOLS, *tools]
-    model = config.get("model") or "local"
-    if config.get("base_url") and not isinstance(model, Model):
-        from reactloop.models._resolve import resolve_model
-
-        # as `reactloop run --base-url`: the provider's own endpoint replaced
-        model = resolve_model(str(model), base_url=str(config["base_url"]))
+    model = _model(config)
     return Agent(
         model=model, instructions=str(config.get("instructions") or ""), tools=tools,
         skills=[s for s in skills if s], mcp_servers=mcp,
@@ -142,6 +137,31 @@ def build_agent(config: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         workspace=_path(config.get("workspace"), base),
         model_settings=ModelSettings(tool_choice=config.get("tool_choice") or "auto"),
     )
+
+
+def _model(config: Mapping[str, Any]) -> Any:
+    """The model of an ``agent:`` mapping: a model object, or its name (resolved here when a
+    ``base_url`` or a ``guidance`` level applies to it)."""
+    from reactloop.models._base import Model
+
+    model = config.get("model") or "local"
+    guidance = config.get("guidance")
+    if guidance is False:  # YAML reads a bare `off` as false
+        guidance = "off"
+    if guidance is not None and guidance not in ("full", "caps", "off"):
+        raise EvalConfigError(f"agent: guidance {guidance!r} is not one of full, caps, off")
+    if (config.get("base_url") or guidance) and not isinstance(model, Model):
+        from reactloop.models._resolve import resolve_model
+
+        # as `reactloop run --base-url`: the provider's own endpoint replaced
+        model = resolve_model(str(model), base_url=str(config.get("base_url") or "") or None)
+    if guidance:
+        from reactloop.models._guided import apply_guidance
+
+        # as `reactloop run --guidance`: the embedded model's levers, sent per request to an
+        # OpenAI-compatible server; refused (UserError) for a model that cannot take them
+        model = apply_guidance(model, str(guidance))
+    return model
 
 
 def agent_from(obj: Any, label: str) -> Any:

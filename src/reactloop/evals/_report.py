@@ -245,10 +245,15 @@ class Report:
             s = self.spread()
             line += (f"; per repeat {_pct(s['min'], 1, False)}–{_pct(s['max'])}, "
                      f"sd {100 * s['stdev']:.1f} points")
-        return [line + ")",
-                f"tokens {totals['input_tokens']:,} in, {totals['output_tokens']:,} out; "
-                f"cost {_usd(totals['cost_usd'])}; "
-                f"time {self.seconds:.1f} s ({totals['seconds_per_run']:.1f} s per run)"]
+        lines = [line + ")",
+                 f"tokens {totals['input_tokens']:,} in, {totals['output_tokens']:,} out; "
+                 f"cost {_usd(totals['cost_usd'])}; "
+                 f"time {self.seconds:.1f} s ({totals['seconds_per_run']:.1f} s per run)"]
+        slowest = max(runs, key=lambda r: r.transcript.seconds, default=None)
+        if slowest is not None:
+            lines.append(f"slowest case {slowest.case}: {slowest.transcript.seconds:.1f} s"
+                         + (f" (run {slowest.repeat + 1})" if self.repeat > 1 else ""))
+        return lines
 
     def to_text(self) -> str:
         """The report as the CLI prints it."""
