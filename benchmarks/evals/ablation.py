@@ -44,6 +44,7 @@ LEVERS = {
     "no-stop-repeats": {"stop_repeats": False},
     "no-load-skills": {"load_skills": False},
     "no-follow-up": {"follow_up": False},
+    "no-brief-skills": {"brief_skills": False},
 }
 
 
