@@ -30,6 +30,15 @@ from reactloop.models._shaping import is_id
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
 
 
+def reads_document(name: str) -> bool:
+    """``name`` is the skills' document reader (``load_skill_reference``): what it returns is
+    material to answer from, not a mere load (the engines name no extension's tool)."""
+    return name == _READ_DOCUMENT
+
+
+_READ_DOCUMENT = "load_skill_reference"
+
+
 def _fresh_question(messages: Sequence[Message]) -> str | None:
     """The last real user message, when no tool has answered since."""
     for m in reversed(messages):

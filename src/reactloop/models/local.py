@@ -73,7 +73,7 @@ from reactloop.models._shaping import (
     render_result,
     result_ids,
 )
-from reactloop.models._skill_select import reference_call, skill_call
+from reactloop.models._skill_select import reads_document, reference_call, skill_call
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
     MAX_ITEMS,
@@ -388,7 +388,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     turn = current_turn(request.messages)
     internal = {t.name for t in every if t.internal}
     # a document read (load_skill_reference) is material to answer from, not a mere load
-    loaded = bool(turn.results) and all(r.name in internal and r.name != _READ
+    loaded = bool(turn.results) and all(r.name in internal and not reads_document(r.name)
                                         for r in turn.results)
     context: set[str] = set()
     if loaded:  # only a skill was loaded (or a plan updated): the question is still fresh
@@ -430,8 +430,6 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     return ReplyPlan(listed, grammar, prefix, callable=tuple(callable_), answer=answer,
                      candidates=candidates, extra=extra)
 
-
-_READ = "load_skill_reference"
 
 
 def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
