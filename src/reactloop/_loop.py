@@ -62,6 +62,7 @@ from reactloop.events import (
     ToolResultEvent,
 )
 from reactloop.messages import (
+    _NO_METADATA,
     Message,
     ModelRequest,
     ModelResponse,
@@ -144,10 +145,9 @@ class _Loop(Repeats):
         """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
-        """The loop. Yields every event of the run, ending with ``run_end``.
-
-        Helpers queue their events on ``ctx.pending`` and return plain values; only the
-        model call nests a generator, and only when streaming (fewer objects per step)."""
+        """The loop. Yields every event of the run, ending with ``run_end``. Helpers queue
+        their events on ``ctx.pending`` and return plain values; only the model call nests
+        a generator, and only when streaming (fewer objects per step)."""
         spec, ctx = self.spec, self.ctx
         yield RunStartEvent(ctx.run_id, ctx.prompt, spec.model.name, spec.max_iterations)
         # CANCELLED until we know better: a closed stream ends the run at a yield
@@ -229,8 +229,10 @@ class _Loop(Repeats):
         waiting = (gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
                    if spec.approve is not False or ctx.tools.approval_rules or _tool.rules_changed
                    else None)  # nothing can ask: no call
-        ctx.append(Message.assistant(response.text, calls, response.provider_details,
-                                     gate(waiting, ctx.run_id) if waiting else None))
+        # Message.assistant's work without its call (calls is a tuple, issue 28)
+        ctx.append(Message("assistant", response.text or "", calls, None, None, False,
+                           gate(waiting, ctx.run_id) if waiting else _NO_METADATA,
+                           response.provider_details or None))
         if self.tool_events:
             ctx.pending += [ToolCallEvent(ctx.run_id, k, c) for c in calls]  # no extend call
         if waiting:  # the others run; these wait for a person
@@ -303,7 +305,12 @@ class _Loop(Repeats):
             extra.append(notes.answer_after_failure(failed))
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
-        return ModelRequest(spec.system, self.fit.messages(messages), tools, tuple(extra),
+        sent = tuple(messages)
+        for m in sent:  # Fitter.messages' own test first: most histories hold no attachment
+            if m.attachments:
+                sent = self.fit.messages(sent)
+                break
+        return ModelRequest(spec.system, sent, tools, tuple(extra),
                             spec.settings,
                             declared if tools is not declared else (),
                             None if out is None else out.request_schema,
@@ -350,7 +357,9 @@ class _Loop(Repeats):
         """The model's first answer in iteration ``k``. Without memory limits, compaction
         or a listener: the runtime's call itself (no coroutine of the loop's own waits with
         it, issue 28); else after :meth:`_prepare`."""
-        if self.quiet and not self.spec.context.sizes():  # _ask and _bounded, inlined
+        policy, c = self.spec.context, self.spec.context.compaction  # not policy.sizes():
+        if self.quiet and policy.max_messages is None and policy.max_tokens is None and (
+                c is None or (c.context_window or policy.model.context_window) is None):
             request = self.request = self._request(k, self.ctx.messages)
             ask = self.rt.call_model(self.spec.model, request, on_retry=self.on_retry)
             return ask if self.deadline is None else self._timed(ask)
@@ -512,10 +521,11 @@ class _Loop(Repeats):
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
-        ctx.append(*[Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
-                                  attachments=r.attachments) for r in results])
+        ctx.append(*[Message("tool", r.content, (), r.call_id, r.name, r.error is not None,
+                             _NO_METADATA, None, r.attachments if type(r.attachments) is tuple
+                             else tuple(r.attachments)) for r in results])  # Message.tool's
         step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
-        ctx.steps.append(step)
+        ctx.steps += (step,)  # no append call
         return step
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
@@ -531,7 +541,8 @@ class _Loop(Repeats):
         try:
             if fresh is calls and type(rt) is LocalRuntime:  # the one call, here: no batch
                 one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
-                                            ctx.emit_custom, self._add_tools, ctx.state)
+                                            ctx.emit_custom, self._add_tools, ctx.state,
+                                            self.found)  # sort_calls looked it up
                 done = [await (one if self.deadline is None else self._timed(one))]
             else:
                 batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,
