@@ -131,3 +131,33 @@ def test_the_retry_listener_is_set_for_the_model_call_without_a_token_held() -> 
     new = _New()
     asyncio.run(main())
     assert seen == [(True, 0)]
+
+
+class _Listener:
+    def on_start(self, event: Any) -> None:
+        pass
+
+
+def test_a_waiting_run_holds_neither_its_run_start_event_nor_an_unused_attachment_fitter(
+        ) -> None:
+    """``Agent.run`` drops each event once read (the ``run_start`` one was held the whole
+    run), with callbacks too; the attachment fitter is made only for attachments."""
+    from reactloop._attach import Fitter
+    from reactloop.events import RunStartEvent
+
+    seen: list[tuple[int, int]] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        seen.append((len(new.alive(RunStartEvent)), len(new.alive(Fitter))))
+        if n < 2:
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
+        return ModelResponse(text="done")
+
+    for callbacks in ([], [_Listener()]):
+        seen.clear()
+        new = _New()
+        agent = Agent(model=FunctionModel(answer, keep_requests=False), tools=[add],
+                      callbacks=callbacks)
+        assert agent.run_sync("Add.").output == "done"
+        assert seen == [(0, 0)] * 3, (callbacks, seen)

@@ -100,3 +100,34 @@ def test_a_run_hands_each_call_its_tool_looked_up_once(monkeypatch: Any) -> None
     assert result.steps[1].results[0].error is not None  # an unknown tool still says so
     assert looked == ["add", "nope"]  # sort_calls looks up; execute_one is handed the tool
     assert handed == [add, None]
+
+
+def test_a_run_makes_its_attachment_fitter_only_for_a_request_with_attachments(
+        monkeypatch: Any) -> None:
+    from reactloop import Image, _loop
+    from reactloop._attach import Fitter
+
+    made: list[object] = []
+
+    class Counting(Fitter):
+        def __init__(self, model: Any, emit: Any) -> None:
+            made.append(model)
+            super().__init__(model, emit)
+
+    monkeypatch.setattr(_loop, "Fitter", Counting)
+    plain = ScriptedModel([ToolCall("add", {"a": 1, "b": 2}), "3"])
+    assert Agent(model=plain, tools=[add]).run_sync("Add.").output == "3"
+    assert made == []
+
+    picture = Image.from_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 64, name="p.png")
+
+    @tool
+    def plot() -> Image:
+        """Draw."""
+        return picture
+
+    blind = ScriptedModel([ToolCall("plot", {}), ToolCall("plot", {}), "none"], accepts=())
+    Agent(model=blind, tools=[plot]).run_sync("Plot it twice")
+    assert made == [blind]  # one per run, for the run's model, made on the first attachment
+    assert blind.requests[1].messages[-1].attachments == ()  # fitted: the model takes none
+    assert blind.requests[2].messages[-1].attachments == ()

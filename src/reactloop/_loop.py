@@ -128,7 +128,7 @@ class _Loop(Repeats):
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
-        self.fit = Fitter(spec.model, ctx.emit_custom)  # what the model takes of attachments
+        self.fit: Fitter | Model = spec.model  # its Fitter once a request holds attachments
         self.asked: str | None = None
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
@@ -307,8 +307,10 @@ class _Loop(Repeats):
             extra.append(notes.budget(n - k))
         sent = tuple(messages)
         for m in sent:  # Fitter.messages' own test first: most histories hold no attachment
-            if m.attachments:
-                sent = self.fit.messages(sent)
+            if m.attachments:  # the run's first model's Fitter, made now (most runs: never)
+                fit = self.fit = (self.fit if isinstance(self.fit, Fitter)
+                                  else Fitter(self.fit, self.ctx.emit_custom))
+                sent = fit.messages(sent)
                 break
         return ModelRequest(spec.system, sent, tools, tuple(extra),
                             spec.settings,

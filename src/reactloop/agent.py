@@ -421,6 +421,7 @@ class Agent(Generic[OutputT]):
             async for event in events:
                 if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
+                del event  # not held while the run goes on (the run_start event: issue 28)
         finally:
             await events.aclose()
         assert result is not None
@@ -441,6 +442,7 @@ class Agent(Generic[OutputT]):
                     await pending
                 if event.type != "step":
                     yield event
+                del event  # not held while the loop goes on
 
     def _run_events(self, ctx: RunContext, *, stream: bool, quiet: bool = False
                     ) -> AsyncGenerator[Event, None]:
