@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from typing import Any, TypeVar
 
@@ -159,7 +159,8 @@ class _Loop(Repeats):
                 ending = await self._decided()  # a resumed run's decided calls
                 for ev in ctx.flush():
                     yield ev
-                for k in self._iterations(ending):
+                k = ctx.iteration + 1  # a while, not a generator: one object less per run
+                while ending is None and k <= self.spec.max_iterations:  # handoffs change it
                     ctx.iteration = ctx.metrics.iterations = k
                     if not self.quiet:
                         yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
@@ -190,9 +191,8 @@ class _Loop(Repeats):
                     await self._hand_off(k, target)  # in this task: the stack closes here
                     for ev in ctx.flush() if ctx.pending else ():
                         yield ev
-                    if ending is not None:
-                        break
                     del response  # not held while the next model call waits (issue 28)
+                    k, self.again = k if self.again else k + 1, False  # again: the last one
                 state, output, error = *(ending or (RunState.MAX_ITERATIONS, "")), self.error
         except (Exception, asyncio.CancelledError) as exc:
             state, output, error, reraise = run_failure(exc, ctx.steps)
@@ -244,18 +244,6 @@ class _Loop(Repeats):
         ctx.open_calls = calls
         ctx.metrics.tool_calls += len(calls)
         return calls, None
-
-    def _iterations(self, ending: _Ending | None) -> Iterator[int]:
-        """The iterations left (none when the run already ended); the last one again while
-        its typed answer goes back to the model."""
-        if ending is not None:
-            return
-        k = self.ctx.iteration + 1
-        while k <= self.spec.max_iterations:  # a handoff gives its agent a budget of its own
-            yield k
-            if not self.again:
-                k += 1
-            self.again = False
 
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack | None) -> None:
