@@ -168,3 +168,24 @@ def test_a_waiting_run_holds_neither_its_run_start_event_nor_an_unused_attachmen
                       callbacks=callbacks)
         assert agent.run_sync("Add.").output == "done"
         assert seen == [(0, 0)] * 3, (callbacks, seen)
+
+
+def test_the_loop_s_empty_context_manager_enters_and_exits_as_nullcontext_does() -> None:
+    """``_iteration.NOTHING`` (no bound ``__aexit__`` held for the whole run): it returns
+    None, lets every exception through, and is entered again and again."""
+    from reactloop._iteration import NOTHING
+
+    async def main() -> list[object]:
+        got: list[object] = []
+        for _ in range(2):
+            async with NOTHING as value:
+                got.append(value)
+        try:
+            async with NOTHING:
+                raise KeyError("x")
+        except KeyError as exc:
+            got.append(exc.args)
+        return got
+
+    assert asyncio.run(main()) == [None, None, ("x",)]
+    assert not hasattr(NOTHING, "__dict__")  # shared by every run, nothing to keep

@@ -21,13 +21,13 @@ import asyncio
 import functools
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
 from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._attach import Fitter
-from reactloop._iteration import RetryReporter, with_ids
+from reactloop._iteration import NOTHING, RetryReporter, with_ids
 from reactloop._multi import (
     filtered_history,
     hand_over_usage,
@@ -85,8 +85,8 @@ __all__ = ["run_events"]
 MAX_REMINDERS = 2
 _T = TypeVar("_T")
 _NONE: frozenset[str] = frozenset()  # shared: an empty frozenset is 216 bytes per run
-_NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
-_NO_STACK: AbstractAsyncContextManager[None] = nullcontext()  # no source can open, no handoff
+_NO_DEADLINE: AbstractAsyncContextManager[object] = NOTHING
+_NO_STACK: AbstractAsyncContextManager[None] = NOTHING  # no source can open, no handoff
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
