@@ -188,7 +188,8 @@ class _Loop(Repeats):
                     else:  # no calls: the ending _decide gave
                         ending, target = (await self._run_tools(k, response, calls, started)
                                           if calls else (ending, None))
-                    await self._hand_off(k, target)  # in this task: the stack closes here
+                    if target is not None:  # in this task: the stack closes here
+                        await self._hand_off(k, target)
                     for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     del response  # not held while the next model call waits (issue 28)
@@ -489,11 +490,9 @@ class _Loop(Repeats):
             return None
         return self._control_ending(results) or self._output_tool_ending(results)
 
-    async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
+    async def _hand_off(self, k: int, target: HandoffTarget) -> None:
         """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
         iteration (its instructions, tools, sources, extensions and iteration budget)."""
-        if target is None:
-            return
         ctx, before = self.ctx, self.spec
         now = self.rt.monotonic()
         hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
