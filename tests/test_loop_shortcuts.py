@@ -131,3 +131,20 @@ def test_a_run_makes_its_attachment_fitter_only_for_a_request_with_attachments(
     assert made == [blind]  # one per run, for the run's model, made on the first attachment
     assert blind.requests[1].messages[-1].attachments == ()  # fitted: the model takes none
     assert blind.requests[2].messages[-1].attachments == ()
+
+
+def test_the_repeated_call_key_is_the_sorted_flat_tuple_it_always_was() -> None:
+    from itertools import chain
+
+    import pytest
+
+    from reactloop._repeats import seen_key
+
+    for args in ({}, {"b": 1, "a": "x"}, {"a": 1.5, "c": None, "b": True}, {"z": 0, "y": -1}):
+        key = seen_key(ToolCall("t", args))
+        assert key == ("t", *chain.from_iterable(sorted(args.items())))
+        assert key == seen_key(ToolCall("t", dict(reversed(list(args.items())))))
+    assert seen_key(ToolCall("t", {"a": [1]})) == 't\0{"a": [1]}'  # JSON for the rest
+    with pytest.raises(TypeError):  # keys that do not sort: as before
+        seen_key(ToolCall("t", {1: 1, "a": 2}))
+    assert seen_key(ToolCall("t", {1: [1], "a": 2})) == "t\0{1: [1], 'a': 2}"

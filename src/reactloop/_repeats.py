@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 from reactloop import _notes as notes
@@ -38,7 +37,10 @@ def seen_key(call: ToolCall) -> object:
             if type(v) not in _SCALARS:
                 break
         else:  # the common case, without JSON: one flat tuple (name, k1, v1, k2, v2…)
-            return (call.name, *chain.from_iterable(sorted(args.items())))
+            flat: list[Any] = [call.name]
+            for k in sorted(args):  # no items() or chain (issue 28)
+                flat += (k, args[k])
+            return tuple(flat)
     try:
         return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
     except (TypeError, ValueError):
