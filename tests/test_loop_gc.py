@@ -54,6 +54,10 @@ def _coroutine() -> Any:
     return coro
 
 
+def _generator() -> Any:
+    yield None
+
+
 def test_function_model_can_keep_no_requests() -> None:
     def answer(request: ModelRequest) -> str:
         return "done"
@@ -131,3 +135,62 @@ def test_the_retry_listener_is_set_for_the_model_call_without_a_token_held() -> 
     new = _New()
     asyncio.run(main())
     assert seen == [(True, 0)]
+
+
+class _Listener:
+    def on_start(self, event: Any) -> None:
+        pass
+
+
+def test_a_waiting_run_holds_neither_its_run_start_event_nor_an_unused_attachment_fitter(
+        ) -> None:
+    """``Agent.run`` drops each event once read (the ``run_start`` one was held the whole
+    run), with callbacks too; the attachment fitter is made only for attachments; the loop
+    counts its iterations without a generator; ``Agent.run`` reads the loop in its own frame."""
+    from reactloop._attach import Fitter
+    from reactloop.events import RunStartEvent
+
+    seen: list[tuple[int, int]] = []
+    frames: list[list[str]] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        generators = [g for g in new.alive(type(_generator())) if g.gi_code.co_filename
+                      .endswith("_loop.py")]  # the iterations are a while loop's
+        seen.append((len(new.alive(RunStartEvent)), len(new.alive(Fitter)) + len(generators)))
+        frames.append([c.cr_code.co_qualname for c in new.alive(type(_coroutine()))
+                       if c.cr_code.co_filename.endswith("agent.py")])
+        if n < 2:
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
+        return ModelResponse(text="done")
+
+    for callbacks in ([], [_Listener()]):
+        seen.clear()
+        frames.clear()
+        new = _New()
+        agent = Agent(model=FunctionModel(answer, keep_requests=False), tools=[add],
+                      callbacks=callbacks)
+        assert agent.run_sync("Add.").output == "done"
+        assert seen == [(0, 0)] * 3, (callbacks, seen)
+        assert all(f == ["Agent.run"] for f in frames), frames  # no _drive coroutine under it
+
+
+def test_the_loop_s_empty_context_manager_enters_and_exits_as_nullcontext_does() -> None:
+    """``_iteration.NOTHING`` (no bound ``__aexit__`` held for the whole run): it returns
+    None, lets every exception through, and is entered again and again."""
+    from reactloop._iteration import NOTHING
+
+    async def main() -> list[object]:
+        got: list[object] = []
+        for _ in range(2):
+            async with NOTHING as value:
+                got.append(value)
+        try:
+            async with NOTHING:
+                raise KeyError("x")
+        except KeyError as exc:
+            got.append(exc.args)
+        return got
+
+    assert asyncio.run(main()) == [None, None, ("x",)]
+    assert not hasattr(NOTHING, "__dict__")  # shared by every run, nothing to keep

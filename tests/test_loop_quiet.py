@@ -108,7 +108,7 @@ def test_callbacks_see_the_same_in_run_and_in_stream() -> None:
                                           "observation", "step", "step", "finish"]
 
 
-@pytest.mark.parametrize(("limits", "compaction_window", "model_window", "sizes"), [
+SIZING = [
     ({}, None, None, False),                      # no compaction, no limit
     ({"max_messages": 4}, None, None, True),
     ({"max_tokens": 1_000}, None, None, True),
@@ -116,7 +116,10 @@ def test_callbacks_see_the_same_in_run_and_in_stream() -> None:
     ({"compaction": True}, 8_000, None, True),     # its own window
     ({"compaction": True}, None, 8_000, True),     # the model's window
     ({}, None, 8_000, False),                      # a window but no compaction
-])
+]
+
+
+@pytest.mark.parametrize(("limits", "compaction_window", "model_window", "sizes"), SIZING)
 def test_a_request_is_sized_exactly_when_a_limit_or_a_window_needs_it(
         limits: dict[str, Any], compaction_window: int | None, model_window: int | None,
         sizes: bool) -> None:
@@ -129,3 +132,19 @@ def test_a_request_is_sized_exactly_when_a_limit_or_a_window_needs_it(
     assert policy.sizes() is sizes
     if "compaction" in limits:
         assert policy.sizes() is (policy.window() is not None)
+
+
+@pytest.mark.parametrize(("limits", "compaction_window", "model_window", "sizes"), SIZING)
+def test_a_quiet_run_sizes_its_requests_exactly_when_the_policy_says_so(
+        made: list[str], limits: dict[str, Any], compaction_window: int | None,
+        model_window: int | None, sizes: bool) -> None:
+    """The loop reads ``ContextPolicy.sizes()`` inlined before every model call (issue 28):
+    it must agree with the policy in every case."""
+    model = script()
+    model.context_window = model_window
+    compaction = limits.get("compaction", False) and _manager.Compaction(
+        context_window=compaction_window)
+    agent = Agent(model=model, tools=[add], **{**limits, "compaction": compaction})
+    assert agent.spec.context.sizes() is sizes
+    assert agent.run_sync("Add.").output == "7"
+    assert made.count("sized") == (3 if sizes else 0)

@@ -10,7 +10,7 @@ from reactloop.events import RetryEvent
 from reactloop.messages import ToolCall
 from reactloop.run_context import RunContext
 
-__all__ = ["RetryReporter", "with_ids"]
+__all__ = ["NOTHING", "Nothing", "RetryReporter", "with_ids"]
 
 
 def with_ids(run_id: str, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
@@ -47,3 +47,21 @@ class RetryReporter:
 
     def __call__(self, attempt: int, wait: float, error: BaseException) -> None:
         self.ctx.emit(RetryEvent(self.ctx.run_id, attempt, wait, redact(str(error))))
+
+
+class Nothing:
+    """``nullcontext()`` for ``async with`` whose exit is no bound method: a run that holds
+    it open the whole run (no tool source, no handoff) keeps no object for it (issue 28)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    async def __aenter__() -> None:
+        return None
+
+    @staticmethod
+    async def __aexit__(*exc: object) -> None:
+        return None
+
+
+NOTHING = Nothing()

@@ -20,14 +20,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
 from reactloop import _nesting
 from reactloop import _notes as notes
 from reactloop._attach import Fitter
-from reactloop._iteration import RetryReporter, with_ids
+from reactloop._iteration import NOTHING, RetryReporter, with_ids
 from reactloop._multi import (
     filtered_history,
     hand_over_usage,
@@ -62,6 +62,7 @@ from reactloop.events import (
     ToolResultEvent,
 )
 from reactloop.messages import (
+    _NO_METADATA,
     Message,
     ModelRequest,
     ModelResponse,
@@ -84,8 +85,8 @@ __all__ = ["run_events"]
 MAX_REMINDERS = 2
 _T = TypeVar("_T")
 _NONE: frozenset[str] = frozenset()  # shared: an empty frozenset is 216 bytes per run
-_NO_DEADLINE: AbstractAsyncContextManager[object] = nullcontext()
-_NO_STACK: AbstractAsyncContextManager[None] = nullcontext()  # no source can open, no handoff
+_NO_DEADLINE: AbstractAsyncContextManager[object] = NOTHING
+_NO_STACK: AbstractAsyncContextManager[None] = NOTHING  # no source can open, no handoff
 _Ending = tuple[RunState, str]
 """How a run ends: its state and output (a plain value: no exception on the happy path)."""
 
@@ -127,7 +128,7 @@ class _Loop(Repeats):
         except internal ones (``Tool.internal``)."""
         self.chosen: tuple[str, int, frozenset[str]] | None = None
         """The last selection: the request text, the number of tools, the names chosen."""
-        self.fit = Fitter(spec.model, ctx.emit_custom)  # what the model takes of attachments
+        self.fit: Fitter | Model = spec.model  # its Fitter once a request holds attachments
         self.asked: str | None = None
         """The question a sub-agent asked the user (the run then waits for the answer)."""
         self.stack: AsyncExitStack | None = None
@@ -144,10 +145,9 @@ class _Loop(Repeats):
         """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
     async def events(self) -> AsyncGenerator[Event, None]:
-        """The loop. Yields every event of the run, ending with ``run_end``.
-
-        Helpers queue their events on ``ctx.pending`` and return plain values; only the
-        model call nests a generator, and only when streaming (fewer objects per step)."""
+        """The loop. Yields every event of the run, ending with ``run_end``. Helpers queue
+        their events on ``ctx.pending`` and return plain values; only the model call nests
+        a generator, and only when streaming (fewer objects per step)."""
         spec, ctx = self.spec, self.ctx
         yield RunStartEvent(ctx.run_id, ctx.prompt, spec.model.name, spec.max_iterations)
         # CANCELLED until we know better: a closed stream ends the run at a yield
@@ -159,7 +159,8 @@ class _Loop(Repeats):
                 ending = await self._decided()  # a resumed run's decided calls
                 for ev in ctx.flush():
                     yield ev
-                for k in self._iterations(ending):
+                k = ctx.iteration + 1  # a while, not a generator: one object less per run
+                while ending is None and k <= self.spec.max_iterations:  # handoffs change it
                     ctx.iteration = ctx.metrics.iterations = k
                     if not self.quiet:
                         yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
@@ -187,12 +188,12 @@ class _Loop(Repeats):
                     else:  # no calls: the ending _decide gave
                         ending, target = (await self._run_tools(k, response, calls, started)
                                           if calls else (ending, None))
-                    await self._hand_off(k, target)  # in this task: the stack closes here
+                    if target is not None:  # in this task: the stack closes here
+                        await self._hand_off(k, target)
                     for ev in ctx.flush() if ctx.pending else ():
                         yield ev
-                    if ending is not None:
-                        break
                     del response  # not held while the next model call waits (issue 28)
+                    k, self.again = k if self.again else k + 1, False  # again: the last one
                 state, output, error = *(ending or (RunState.MAX_ITERATIONS, "")), self.error
         except (Exception, asyncio.CancelledError) as exc:
             state, output, error, reraise = run_failure(exc, ctx.steps)
@@ -229,8 +230,10 @@ class _Loop(Repeats):
         waiting = (gated_calls(calls, ctx.tools, spec.approve, ctx.run_id, spec.deps, ctx.state)
                    if spec.approve is not False or ctx.tools.approval_rules or _tool.rules_changed
                    else None)  # nothing can ask: no call
-        ctx.append(Message.assistant(response.text, calls, response.provider_details,
-                                     gate(waiting, ctx.run_id) if waiting else None))
+        # Message.assistant's work without its call (calls is a tuple, issue 28)
+        ctx.append(Message("assistant", response.text or "", calls, None, None, False,
+                           gate(waiting, ctx.run_id) if waiting else _NO_METADATA,
+                           response.provider_details or None))
         if self.tool_events:
             ctx.pending += [ToolCallEvent(ctx.run_id, k, c) for c in calls]  # no extend call
         if waiting:  # the others run; these wait for a person
@@ -242,18 +245,6 @@ class _Loop(Repeats):
         ctx.open_calls = calls
         ctx.metrics.tool_calls += len(calls)
         return calls, None
-
-    def _iterations(self, ending: _Ending | None) -> Iterator[int]:
-        """The iterations left (none when the run already ended); the last one again while
-        its typed answer goes back to the model."""
-        if ending is not None:
-            return
-        k = self.ctx.iteration + 1
-        while k <= self.spec.max_iterations:  # a handoff gives its agent a budget of its own
-            yield k
-            if not self.again:
-                k += 1
-            self.again = False
 
     # -- start and end -----------------------------------------------------------------------
     async def _start(self, stack: AsyncExitStack | None) -> None:
@@ -303,7 +294,14 @@ class _Loop(Repeats):
             extra.append(notes.answer_after_failure(failed))
         elif k >= n - 2:
             extra.append(notes.budget(n - k))
-        return ModelRequest(spec.system, self.fit.messages(messages), tools, tuple(extra),
+        sent = tuple(messages)
+        for m in sent:  # Fitter.messages' own test first: most histories hold no attachment
+            if m.attachments:  # the run's first model's Fitter, made now (most runs: never)
+                fit = self.fit = (self.fit if isinstance(self.fit, Fitter)
+                                  else Fitter(self.fit, self.ctx.emit_custom))
+                sent = fit.messages(sent)
+                break
+        return ModelRequest(spec.system, sent, tools, tuple(extra),
                             spec.settings,
                             declared if tools is not declared else (),
                             None if out is None else out.request_schema,
@@ -350,7 +348,9 @@ class _Loop(Repeats):
         """The model's first answer in iteration ``k``. Without memory limits, compaction
         or a listener: the runtime's call itself (no coroutine of the loop's own waits with
         it, issue 28); else after :meth:`_prepare`."""
-        if self.quiet and not self.spec.context.sizes():  # _ask and _bounded, inlined
+        policy, c = self.spec.context, self.spec.context.compaction  # not policy.sizes():
+        if self.quiet and policy.max_messages is None and policy.max_tokens is None and (
+                c is None or (c.context_window or policy.model.context_window) is None):
             request = self.request = self._request(k, self.ctx.messages)
             ask = self.rt.call_model(self.spec.model, request, on_retry=self.on_retry)
             return ask if self.deadline is None else self._timed(ask)
@@ -490,11 +490,9 @@ class _Loop(Repeats):
             return None
         return self._control_ending(results) or self._output_tool_ending(results)
 
-    async def _hand_off(self, k: int, target: HandoffTarget | None) -> None:
+    async def _hand_off(self, k: int, target: HandoffTarget) -> None:
         """A ``transfer_to_…`` call succeeded: its agent carries the run on from the next
         iteration (its instructions, tools, sources, extensions and iteration budget)."""
-        if target is None:
-            return
         ctx, before = self.ctx, self.spec
         now = self.rt.monotonic()
         hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
@@ -512,10 +510,11 @@ class _Loop(Repeats):
                 results: Sequence[ToolResult], started: float) -> Step:
         ctx = self.ctx
         ctx.open_calls = ()
-        ctx.append(*[Message.tool(r.call_id, r.name, r.content, is_error=r.error is not None,
-                                  attachments=r.attachments) for r in results])
+        ctx.append(*[Message("tool", r.content, (), r.call_id, r.name, r.error is not None,
+                             _NO_METADATA, None, r.attachments if type(r.attachments) is tuple
+                             else tuple(r.attachments)) for r in results])  # Message.tool's
         step = Step(k, text, calls, tuple(results), started, self.rt.now(), self.answered)
-        ctx.steps.append(step)
+        ctx.steps += (step,)  # no append call
         return step
 
     async def _execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResult]:
@@ -531,7 +530,8 @@ class _Loop(Repeats):
         try:
             if fresh is calls and type(rt) is LocalRuntime:  # the one call, here: no batch
                 one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
-                                            ctx.emit_custom, self._add_tools, ctx.state)
+                                            ctx.emit_custom, self._add_tools, ctx.state,
+                                            self.found)  # sort_calls looked it up
                 done = [await (one if self.deadline is None else self._timed(one))]
             else:
                 batch = ToolBatch(fresh, ctx.tools, ctx.run_id, default_timeout=spec.tool_timeout,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 from reactloop import _notes as notes
@@ -14,6 +13,7 @@ from reactloop.approvals import DENIED
 from reactloop.messages import ToolCall
 from reactloop.result import Step, ToolResult
 from reactloop.tools._registry import ToolRegistry
+from reactloop.tools._tool import Tool
 
 __all__ = ["Repeats", "failures", "seen_key"]
 
@@ -37,7 +37,10 @@ def seen_key(call: ToolCall) -> object:
             if type(v) not in _SCALARS:
                 break
         else:  # the common case, without JSON: one flat tuple (name, k1, v1, k2, v2…)
-            return (call.name, *chain.from_iterable(sorted(args.items())))
+            flat: list[Any] = [call.name]
+            for k in sorted(args):  # no items() or chain (issue 28)
+                flat += (k, args[k])
+            return tuple(flat)
     try:
         return call.name + "\0" + json.dumps(args, sort_keys=True, default=str)
     except (TypeError, ValueError):
@@ -56,12 +59,15 @@ class Repeats:
 
     The loop is one (a base class: no object of its own per live run)."""
 
-    __slots__ = ("failed", "scanned", "steps")
+    __slots__ = ("failed", "found", "scanned", "steps")
 
     def __init__(self) -> None:
         self.failed = _NO_FAILURES
         self.scanned = 0
         self.steps: Sequence[Step] | None = None
+        self.found: Tool | None = None
+        """The tool of the last one-call batch sorted (None: not found), so that running
+        it needs no second lookup (``ToolRegistry.execute_one(tool=...)``)."""
 
     def failures(self, steps: Sequence[Step]) -> dict[object, ToolResult]:
         """What :func:`failures` returns, reading only the steps added since the last time."""
@@ -83,7 +89,8 @@ class Repeats:
         failed = self.failed
         if len(calls) == 1:  # the common case, without lists
             c = calls[0]
-            t = tools.get(c.name) if type(c.name) is str or isinstance(c.name, str) else None
+            t = self.found = (tools.get(c.name) if type(c.name) is str
+                              or isinstance(c.name, str) else None)
             key = None if t is None or t.repeatable or t.internal else seen_key(c)
             f = failed.get(seen_key(c) if key is None else key) if failed else None
             return (key,), (f,), (calls if f is None and key not in seen else ())

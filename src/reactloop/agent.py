@@ -285,8 +285,19 @@ class Agent(Generic[OutputT]):
             conversation_id: the conversation this run is a turn of (sessions pass their id);
                 traces carry it as ``gen_ai.conversation.id``.
         """
-        return await self._drive(self._context(prompt, history, on_message, None,
-                                               conversation_id))
+        # _drive's work in this frame: one coroutine less per live run (issue 28)
+        ctx, result = self._context(prompt, history, on_message, None, conversation_id), None
+        events = (self._events(_just(ctx), stream=False, quiet=True) if self.spec.callbacks
+                  else self._run_events(ctx, stream=False, quiet=True))
+        try:
+            async for event in events:
+                if type(event) is RunEndEvent and event.parent_run_id is None:
+                    result = event.result
+                del event  # not held while the run goes on (the run_start event: issue 28)
+        finally:
+            await events.aclose()
+        assert result is not None
+        return result
 
     def run_sync(self, prompt: Prompt, *, history: Sequence[Message] = ()) -> RunResult[OutputT]:
         """Blocking :meth:`run` for scripts and notebooks without a running event loop."""
@@ -412,7 +423,8 @@ class Agent(Generic[OutputT]):
         return ctx
 
     async def _drive(self, ctx: RunContext) -> RunResult[Any]:
-        """Run the loop to its end without streaming; the result is the ``run_end``'s."""
+        """Run the loop to its end without streaming; the result is the ``run_end``'s
+        (:meth:`run` does the same in its own frame)."""
         result: RunResult[Any] | None = None
         # with nothing to dispatch, the loop's own events (one generator less per live run)
         events = (self._events(_just(ctx), stream=False, quiet=True) if self.spec.callbacks
@@ -421,6 +433,7 @@ class Agent(Generic[OutputT]):
             async for event in events:
                 if type(event) is RunEndEvent and event.parent_run_id is None:
                     result = event.result
+                del event  # not held while the run goes on (the run_start event: issue 28)
         finally:
             await events.aclose()
         assert result is not None
@@ -441,6 +454,7 @@ class Agent(Generic[OutputT]):
                     await pending
                 if event.type != "step":
                     yield event
+                del event  # not held while the loop goes on
 
     def _run_events(self, ctx: RunContext, *, stream: bool, quiet: bool = False
                     ) -> AsyncGenerator[Event, None]:

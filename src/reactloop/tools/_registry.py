@@ -213,9 +213,13 @@ class ToolRegistry:
         emit: Callable[[str, Any], None] | None = None,
         add_tools: Callable[[Sequence[Tool]], None] | None = None,
         state: dict[str, Any] | None = None,
+        tool: Tool | None = None,
     ) -> ToolResult:
+        """Run one call (never raises for the tool's failures). ``tool``: this registry's
+        tool of that name, when the caller already looked it up (one lookup per call)."""
         name, args = call.name, call.arguments
-        t = self._tools.get(name) if type(name) is str or isinstance(name, str) else None
+        t = tool if tool is not None else (
+            self._tools.get(name) if type(name) is str or isinstance(name, str) else None)
         if t is None:
             return self._not_found(call)
         # a call marked unusable never runs: the model retries (only marked calls have details)
