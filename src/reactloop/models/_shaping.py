@@ -1,7 +1,7 @@
 """Small pure helpers of the embedded model's guidance (:mod:`reactloop.models.local`), each a
 lever measured in ``benchmarks/evals/README.md``:
 
-- :func:`render_result`: a structured (JSON) tool result as one line of text, so that an answer
+- :func:`render_result`: a tool result (JSON, or plain text) as one line of text, so that an answer
   after it can start from it (the records' names, a conversion's target) as it starts from a
   short result;
 - :func:`culprits`: the values of a failed call that its error quotes back (``'workspace' does
@@ -55,21 +55,26 @@ def _flat(value: Any, *, record: bool = False) -> str:
 
 
 def render_result(text: str, question: str = "") -> str:
-    """A JSON object or list ``text`` as one line (an object's members as ``key: values``, a
-    list's records as their values, joined by ``;`` and cut at one within
-    :data:`MAX_RENDERED` characters); empty for anything else. The records that share the
-    most words with ``question`` come first ("gate 15": Gate 15 before Gate 1)."""
+    """A tool result as one line: a JSON object's members as ``key: values``, a JSON list's
+    records as their values, plain text (a file read, a document) as its lines, joined by
+    ``;`` and cut at one within :data:`MAX_RENDERED` characters; empty for a JSON scalar. The
+    records or lines that share the most words with ``question`` come first ("gate 15": Gate
+    15 before Gate 1; "a refund": the fare table's refund row before the title)."""
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, ValueError):
-        return ""
+        from reactloop._ranking import terms
+        from reactloop.models._fit import text_lines
+
+        data = None
+        items = text_lines(text, set(terms(question, expand=True)))
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
         asked = set(_TOKEN.findall(question.lower()))
         records = [t for v in data if (t := _flat(v, record=True))]
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
-    else:
+    elif data is not None:
         return ""
     out = ""
     for item in items:
