@@ -114,7 +114,7 @@ def test_a_folder_named_is_the_path_without_the_word_folder() -> None:
     got = conversation_values(Turn("What's inside the data folder?", ())).strings
     assert "data" in got and not any("folder" in s for s in got)
     got = conversation_values(Turn("Could you open setup.md in the docs directory?", ())).strings
-    assert "setup.md" in got and not any("directory" in s for s in got)
+    assert "docs/setup.md" in got and not any("directory" in s for s in got)
 
 
 def test_a_plain_text_result_begins_the_answer_with_its_lines() -> None:
@@ -155,3 +155,28 @@ def test_a_request_without_format_values_still_ranks_the_tool() -> None:
     specs: list[ToolSpec] = [convert_time.spec(), current_time.spec()]
     assert select_tools(specs, "What time is it in Sydney?", 2)[0].name in {
         "current_time", "convert_time"}
+
+
+def test_an_hour_asks_the_clock_not_a_skill() -> None:
+    request = _first("What hour is it in Singapore at the moment?", [current_time],
+                     skills=[SKILLS])
+    assert skill_call(request) is None
+    assert _offer(request) == (["current_time"], False)
+
+
+def test_a_file_placed_in_a_folder_is_copied_as_its_path() -> None:
+    got = conversation_values(Turn("Could you open setup.md in the docs directory?", ())).strings
+    assert "docs/setup.md" in got and "setup.md" not in got
+
+
+def test_a_retry_does_not_copy_the_tool_an_error_says_to_call() -> None:
+    request = _first("Read the file setup.md", [], workspace=WORKSPACE)
+    read = next(t for t in request.all_tools if t.name == "read_file")
+    asked = Message.user("Read the file setup.md")
+    call = Message.assistant(None, [ToolCall("read_file", {"path": "setup.md"}, "c1")])
+    failed = Message.tool("c1", "read_file", "'setup.md' does not exist in the workspace; call "
+                          "list_dir to see what is there.", is_error=True)
+    retry = plan_reply(ModelRequest("sys", (asked, call, failed), (read,), (), ModelSettings()),
+                       Guidance())
+    assert retry.candidates is not None
+    assert "list_dir" not in retry.candidates["read_file"].strings

@@ -53,7 +53,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "characters": ("letter",), "chars": ("letter",), "length": ("count",), "many": ("count",),
     "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
     "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",),
-    "time": ("clock", "hour"), "now": ("current",),
+    "time": ("clock", "hour"), "now": ("current",), "hour": ("time",), "clock": ("time",),
+    "moment": ("current",),
     # intents: to compute, convert or count is what a calculating, converting, counting tool does
     "compute": ("calculate", "evaluate"), "evaluate": ("calculate", "expression"),
     "calculate": ("compute", "evaluate"), "calc": ("calculate",), "math": ("arithmetic",),

@@ -22,7 +22,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["container_span", "fitting", "foreign_examples", "lacks_format", "preferred", "small_talk", "takes_format",
+__all__ = ["container_span", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
            "text_lines", "whole_expression"]
 
 _SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
@@ -177,11 +177,12 @@ def foreign_examples(spec: ToolSpec, error: str, question: str) -> set[str]:
         str(p.get("description") or "") for p in (spec.parameters.get("properties") or {})
         .values() if isinstance(p, Mapping)]
     asked = set(terms(question))
+    # "call list_dir to see what is there": a tool the error names is no value
+    found = {name for name in re.findall(r"\bcall\s+(\w+)", error) if name not in question}
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     # a default or an enum value is an option of the tool, not an example
     options = {v for p in props.values() if isinstance(p, Mapping)
                for v in [p.get("default"), *(p.get("enum") or ())]}
-    found: set[str] = set()
     for text in texts:
         for group in _EXAMPLE.findall(text):
             for value in re.findall(r"['\"“‘]([^'\"”’]+)['\"”’]", group) or [group]:
@@ -189,3 +190,15 @@ def foreign_examples(spec: ToolSpec, error: str, question: str) -> set[str]:
                 if value and value not in options and not set(terms(value)) & asked:
                     found.add(value)
     return found
+
+
+_IN_FOLDER = re.compile(r"([\w.-]+\.[a-z]{1,4})\s+(?:in|from|under|inside)\s+(?:the\s+)?([\w./-]+)\s+"
+                        r"(?:folder|directory|dir)\b", re.I)
+
+
+def in_folders(values: Sequence[str], question: str) -> list[str]:
+    """``values`` with a file the question places in a folder ("setup.md in the docs
+    directory") as its path (``docs/setup.md``), which replaces the bare name."""
+    paths = {m.group(1): f"{m.group(2).strip('/')}/{m.group(1)}"
+             for m in _IN_FOLDER.finditer(question)}
+    return list(dict.fromkeys(paths.get(v, v) for v in values))

@@ -54,7 +54,13 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
-from reactloop.models._fit import container_span, fitting, foreign_examples, preferred
+from reactloop.models._fit import (
+    container_span,
+    fitting,
+    foreign_examples,
+    in_folders,
+    preferred,
+)
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
     _REPEAT_NOTE,
@@ -623,7 +629,7 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
             if not any(_bare(span) in e for e in whole) and not _around_name(span) and (
                     not container_span(span)):  # "data folder": the name alone is the value
                 strings[span] = None
-    return Candidates(tuple(numbers), tuple(strings))
+    return Candidates(tuple(numbers), tuple(in_folders(list(strings), question)))
 
 
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
