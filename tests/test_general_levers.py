@@ -180,3 +180,19 @@ def test_a_retry_does_not_copy_the_tool_an_error_says_to_call() -> None:
                        Guidance())
     assert retry.candidates is not None
     assert "list_dir" not in retry.candidates["read_file"].strings
+
+
+def test_the_side_a_question_word_asks_about_is_the_target() -> None:
+    from reactloop.models._shaping import order_directions
+
+    wrong = ToolCall("convert_time", {"source_timezone": "America/New_York", "time": "09:00",
+                                      "target_timezone": "Europe/Paris"})
+    asked = "When it is 09:00 in Europe/Paris, what time is it in America/New_York?"
+    fixed = order_directions(wrong, asked).arguments
+    assert (fixed["source_timezone"], fixed["target_timezone"]) == (
+        "Europe/Paris", "America/New_York")
+    right = ToolCall("convert_time", {"source_timezone": "Asia/Tokyo", "time": "10:15",
+                                      "target_timezone": "Europe/Paris"})
+    assert order_directions(right, "What is 10:15 Asia/Tokyo time in Europe/Paris time?") is right
+    assert order_directions(right, "If it is 10:15 in Asia/Tokyo, what time is it in "
+                                   "Europe/Paris?") is right

@@ -165,7 +165,9 @@ def _role(name: str) -> tuple[str, str] | None:
 
 def order_directions(call: ToolCall, question: str) -> ToolCall:
     """``call`` with a source/target (from/to) pair of string arguments swapped when the question
-    says them the other way: "from B" for the target's value, or "to A" for the source's."""
+    says them the other way: "from B" for the target's value, "to A" for the source's, or the
+    source's value after the question word and the target's before it ("When it is 09:00 in
+    A, what time is it in B?")."""
     args = call.arguments
     roles: dict[str, dict[str, str]] = {}
     for name in args:
@@ -180,7 +182,11 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
         src, dst = args[pair["source"]].lower(), args[pair["target"]].lower()
         said_from_target = f"from {dst}" in text and f"from {src}" not in text
         said_to_source = f"to {src}" in text and f"to {dst}" not in text
-        if src != dst and (said_from_target or said_to_source):
+        # "When it is 09:00 in Paris, what time is it in New York?": the side the (last)
+        # question word asks about is the target, the side said before it the source
+        asked = max(text.rfind(w) for w in ("what ", "how ", "which "))
+        asked_source = asked > 0 and -1 < text.find(dst) < asked < text.find(src)
+        if src != dst and (said_from_target or said_to_source or asked_source):
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
