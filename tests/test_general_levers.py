@@ -196,3 +196,14 @@ def test_the_side_a_question_word_asks_about_is_the_target() -> None:
     assert order_directions(right, "What is 10:15 Asia/Tokyo time in Europe/Paris time?") is right
     assert order_directions(right, "If it is 10:15 in Asia/Tokyo, what time is it in "
                                    "Europe/Paris?") is right
+
+
+def test_a_file_tool_copies_a_file_name_not_a_verb() -> None:
+    request = _first("Could you open setup.md in the docs directory?", [], workspace=WORKSPACE)
+    plan = plan_reply(request, Guidance())
+    assert plan.candidates is not None
+    assert plan.candidates["read_file"].strings == ("docs/setup.md",)
+    # no file named: the question's words stay (a folder's name)
+    plan = plan_reply(_first("Which files are in the docs folder?", [], workspace=WORKSPACE),
+                      Guidance())
+    assert plan.candidates is not None and "docs" in plan.candidates["list_dir"].strings

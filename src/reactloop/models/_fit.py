@@ -16,13 +16,15 @@ questions:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.messages import ToolSpec
+from reactloop.models._gbnf import Candidates
 
-__all__ = ["container_span", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
+__all__ = ["container_span", "file_names", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
            "text_lines", "whole_expression"]
 
 _SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
@@ -202,3 +204,19 @@ def in_folders(values: Sequence[str], question: str) -> list[str]:
     paths = {m.group(1): f"{m.group(2).strip('/')}/{m.group(1)}"
              for m in _IN_FOLDER.finditer(question)}
     return list(dict.fromkeys(paths.get(v, v) for v in values))
+
+
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[a-z]{1,4}")
+_PATHS = ("path", "file", "filename")
+
+
+def file_names(spec: ToolSpec, values: Candidates) -> Candidates:
+    """``values`` for ``spec``, whose only string argument is a path ("path", "file"), with
+    the strings left to the file names among them ("docs/setup.md", not "open") when there
+    are any: a file tool reads a name, not a verb of the question."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    strings = [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"]
+    names = [v for v in values.strings if _FILE_NAME.fullmatch(v)]
+    if len(strings) != 1 or strings[0].lower() not in _PATHS or not names:
+        return values
+    return dataclasses.replace(values, strings=tuple(names))

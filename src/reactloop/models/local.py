@@ -56,6 +56,7 @@ from reactloop.messages import (
 from reactloop.models._base import Model
 from reactloop.models._fit import (
     container_span,
+    file_names,
     fitting,
     foreign_examples,
     in_folders,
@@ -497,8 +498,8 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
     if context:  # "the airport" chose the airport skill: it is no value for its tools
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
-    candidates = {t.name: retry_values(t, turn, request.messages) if turn.failed else found
-                  for t in callable_}
+    candidates = {t.name: file_names(t, retry_values(t, turn, request.messages)
+                                     if turn.failed else found) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
         if ids and id_arguments(t) and not turn.failed:
