@@ -207,3 +207,13 @@ def test_a_file_tool_copies_a_file_name_not_a_verb() -> None:
     plan = plan_reply(_first("Which files are in the docs folder?", [], workspace=WORKSPACE),
                       Guidance())
     assert plan.candidates is not None and "docs" in plan.candidates["list_dir"].strings
+
+
+@pytest.mark.parametrize(("question", "skill"), [
+    ("What is the baggage allowance for business class?", "book-flight"),
+    ("Where can I eat something before my flight leaves from gate 4?", "airport")])
+def test_a_skill_is_chosen_for_what_its_documents_and_places_answer(question: str,
+                                                                     skill: str) -> None:
+    request = _first(question, [current_time], skills=[SKILLS])
+    call = skill_call(request)
+    assert call is not None and call.arguments == {"name": skill}

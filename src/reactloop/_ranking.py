@@ -64,6 +64,12 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "mention": ("search", "grep"), "mentions": ("search", "grep"), "contain": ("search",),
     "contains": ("search",), "containing": ("search",), "open": ("read",),
     "contents": ("read",), "content": ("read",),
+    # where people eat, wash and shop, as places are categorised
+    "eat": ("food",), "hungry": ("food",), "lunch": ("food",), "breakfast": ("food",),
+    "dinner": ("food",), "snack": ("food",), "meal": ("food",), "drink": ("food", "coffee"),
+    "toilet": ("restroom",), "toilets": ("restroom",), "bathroom": ("restroom",),
+    "wc": ("restroom",), "buy": ("shop",), "shopping": ("shop",), "luggage": ("baggage",),
+    "bags": ("baggage",),
 }
 
 
