@@ -217,3 +217,10 @@ def test_a_skill_is_chosen_for_what_its_documents_and_places_answer(question: st
     request = _first(question, [current_time], skills=[SKILLS])
     call = skill_call(request)
     assert call is not None and call.arguments == {"name": skill}
+
+
+def test_open_is_no_file_word_without_a_file_name() -> None:
+    request = _first("Is the information desk open at night?", [], skills=[SKILLS],
+                     workspace=WORKSPACE)
+    call = skill_call(request)
+    assert call is not None and call.arguments == {"name": "airport"}

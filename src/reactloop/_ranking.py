@@ -62,7 +62,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "list": ("dir", "entries"), "search": ("grep",), "grep": ("search",),
     "convert": ("conversion",), "conversion": ("convert",), "count": ("number",),
     "mention": ("search", "grep"), "mentions": ("search", "grep"), "contain": ("search",),
-    "contains": ("search",), "containing": ("search",), "open": ("read",),
+    "contains": ("search",), "containing": ("search",),
     "contents": ("read",), "content": ("read",),
     # where people eat, wash and shop, as places are categorised
     "eat": ("food",), "hungry": ("food",), "lunch": ("food",), "breakfast": ("food",),
