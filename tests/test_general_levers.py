@@ -224,3 +224,11 @@ def test_open_is_no_file_word_without_a_file_name() -> None:
                      workspace=WORKSPACE)
     call = skill_call(request)
     assert call is not None and call.arguments == {"name": "airport"}
+
+
+def test_a_skill_chosen_for_a_question_offers_its_first_step() -> None:
+    question = "Is the information desk open at night?"
+    model = ScriptedModel([ToolCall("load_skill", {"name": "airport"}), "done"])
+    Agent(model=model, skills=[SKILLS]).run_sync(question)
+    # no tool of the skill shares a word with the question: its search, not an answer
+    assert _offer(model.requests[1]) == (["search_pois"], False)

@@ -21,10 +21,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop.messages import ToolSpec
+from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 
-__all__ = ["container_span", "file_names", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
+__all__ = ["container_span", "file_names", "first_step", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
            "text_lines", "whole_expression"]
 
 _SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
@@ -220,3 +220,21 @@ def file_names(spec: ToolSpec, values: Candidates) -> Candidates:
     if len(strings) != 1 or strings[0].lower() not in _PATHS or not names:
         return values
     return dataclasses.replace(values, strings=tuple(names))
+
+
+def first_step(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> list[ToolSpec]:
+    """The first of the tools the latest ``load_skill`` result made callable that needs no id
+    (a search, not an action on what a search found): offered when the question chose the
+    skill but shares no word with any of its tools ("Is the information desk open at
+    night?": ``search_pois``)."""
+    from reactloop.models._shaping import is_id
+
+    loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
+             and not m.is_error]
+    if not loads:
+        return []
+    text = loads[-1].content
+    named = [t for t in tools if not t.internal and re.search(rf"\b{re.escape(t.name)}\b", text)
+             and not any(is_id(k) for k in t.parameters.get("required") or ())]
+    named.sort(key=lambda t: text.find(t.name))
+    return named[:1]

@@ -57,6 +57,7 @@ from reactloop.models._base import Model
 from reactloop.models._fit import (
     container_span,
     file_names,
+    first_step,
     fitting,
     foreign_examples,
     in_folders,
@@ -464,6 +465,8 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
             # outside a skill's turn, a tool one description word matches is not offered
             listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
         listed = preferred(listed, turn.question, keep)
+        if loaded and all(t.internal for t in listed):  # the skill chosen: its first step
+            listed = (*first_step(fit, request.messages), *listed)
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     return listed
