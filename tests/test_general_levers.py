@@ -17,7 +17,7 @@ from reactloop import Agent, Message, ModelRequest, ToolCall, tool
 from reactloop._demo_tools import add, calculate, current_time, multiply
 from reactloop._ranking import select_tools
 from reactloop.messages import ModelSettings, ToolSpec
-from reactloop.models._fit import whole_expression
+from reactloop.models._fit import fitting, whole_expression
 from reactloop.models._shaping import render_result
 from reactloop.models._skill_select import reference_call, skill_call
 from reactloop.testing import ScriptedModel
@@ -92,6 +92,18 @@ def test_a_workspace_file_is_no_skill_document(question: str) -> None:
     assert callable_ == (["grep"] if "mentions" in question else ["read_file"])
 
 
+def test_no_skill_loader_and_no_document_reader_before_a_skill_is_loaded() -> None:
+    request = _first("Show me the contents of docs/faq.md", [], skills=[SKILLS],
+                     workspace=WORKSPACE)
+    every = request.all_tools
+    names = {t.name for t in fitting(every, "Show me the contents of docs/faq.md", [],
+                                     guided_skills=True, loaded=False)}
+    assert "read_file" in names and not {"load_skill", "load_skill_reference"} & names
+    names = {t.name for t in fitting(every, "Show me docs/faq.md", [], guided_skills=True,
+                                     loaded=True)}
+    assert "load_skill_reference" in names and "load_skill" not in names
+
+
 def test_an_argument_in_a_documented_format_decides_between_tools() -> None:
     tools = [convert_time, current_time]
     # no HH:MM in the question: no conversion
@@ -105,6 +117,9 @@ def test_an_argument_in_a_documented_format_decides_between_tools() -> None:
 def test_an_expression_of_several_operators_goes_whole_to_the_calculator() -> None:
     tools = [add, multiply, calculate]
     assert _offer(_first("what's (3 + 4) * (10 - 6)?", tools))[0] == ["calculate"]
+    whole = [add.spec(), multiply.spec(), calculate.spec()]
+    assert whole_expression(whole, "what's (3 + 4) * (10 - 6)?") == [calculate.spec()]
+    assert whole_expression(whole, "Compute 2^8 for me") == [calculate.spec()]
     # one operator: the plain tools stay offered
     specs = [add.spec(), calculate.spec()]
     assert whole_expression(specs, "What is 17 + 25?") == specs
