@@ -127,12 +127,13 @@ _NUMBERED = re.compile(r"^\s*\d+\t")
 
 def text_lines(text: str, asked: set[str]) -> list[str]:
     """The lines of a plain-text result (a file's, without the line numbers a reader adds),
-    those sharing most words (``asked``: stemmed terms of the question) first, blank lines and
-    table rules left out."""
+    those sharing most words (``asked``: stemmed terms of the question) first; blank lines,
+    table rules and lines too long to begin an answer left out."""
     from reactloop._ranking import terms
 
     lines = [" ".join(_NUMBERED.sub("", line).split()) for line in text.splitlines()]
-    lines = [line for line in lines if line.strip("|-: ")]
+    # a line too long to begin an answer is left out, not cut (MAX_RENDERED of _shaping)
+    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240]
     return sorted(lines, key=lambda line: -len(set(terms(line)) & asked))
 
 
