@@ -25,7 +25,7 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 
 __all__ = ["container_span", "file_names", "first_step", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
-           "text_lines", "whole_expression"]
+           "whole_expression"]
 
 _SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
 thanks thank bye goodbye nice great cool ok okay wow"""
@@ -120,21 +120,6 @@ def container_span(span: str) -> bool:
     """Whether a word of ``span`` only says what kind of thing a name is ("folder", "data
     folder", "in the docs directory"): no value (the name alone is)."""
     return any(w.strip(".,!?") in _CONTAINERS for w in span.lower().split())
-
-
-_NUMBERED = re.compile(r"^\s*\d+\t")
-
-
-def text_lines(text: str, asked: set[str]) -> list[str]:
-    """The lines of a plain-text result (a file's, without the line numbers a reader adds),
-    those sharing most words (``asked``: stemmed terms of the question) first; blank lines,
-    table rules and lines too long to begin an answer left out."""
-    from reactloop._ranking import terms
-
-    lines = [" ".join(_NUMBERED.sub("", line).split()) for line in text.splitlines()]
-    # a line too long to begin an answer is left out, not cut (MAX_RENDERED of _shaping)
-    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240]
-    return sorted(lines, key=lambda line: -len(set(terms(line)) & asked))
 
 
 READ = "load_skill_reference"

@@ -64,7 +64,6 @@ def render_result(text: str, question: str = "") -> str:
         data = json.loads(text)
     except (json.JSONDecodeError, ValueError):
         from reactloop._ranking import terms
-        from reactloop.models._fit import text_lines
 
         data = None
         items = text_lines(text, set(terms(question, expand=True)))
@@ -85,6 +84,21 @@ def render_result(text: str, question: str = "") -> str:
     if not out and items:
         out = items[0][:MAX_RENDERED - 1].rstrip() + "…"
     return " ".join(out.split())
+
+
+_NUMBERED = re.compile(r"^\s*\d+\t")
+
+
+def text_lines(text: str, asked: set[str]) -> list[str]:
+    """The lines of a plain-text result (a file's, without the line numbers a reader adds),
+    those sharing most words (``asked``: stemmed terms of the question) first; blank lines,
+    table rules and lines too long to begin an answer left out."""
+    from reactloop._ranking import terms
+
+    lines = [" ".join(_NUMBERED.sub("", line).split()) for line in text.splitlines()]
+    # a line too long to begin an answer is left out, not cut (MAX_RENDERED of _shaping)
+    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240]
+    return sorted(lines, key=lambda line: -len(set(terms(line)) & asked))
 
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
