@@ -11,7 +11,14 @@ questions:
 - **a whole expression** (:func:`whole_expression`): a question with an expression of several
   operators goes whole to a tool that takes an expression, never in parts to ``add``;
 - **container words** (:func:`container_span`): "folder", "directory", "file" say what a name
-  is, never part of it ("the data folder" is the path ``data``).
+  is, never part of it ("the data folder" is the path ``data``);
+- **file names** (:func:`in_folders`, :func:`file_names`): "setup.md in the docs directory" is
+  ``docs/setup.md``, and a file tool's path copies a file name, not a verb ("open");
+- **examples are no fixes** (:func:`foreign_examples`): a retry never copies a docs' or an
+  error's example that shares no word with the question (the time in Paris for Sydney), nor
+  the tool an error says to call;
+- **a skill's first step** (:func:`first_step`): a skill chosen for a question none of its
+  tools shares a word with offers its search, not an answer.
 """
 
 from __future__ import annotations
