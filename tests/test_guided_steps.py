@@ -78,7 +78,10 @@ def test_a_structured_result_begins_the_answer_with_the_matching_records_first()
     assert render_result(json.dumps(nested)) == (
         "source: timezone Europe/London, datetime 16:30; target: timezone Asia/Tokyo, "
         "datetime 01:30; time_difference: +9h")
-    assert render_result("plain text") == "" and len(render_result(text)) <= 240
+    # plain text is rendered as its lines (test_general_levers.py::
+    # test_a_plain_text_result_begins_the_answer_with_its_lines); a JSON scalar is not
+    assert render_result("plain text") == "plain text" and render_result("42") == ""
+    assert len(render_result(text)) <= 240
     asked = Message.user("Where is gate 15?")
     plan = plan_reply(_request(asked, _call("search_pois", {"term": "gate"}, "c1"),
                                Message.tool("c1", "search_pois", text),

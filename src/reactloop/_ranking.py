@@ -53,13 +53,23 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "characters": ("letter",), "chars": ("letter",), "length": ("count",), "many": ("count",),
     "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
     "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",),
-    "time": ("clock", "hour"), "now": ("current",),
+    "time": ("clock", "hour"), "now": ("current",), "hour": ("time",), "clock": ("time",),
+    "moment": ("current",),
     # intents: to compute, convert or count is what a calculating, converting, counting tool does
     "compute": ("calculate", "evaluate"), "evaluate": ("calculate", "expression"),
     "calculate": ("compute", "evaluate"), "calc": ("calculate",), "math": ("arithmetic",),
     "folder": ("dir", "directory"), "folders": ("dir", "directory"), "directory": ("dir",),
     "list": ("dir", "entries"), "search": ("grep",), "grep": ("search",),
     "convert": ("conversion",), "conversion": ("convert",), "count": ("number",),
+    "mention": ("search", "grep"), "mentions": ("search", "grep"), "contain": ("search",),
+    "contains": ("search",), "containing": ("search",),
+    "contents": ("read",), "content": ("read",),
+    # where people eat, wash and shop, as places are categorised
+    "eat": ("food",), "hungry": ("food",), "lunch": ("food",), "breakfast": ("food",),
+    "dinner": ("food",), "snack": ("food",), "meal": ("food",), "drink": ("food", "coffee"),
+    "toilet": ("restroom",), "toilets": ("restroom",), "bathroom": ("restroom",),
+    "wc": ("restroom",), "buy": ("shop",), "shopping": ("shop",), "luggage": ("baggage",),
+    "bags": ("baggage",),
 }
 
 
@@ -77,6 +87,8 @@ _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+
                       r"(?:are|can|could|do|does|exist|should|would|will)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
 there?"): a signal for the tool that lists them."""
+_FILENAME = re.compile(r"(?<![\w.])[\w/-]*[a-z_][\w-]+\.[a-z]{1,4}\b(?!\.\w)")
+"""A file's name ("notes.txt", "docs/faq.md"): a signal for the tool that reads files."""
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 """Dates are not expressions ("2024-01-01" is no subtraction)."""
 
@@ -104,6 +116,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
             out.extend(_stem(w) for w in _RELATED.get(word, ()))
     if expand and _LISTING.search(text):  # "which sources can I ...": asks for a list
         out.append("list")
+    if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
+        out += ["file", "read"]
     if expand and _ARITHMETIC.search(_DATE.sub(" ", text)):  # "17 + 25": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]

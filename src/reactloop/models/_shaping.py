@@ -1,7 +1,7 @@
 """Small pure helpers of the embedded model's guidance (:mod:`reactloop.models.local`), each a
 lever measured in ``benchmarks/evals/README.md``:
 
-- :func:`render_result`: a structured (JSON) tool result as one line of text, so that an answer
+- :func:`render_result`: a tool result (JSON, or plain text) as one line of text, so that an answer
   after it can start from it (the records' names, a conversion's target) as it starts from a
   short result;
 - :func:`culprits`: the values of a failed call that its error quotes back (``'workspace' does
@@ -55,21 +55,25 @@ def _flat(value: Any, *, record: bool = False) -> str:
 
 
 def render_result(text: str, question: str = "") -> str:
-    """A JSON object or list ``text`` as one line (an object's members as ``key: values``, a
-    list's records as their values, joined by ``;`` and cut at one within
-    :data:`MAX_RENDERED` characters); empty for anything else. The records that share the
-    most words with ``question`` come first ("gate 15": Gate 15 before Gate 1)."""
+    """A tool result as one line: a JSON object's members as ``key: values``, a JSON list's
+    records as their values, plain text (a file read, a document) as its lines, joined by
+    ``;`` and cut at one within :data:`MAX_RENDERED` characters; empty for a JSON scalar. The
+    records or lines that share the most words with ``question`` come first ("gate 15": Gate
+    15 before Gate 1; "a refund": the fare table's refund row before the title)."""
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, ValueError):
-        return ""
+        from reactloop._ranking import terms
+
+        data = None
+        items = text_lines(text, set(terms(question, expand=True)))
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
         asked = set(_TOKEN.findall(question.lower()))
         records = [t for v in data if (t := _flat(v, record=True))]
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
-    else:
+    elif data is not None:
         return ""
     out = ""
     for item in items:
@@ -80,6 +84,21 @@ def render_result(text: str, question: str = "") -> str:
     if not out and items:
         out = items[0][:MAX_RENDERED - 1].rstrip() + "…"
     return " ".join(out.split())
+
+
+_NUMBERED = re.compile(r"^\s*\d+\t")
+
+
+def text_lines(text: str, asked: set[str]) -> list[str]:
+    """The lines of a plain-text result (a file's, without the line numbers a reader adds),
+    those sharing most words (``asked``: stemmed terms of the question) first; blank lines,
+    table rules and lines too long to begin an answer left out."""
+    from reactloop._ranking import terms
+
+    lines = [" ".join(_NUMBERED.sub("", line).split()) for line in text.splitlines()]
+    # a line too long to begin an answer is left out, not cut (MAX_RENDERED of _shaping)
+    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240]
+    return sorted(lines, key=lambda line: -len(set(terms(line)) & asked))
 
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
@@ -160,7 +179,9 @@ def _role(name: str) -> tuple[str, str] | None:
 
 def order_directions(call: ToolCall, question: str) -> ToolCall:
     """``call`` with a source/target (from/to) pair of string arguments swapped when the question
-    says them the other way: "from B" for the target's value, or "to A" for the source's."""
+    says them the other way: "from B" for the target's value, "to A" for the source's, or the
+    source's value after the question word and the target's before it ("When it is 09:00 in
+    A, what time is it in B?")."""
     args = call.arguments
     roles: dict[str, dict[str, str]] = {}
     for name in args:
@@ -175,7 +196,11 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
         src, dst = args[pair["source"]].lower(), args[pair["target"]].lower()
         said_from_target = f"from {dst}" in text and f"from {src}" not in text
         said_to_source = f"to {src}" in text and f"to {dst}" not in text
-        if src != dst and (said_from_target or said_to_source):
+        # "When it is 09:00 in Paris, what time is it in New York?": the side the (last)
+        # question word asks about is the target, the side said before it the source
+        asked = max(text.rfind(w) for w in ("what ", "how ", "which "))
+        asked_source = asked > 0 and -1 < text.find(dst) < asked < text.find(src)
+        if src != dst and (said_from_target or said_to_source or asked_source):
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 
-from reactloop._ranking import best_choice, rank_tools
+from reactloop._ranking import best_choice, rank_tools, terms
 from reactloop.messages import (
     Message,
     ModelRequest,
@@ -25,6 +25,7 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
+from reactloop.models._fit import small_talk
 from reactloop.models._shaping import is_id
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
@@ -53,7 +54,7 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
     """A ``load_skill`` call (any tool with choices) when a fresh question fits one of its
     choices better than every tool, and that choice was not loaded (or tried) before."""
     question = _fresh_question(request.messages)
-    if not question or request.settings.tool_choice == "none":
+    if not question or request.settings.tool_choice == "none" or small_talk(question):
         return None
     allowed = {t.name for t in request.tools}
     best = best_choice([t for t in request.all_tools if t.name in allowed], question)
@@ -118,7 +119,11 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     # no first step, so it does not compete with the document
     tools = [t for t in request.all_tools if t.name in allowed and not t.internal
              and not any(is_id(k) for k in t.parameters.get("required") or ())]
-    ranked = rank_tools([*tools, *pseudo.values()], question)
+    # the skill's own name words chose the skill ("flight" of book-flight): every tool of it
+    # shares them, so what the question asks of the skill is in its other words
+    named = set(terms(skill))
+    asked = " ".join(w for w in question.split() if not set(terms(w)) & named) or question
+    ranked = rank_tools([*tools, *pseudo.values()], asked)
     score, top = ranked[0] if ranked else (0.0, None)
     if score <= 0 or top is None or top.name not in pseudo:
         return None

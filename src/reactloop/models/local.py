@@ -54,6 +54,15 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
+from reactloop.models._fit import (
+    container_span,
+    file_names,
+    first_step,
+    fitting,
+    foreign_examples,
+    in_folders,
+    preferred,
+)
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
     _REPEAT_NOTE,
@@ -446,11 +455,16 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
             set())
         keep = [t.name for t in every if t.internal and not t.choices
                 and (t.name in restricted or not g.load_skills)]
-        listed = distinct(select_tools(every, turn.question, g.tool_limit, min_ratio=RELEVANCE,
+        fit = fitting(every, turn.question, keep, guided_skills=g.load_skills, loaded=any(
+            m.name == "load_skill" and not m.is_error for m in request.messages))
+        listed = distinct(select_tools(fit, turn.question, g.tool_limit, min_ratio=RELEVANCE,
                                        keep=keep))
         if not any(r.name in internal for r in turn.results) and not loaded:
             # outside a skill's turn, a tool one description word matches is not offered
             listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
+        listed = preferred(listed, turn.question, keep)
+        if loaded and all(t.internal for t in listed):  # the skill chosen: its first step
+            listed = (*first_step(fit, request.messages), *listed)
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     return listed
@@ -485,8 +499,8 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
     if context:  # "the airport" chose the airport skill: it is no value for its tools
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
-    candidates = {t.name: retry_values(t, turn, request.messages) if turn.failed else found
-                  for t in callable_}
+    candidates = {t.name: file_names(t, retry_values(t, turn, request.messages)
+                                     if turn.failed else found) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
         if ids and id_arguments(t) and not turn.failed:
@@ -614,9 +628,10 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
         for span in _spans(text):
             # an expression is copied whole: "17 + 25" of "(17 + 25) * 2" is no value; so is
             # a name ("in fi_reporting" or "Europe/Paris time" is no value, the name is)
-            if not any(_bare(span) in e for e in whole) and not _around_name(span):
+            if not any(_bare(span) in e for e in whole) and not _around_name(span) and (
+                    not container_span(span)):  # "data folder": the name alone is the value
                 strings[span] = None
-    return Candidates(tuple(numbers), tuple(strings))
+    return Candidates(tuple(numbers), tuple(in_folders(list(strings), question)))
 
 
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
@@ -674,14 +689,17 @@ def retry_values(spec: ToolSpec, turn: Turn, messages: Sequence[Message]) -> Can
     quoted back as wrong ("'workspace' does not exist"). The question's values, which were
     tried, stay only for a tool of several string arguments (one of them was right) or when
     nothing else is left."""
-    found = conversation_values(turn)
     errors = [m for m in turn.results if m.is_error]
-    wrong = culprits(messages, errors).get(spec.name, set())
-    fix = error_values(errors[-1].content) if errors else []
+    foreign = foreign_examples(spec, errors[-1].content if errors else "", turn.question or "")
+    found = conversation_values(turn)
+    found = dataclasses.replace(found, strings=tuple(v for v in found.strings if v not in foreign))
+    wrong = culprits(messages, errors).get(spec.name, set()) | foreign
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     several = sum(1 for p in props.values() if isinstance(p, Mapping)
                   and p.get("type") == "string") > 1
     own = schema_values(spec)
+    own = dataclasses.replace(own, strings=tuple(v for v in own.strings if v not in wrong))
+    fix = error_values(errors[-1].content) if errors else []
     strings = [*(v for v in fix if v != spec.name), *own.strings,
                *(found.strings if several else ())]
     kept = tuple(dict.fromkeys(v for v in strings if v not in wrong))

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import threading
 import traceback
@@ -152,7 +153,8 @@ class SkillSet(Extension):
                 tools = []
             about = [f"{t.name}: {t.description.splitlines()[0] if t.description else ''}"
                      for t in tools]
-            out.append((skill.name, " ".join([skill.description, *about])))
+            out.append((skill.name, " ".join([skill.description, *about,
+                                              *_document_sentences(skill.body)])))
         return tuple(out)
 
     # -- the extension hooks -----------------------------------------------------------------
@@ -395,3 +397,15 @@ def _import_tools(skill: Skill) -> list[Tool]:
         if isinstance(value, Tool) and all(value is not t for t in tools):
             tools.append(value)
     return tools
+
+
+_DOC_SENTENCE = re.compile(r"[^.!?\n]*(?:\n(?!\n)[^.!?\n]*)*?[\w/-]+\.(?:md|txt|rst)\b"
+                           r"(?:[^.!?\n]|\.(?=\w))*")
+
+
+def _document_sentences(body: str) -> list[str]:
+    """The sentences of a skill's instructions that name one of its documents ("For baggage,
+    changes and refunds, read references/fare_rules.md"): what its documents answer, which a
+    question about it ("the baggage allowance") matches."""
+    return [" ".join(m.group(0).split()) for m in _DOC_SENTENCE.finditer(body)
+            if "SKILL.md" not in m.group(0)]

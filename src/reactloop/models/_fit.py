@@ -1,0 +1,233 @@
+"""Whether a tool fits a fresh question at all, beyond sharing a word with it: pure functions
+the embedded model's guidance (:func:`~reactloop.models.local.plan_reply`) applies to the
+ranked offer. Each is general (a kind of sentence, a kind of argument), never a table of
+questions:
+
+- **small talk** (:func:`small_talk`): a remark about oneself or the conversation ("That was
+  a long list, thanks!", "My name is Sam") is answered, whatever tool name a word of it says;
+- **a formatted argument** (:func:`lacks_format`): a tool whose required argument's docs give
+  a format ("HH:MM", "YYYY-MM-DD") is no fit for a question with no value in that format (the
+  time in Sydney is not a conversion of 09:00; "a lovely day" has no date);
+- **a whole expression** (:func:`whole_expression`): a question with an expression of several
+  operators goes whole to a tool that takes an expression, never in parts to ``add``;
+- **container words** (:func:`container_span`): "folder", "directory", "file" say what a name
+  is, never part of it ("the data folder" is the path ``data``);
+- **file names** (:func:`in_folders`, :func:`file_names`): "setup.md in the docs directory" is
+  ``docs/setup.md``, and a file tool's path copies a file name, not a verb ("open");
+- **examples are no fixes** (:func:`foreign_examples`): a retry never copies a docs' or an
+  error's example that shares no word with the question (the time in Paris for Sydney), nor
+  the tool an error says to call;
+- **a skill's first step** (:func:`first_step`): a skill chosen for a question none of its
+  tools shares a word with offers its search, not an answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reactloop.messages import Message, ToolSpec
+from reactloop.models._gbnf import Candidates
+
+__all__ = ["container_span", "file_names", "first_step", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
+           "whole_expression"]
+
+_SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
+thanks thank bye goodbye nice great cool ok okay wow"""
+_SPEAKER = frozenset(_SPEAKERS.split())
+"""First words of a remark about oneself or the conversation."""
+_WANTS = """need want like wish wonder wondering looking trying please can could would
+tell show find give"""
+_WANT = frozenset(_WANTS.split())
+"""Words that make such a sentence a request ("I need to find gate 7", "I'd like to know")."""
+_VALUE = re.compile(r"\d|(?<!\w)[\"“'‘]\w|\w[_/.]\w")
+_EXCLAMATION = re.compile(r"^\W*(?:what|such|how)\s+an?\s", re.I)
+
+
+def small_talk(question: str) -> bool:
+    """Whether ``question`` is a remark, not a request: no question mark, no value (digits,
+    quotes, names such as ``notes.txt``), and either an exclamation ("What a lovely day!") or
+    a sentence about oneself or the conversation ("I will call you later", "That was a long
+    list") that says no want ("I need ...", "I'd like ...", "please")."""
+    text = question.strip()
+    if not text or "?" in text or _VALUE.search(text):
+        return False
+    if _EXCLAMATION.match(text):
+        return True
+    words = [w.strip(".,!;:").lower().replace("’", "'") for w in text.split()]
+    first = words[0]
+    return first in _SPEAKER and not any(w in _WANT or w.endswith("'d") for w in words)
+
+
+_FORMATS: Mapping[str, str] = {
+    "HH:MM": r"\b\d{1,2}:\d{2}\b", "YYYY-MM-DD": r"\b\d{4}-\d{1,2}-\d{1,2}\b",
+}
+_SCHEMA_FORMATS: Mapping[str, str] = {"date": _FORMATS["YYYY-MM-DD"], "time": _FORMATS["HH:MM"]}
+
+
+def _format_of(schema: Any) -> str | None:
+    if not isinstance(schema, Mapping):
+        return None
+    if schema.get("format") in _SCHEMA_FORMATS:
+        return _SCHEMA_FORMATS[str(schema["format"])]
+    described = str(schema.get("description") or "")
+    return next((rx for mark, rx in _FORMATS.items() if mark in described), None)
+
+
+def _formats(spec: ToolSpec) -> list[str]:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    found = [_format_of(props.get(name)) for name in spec.parameters.get("required") or ()]
+    return [rx for rx in found if rx is not None]
+
+
+def lacks_format(spec: ToolSpec, question: str) -> bool:
+    """Whether a required argument of ``spec`` documents a format ("HH:MM", "YYYY-MM-DD", a
+    JSON-schema ``format`` of date or time) that no value of ``question`` has."""
+    return any(not re.search(rx, question) for rx in _formats(spec))
+
+
+def takes_format(spec: ToolSpec, question: str) -> bool:
+    """Whether a required argument of ``spec`` documents a format a value of ``question``
+    has ("09:00" is the ``time`` of a conversion, not a clock question's)."""
+    return any(re.search(rx, question) for rx in _formats(spec))
+
+
+_COMPOUND = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*[\d(].*?[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*"
+                       r"[\d(]|[\d)]\s*(?:\*\*|\^)\s*[\d(]")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}:\d{2}\b")
+
+
+def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
+    """``tools`` without those that take numbers only, when ``question`` holds an expression
+    of several operators (or a power) and another of ``tools`` takes a text argument: "(3 + 4)
+    * (10 - 6)" goes whole to ``calculate``, not as ``add(3, 10)``."""
+    if not _COMPOUND.search(_DATE.sub(" ", question)):
+        return list(tools)
+
+    def numeric(spec: ToolSpec) -> bool:
+        props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+        kinds = [p.get("type") for p in props.values() if isinstance(p, Mapping)]
+        return bool(kinds) and all(k in ("number", "integer") for k in kinds)
+
+    from reactloop._ranking import evident
+
+    texts = [t for t in tools if not t.internal and not numeric(t) and evident(t, question)
+             and any(isinstance(p, Mapping) and p.get("type") == "string"
+                     for p in (t.parameters.get("properties") or {}).values())]
+    return [t for t in tools if not numeric(t)] if texts else list(tools)
+
+
+_CONTAINERS = frozenset({"folder", "folders", "directory", "directories", "dir", "file",
+                         "files", "document", "documents"})
+
+
+def container_span(span: str) -> bool:
+    """Whether a word of ``span`` only says what kind of thing a name is ("folder", "data
+    folder", "in the docs directory"): no value (the name alone is)."""
+    return any(w.strip(".,!?") in _CONTAINERS for w in span.lower().split())
+
+
+READ = "load_skill_reference"
+
+
+def fitting(tools: Sequence[ToolSpec], question: str, keep: Sequence[str], *,
+            guided_skills: bool, loaded: bool) -> list[ToolSpec]:
+    """``tools`` without those that cannot fit a fresh ``question`` (small talk: none; a
+    documented format the question lacks), ranked afterwards; ``keep`` (loop control) stays.
+    With ``guided_skills`` (the guidance loads skills itself) ``load_skill`` is never offered,
+    and the skill-document reader only once a skill was ``loaded``: a workspace file is no
+    skill reference."""
+    if small_talk(question):
+        return [t for t in tools if t.name in keep]
+    return [t for t in tools if t.name in keep or not (
+        (guided_skills and (t.choices or (t.name == READ and not loaded)))
+        or lacks_format(t, question))]
+
+
+def preferred(listed: Sequence[ToolSpec], question: str, keep: Sequence[str]
+              ) -> tuple[ToolSpec, ...]:
+    """Of the ranked offer, the tools a value of the question is for: those whose documented
+    format it has ("09:00" is a conversion's time), and a tool that takes a whole expression
+    rather than its parts (:func:`whole_expression`)."""
+    formatted = [t for t in listed if t.name not in keep and takes_format(t, question)]
+    if formatted:
+        listed = [t for t in listed if t in formatted or t.name in keep]
+    return tuple(whole_expression(listed, question))
+
+
+_EXAMPLE = re.compile(r"(?:e\.g\.,?|such as|like|for example)\s+((?:['\"“‘][^'\"”’]+['\"”’]"
+                      r"(?:,\s*|\s+or\s+)?)+|[\w/+.-]+)", re.I)
+
+
+def foreign_examples(spec: ToolSpec, error: str, question: str) -> set[str]:
+    """The examples a tool's docs or its error give ("use an IANA name like 'Europe/Paris'",
+    "e.g. 'America/San_Francisco'") that share no word with ``question``: a retry may copy an
+    example that fixes what the user said (Paris → Europe/Paris), never one that replaces it
+    (answering the time in Paris when asked about Sydney is worse than failing)."""
+    from reactloop._ranking import terms
+
+    texts = [error, spec.description] + [
+        str(p.get("description") or "") for p in (spec.parameters.get("properties") or {})
+        .values() if isinstance(p, Mapping)]
+    asked = set(terms(question))
+    # "call list_dir to see what is there": a tool the error names is no value
+    found = {name for name in re.findall(r"\bcall\s+(\w+)", error) if name not in question}
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    # a default or an enum value is an option of the tool, not an example
+    options = {v for p in props.values() if isinstance(p, Mapping)
+               for v in [p.get("default"), *(p.get("enum") or ())]}
+    for text in texts:
+        for group in _EXAMPLE.findall(text):
+            for value in re.findall(r"['\"“‘]([^'\"”’]+)['\"”’]", group) or [group]:
+                value = value.strip("\"'“”‘’.,;:()")
+                if value and value not in options and not set(terms(value)) & asked:
+                    found.add(value)
+    return found
+
+
+_IN_FOLDER = re.compile(r"([\w.-]+\.[a-z]{1,4})\s+(?:in|from|under|inside)\s+(?:the\s+)?([\w./-]+)\s+"
+                        r"(?:folder|directory|dir)\b", re.I)
+
+
+def in_folders(values: Sequence[str], question: str) -> list[str]:
+    """``values`` with a file the question places in a folder ("setup.md in the docs
+    directory") as its path (``docs/setup.md``), which replaces the bare name."""
+    paths = {m.group(1): f"{m.group(2).strip('/')}/{m.group(1)}"
+             for m in _IN_FOLDER.finditer(question)}
+    return list(dict.fromkeys(paths.get(v, v) for v in values))
+
+
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[a-z]{1,4}")
+_PATHS = ("path", "file", "filename")
+
+
+def file_names(spec: ToolSpec, values: Candidates) -> Candidates:
+    """``values`` for ``spec``, whose only string argument is a path ("path", "file"), with
+    the strings left to the file names among them ("docs/setup.md", not "open") when there
+    are any: a file tool reads a name, not a verb of the question."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    strings = [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"]
+    names = [v for v in values.strings if _FILE_NAME.fullmatch(v)]
+    if len(strings) != 1 or strings[0].lower() not in _PATHS or not names:
+        return values
+    return dataclasses.replace(values, strings=tuple(names))
+
+
+def first_step(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> list[ToolSpec]:
+    """The first of the tools the latest ``load_skill`` result made callable that needs no id
+    (a search, not an action on what a search found): offered when the question chose the
+    skill but shares no word with any of its tools ("Is the information desk open at
+    night?": ``search_pois``)."""
+    from reactloop.models._shaping import is_id
+
+    loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
+             and not m.is_error]
+    if not loads:
+        return []
+    text = loads[-1].content
+    named = [t for t in tools if not t.internal and re.search(rf"\b{re.escape(t.name)}\b", text)
+             and not any(is_id(k) for k in t.parameters.get("required") or ())]
+    named.sort(key=lambda t: text.find(t.name))
+    return named[:1]
