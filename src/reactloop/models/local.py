@@ -455,8 +455,9 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
             set())
         keep = [t.name for t in every if t.internal and not t.choices
                 and (t.name in restricted or not g.load_skills)]
+        loaders = {t.name for t in every if t.choices}  # load_skill: a tool with choices
         fit = fitting(every, turn.question, keep, guided_skills=g.load_skills, loaded=any(
-            m.name == "load_skill" and not m.is_error for m in request.messages))
+            m.name in loaders and not m.is_error for m in request.messages))
         listed = distinct(select_tools(fit, turn.question, g.tool_limit, min_ratio=RELEVANCE,
                                        keep=keep))
         if not any(r.name in internal for r in turn.results) and not loaded:
