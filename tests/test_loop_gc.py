@@ -194,3 +194,122 @@ def test_the_loop_s_empty_context_manager_enters_and_exits_as_nullcontext_does()
 
     assert asyncio.run(main()) == [None, None, ("x",)]
     assert not hasattr(NOTHING, "__dict__")  # shared by every run, nothing to keep
+
+
+def _flaky() -> Any:
+    """A model whose call fails once with a retryable error, then answers (no wait)."""
+    from reactloop.models import Model
+
+    class Flaky(Model):
+        name = "flaky"
+
+        def __init__(self) -> None:
+            self.failures = 1
+
+        async def request(self, request: ModelRequest) -> ModelResponse:
+            return await _flaky_request(self, request)
+
+    return Flaky()
+
+
+async def _flaky_request(self: Any, request: ModelRequest) -> ModelResponse:
+
+    from reactloop import ModelHTTPError
+    from reactloop.models._retry import RetryPolicy, with_retries
+
+    async def once() -> ModelResponse:
+        if self.failures:
+            self.failures -= 1
+            raise ModelHTTPError(503, "busy")
+        return ModelResponse(text="done")
+
+    async def no_wait(seconds: float) -> None:
+        pass
+
+    return await with_retries(once, RetryPolicy(jitter=0), sleep=no_wait)
+
+
+def _quiet_events(agent: Agent, prompt: str) -> Any:
+    """What ``Agent.run`` reads: the loop's events, driven quietly (its model calls awaited
+    by the loop itself)."""
+    ctx = agent._context(prompt, [], None, None)
+    return agent._run_events(ctx, stream=False, quiet=True)
+
+
+def test_a_quiet_run_listens_for_retries_once_and_sets_the_listener_back() -> None:
+    """``Agent.run`` awaits its model itself (no ``LocalRuntime.call_model`` coroutine):
+    the retry listener is set once per run, its model calls' retries are still the run's
+    ``retry`` events, and the caller's listener is there again once the run ends."""
+    from reactloop.models._retry import retry_listener
+
+    theirs: list[int] = []
+    model = _flaky()
+
+    async def main() -> list[str]:
+        retry_listener.set(lambda attempt, wait, error: theirs.append(attempt))
+        before = retry_listener.get()
+        types = [ev.type async for ev in _quiet_events(Agent(model=model), "hi")]
+        assert retry_listener.get() is before  # set back
+        return types
+
+    types = asyncio.run(main())
+    assert types.count("retry") == 1 and types[-1] == "run_end", types
+    assert theirs == []  # the run's own retry is not the caller's
+
+
+def test_a_waiting_run_makes_no_context_mapping_per_model_call() -> None:
+    """The retry listener is set once per run: with no tool batch in between (identical
+    calls answered from the first one: no ``caller_run`` set and reset), the task's
+    context mapping (a ``hamt``) alive in the run's 4th model call is the one of its 2nd
+    (before: a new one per call, alive while the model was awaited, so promoted to the
+    oldest generation with thousands of runs waiting)."""
+    new_mappings: list[list[Any]] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        n = sum(1 for m in request.messages if m.role == "tool")
+        gc.collect()  # kept referenced: no id is reused
+        new_mappings.append([o for o in gc.get_objects()
+                             if type(o).__name__ == "hamt" and id(o) not in new.ids])
+        if n < 3:  # the same call three times: the 2nd and 3rd are not run
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": 1, "b": 1})])
+        return ModelResponse(text="done")
+
+    new = _New()
+    agent = Agent(model=FunctionModel(answer, keep_requests=False), tools=[add])
+    assert agent.run_sync("Add.").output == "done"
+    assert len(new_mappings) == 4
+    second, last = new_mappings[1], new_mappings[3]
+    assert last and all(any(m is s for s in second) for m in last), "a mapping per call"
+
+
+def test_a_tool_that_calls_a_model_itself_reports_its_retries_where_it_did_before() -> None:
+    """Between its model calls the run's listener passes retries on to the listener that
+    was set before the run, as when the listener was set around each model call only."""
+    from reactloop.models._retry import retry_listener
+
+    theirs: list[int] = []
+    flaky = _flaky()
+
+    @tool
+    async def ask_other_model(question: str) -> str:
+        """Ask another model.
+
+        Args:
+            question: the question
+        """
+        return (await flaky.request(ModelRequest("", ()))).text or ""
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        if len(request.messages) == 1:
+            return ModelResponse(tool_calls=[ToolCall("ask_other_model", {"question": "q"})])
+        return ModelResponse(text="done")
+
+    async def main() -> list[str]:
+        retry_listener.set(lambda attempt, wait, error: theirs.append(attempt))
+        agent = Agent(model=FunctionModel(answer), tools=[ask_other_model])
+        return [ev.type async for ev in _quiet_events(agent, "hi")]
+
+    types = asyncio.run(main())
+    assert theirs == [1] and "retry" not in types, (theirs, types)
+    assert types[-1] == "run_end"
+

@@ -1,5 +1,5 @@
 """Small parts of one loop iteration (``reactloop._loop``): the tool calls as the history
-keeps them, and the run's retry listener."""
+keeps them, and the run's retry listeners."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from reactloop._redact import redact
 from reactloop.events import RetryEvent
 from reactloop.messages import ToolCall
+from reactloop.models._retry import RetryListener, retry_listener
 from reactloop.run_context import RunContext
 
-__all__ = ["NOTHING", "Nothing", "RetryReporter", "with_ids"]
+__all__ = ["NOTHING", "Nothing", "RetryReporter", "RunListener", "with_ids"]
 
 
 def with_ids(run_id: str, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
@@ -40,13 +41,49 @@ class RetryReporter:
     makes becomes a ``retry`` event. One object per run, made once (a bound method of the
     loop would be a new object per model call, and a reference cycle if kept)."""
 
-    __slots__ = ("ctx",)
+    __slots__ = ("calling", "ctx")
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
+        self.calling = False
+        """The loop awaits its model itself now (:class:`RunListener`)."""
 
     def __call__(self, attempt: int, wait: float, error: BaseException) -> None:
         self.ctx.emit(RetryEvent(self.ctx.run_id, attempt, wait, redact(str(error))))
+
+    def listen(self) -> RunListener:
+        """Set the run's listener in the current context, once per run (see
+        :class:`RunListener`); :meth:`RunListener.close` sets back what was there."""
+        listener = RunListener(self, retry_listener.get())
+        retry_listener.set(listener)
+        return listener
+
+
+class RunListener:
+    """The retry listener a run on :class:`~reactloop.runtime.LocalRuntime` sets once, for
+    the whole run, when the loop awaits the model itself (no ``LocalRuntime.call_model``
+    coroutine, and no new context mapping per call that would outlive the iteration, issue
+    28). Retries during the run's own model calls (``RetryReporter.calling``) become its
+    ``retry`` events; any other retry in the run's task meanwhile (a tool that calls a model
+    itself) goes to the listener that was there before the run, as when the listener was set
+    around each call only."""
+
+    __slots__ = ("outer", "reporter")
+
+    def __init__(self, reporter: RetryReporter, outer: RetryListener | None) -> None:
+        self.reporter, self.outer = reporter, outer
+
+    def __call__(self, attempt: int, wait: float, error: BaseException) -> None:
+        if self.reporter.calling:
+            self.reporter(attempt, wait, error)
+        elif self.outer is not None:
+            self.outer(attempt, wait, error)
+
+    def close(self) -> None:
+        """The run ends: the listener before it again (where this one is still set)."""
+        self.reporter.calling = False
+        if retry_listener.get() is self:
+            retry_listener.set(self.outer)
 
 
 class Nothing:
