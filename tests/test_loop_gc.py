@@ -313,3 +313,30 @@ def test_a_tool_that_calls_a_model_itself_reports_its_retries_where_it_did_befor
     assert theirs == [1] and "retry" not in types, (theirs, types)
     assert types[-1] == "run_end"
 
+
+
+def test_runs_without_sub_agents_share_one_empty_metrics_agents() -> None:
+    """``Metrics.agents`` of a run without sub-agents or handoffs is one shared, read-only
+    empty mapping (a new ``{}`` per run was 64 bytes of every live run): it behaves as
+    ``{}`` everywhere a result goes, and refuses writes with a message naming the fix."""
+    import copy
+    import pickle
+
+    from reactloop.result import Metrics
+
+    def answer(request: ModelRequest) -> str:
+        return "done"
+
+    agent = Agent(model=FunctionModel(answer))
+    one, two = agent.run_sync("hi").metrics, agent.run_sync("hi").metrics
+    assert one.agents is two.agents and one.agents == {} and repr(one.agents) == "{}"
+    assert "agents" not in one.to_dict() and Metrics.from_dict(one.to_dict()) == one
+    assert pickle.loads(pickle.dumps(one)) == one and copy.deepcopy(one) == one
+    try:
+        one.agents["x"] = two  # type: ignore[index]
+    except TypeError as exc:
+        assert "metrics.agents = {" in str(exc)
+    else:
+        raise AssertionError("the shared empty mapping took a write")
+    one.agents = {"x": two}  # assigning a new mapping works
+    assert Metrics().agents == {} and not two.agents
