@@ -258,11 +258,11 @@ def test_a_quiet_run_listens_for_retries_once_and_sets_the_listener_back() -> No
 
 
 def test_a_waiting_run_makes_no_context_mapping_per_model_call() -> None:
-    """The retry listener is set once per run: with no tool batch in between (identical
-    calls answered from the first one: no ``caller_run`` set and reset), the task's
-    context mapping (a ``hamt``) alive in the run's 4th model call is the one of its 2nd
-    (before: a new one per call, alive while the model was awaited, so promoted to the
-    oldest generation with thousands of runs waiting)."""
+    """The retry listener is set once per run, and so is the run's ``CallerRun`` (active
+    during its tool batches only): the task's context mapping (a ``hamt``) alive in the
+    run's 4th model call is the one of its 2nd (before: a new one per call and per batch,
+    alive while the model was awaited, so promoted to the oldest generation with thousands
+    of runs waiting)."""
     new_mappings: list[list[Any]] = []
 
     def answer(request: ModelRequest) -> ModelResponse:
@@ -270,8 +270,8 @@ def test_a_waiting_run_makes_no_context_mapping_per_model_call() -> None:
         gc.collect()  # kept referenced: no id is reused
         new_mappings.append([o for o in gc.get_objects()
                              if type(o).__name__ == "hamt" and id(o) not in new.ids])
-        if n < 3:  # the same call three times: the 2nd and 3rd are not run
-            return ModelResponse(tool_calls=[ToolCall("add", {"a": 1, "b": 1})])
+        if n < 3:  # a batch runs between every two model calls
+            return ModelResponse(tool_calls=[ToolCall("add", {"a": n, "b": 1})])
         return ModelResponse(text="done")
 
     new = _New()
@@ -280,6 +280,43 @@ def test_a_waiting_run_makes_no_context_mapping_per_model_call() -> None:
     assert len(new_mappings) == 4
     second, last = new_mappings[1], new_mappings[3]
     assert last and all(any(m is s for s in second) for m in last), "a mapping per call"
+
+
+def test_a_run_s_caller_is_active_during_its_batches_only() -> None:
+    """What tools and sources read of the run (``active_caller``, ``_nesting.current``):
+    the run during a batch, nothing between batches (a sub-run started by a callback is
+    not nested in the run), and what was there before once the run ends."""
+    from reactloop import _nesting
+    from reactloop.tools._source import active_caller, caller_run
+
+    in_tools: list[Any] = []
+    between: list[Any] = []
+
+    @tool
+    def where(n: int) -> int:
+        """Where the tool runs.
+
+        Args:
+            n: a number
+        """
+        in_tools.append((active_caller(), _nesting.current.get()))
+        return n
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        between.append((active_caller(), _nesting.current.get()))
+        n = sum(1 for m in request.messages if m.role == "tool")
+        if n < 2:
+            return ModelResponse(tool_calls=[ToolCall("where", {"n": n})])
+        return ModelResponse(text="done")
+
+    async def main() -> None:
+        assert (await Agent(model=FunctionModel(answer), tools=[where]).run("go")).output == "done"
+        assert caller_run.get() is None and active_caller() is None
+
+    asyncio.run(main())
+    (c1, f1), (c2, f2) = in_tools
+    assert c1 is not None and c1 is c2 and f1 is f2 is c1.frame and c1.run_id
+    assert between == [(None, None)] * 3
 
 
 def test_a_tool_that_calls_a_model_itself_reports_its_retries_where_it_did_before() -> None:

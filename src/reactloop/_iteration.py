@@ -1,17 +1,21 @@
 """Small parts of one loop iteration (``reactloop._loop``): the tool calls as the history
-keeps them, and the run's retry listeners."""
+keeps them, the run's retry listeners, and what its tool batches set in the context."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from reactloop._redact import redact
 from reactloop.events import RetryEvent
 from reactloop.messages import ToolCall
 from reactloop.models._retry import RetryListener, retry_listener
 from reactloop.run_context import RunContext
+from reactloop.tools._source import CallerRun, caller_run
+from reactloop.tools._tool import Tool
 
-__all__ = ["NOTHING", "Nothing", "RetryReporter", "RunListener", "with_ids"]
+__all__ = ["NOTHING", "Nothing", "RetryReporter", "RunListener", "enter_batch", "leave_batch",
+           "leave_run", "with_ids"]
 
 
 def with_ids(run_id: str, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
@@ -84,6 +88,46 @@ class RunListener:
         self.reporter.calling = False
         if retry_listener.get() is self:
             retry_listener.set(self.outer)
+
+
+def enter_batch(loop: Any, count_usage: Callable[[int, int], None],
+                add_tools: Callable[[Sequence[Tool]], None],
+                call_model: Callable[[Any, Any], Awaitable[Any]]) -> CallerRun:
+    """The run's :class:`CallerRun` for a tool batch (``loop``: the ``_Loop``), active:
+    what tool sources may use (MCP sampling) and the frame sub-runs find the run by.
+    Without a deadline one per run (per speaking agent), set in the context once and
+    inactive between batches: no batch leaves a new context mapping alive through the next
+    model call (issue 28). With one (the time left), or streaming (a batch may run in a task
+    of its own while the stream's reader goes on), a new one per batch, set back after."""
+    caller = caller_run.get()
+    if (caller is None or caller.frame is not loop.frame or caller.model is not loop.spec.model
+            or _per_batch(loop)):
+        outer = caller.outer if caller is not None and caller.frame is loop.frame else caller
+        caller = CallerRun(loop.spec.model, loop.ctx.run_id, loop.frame.emit_custom,
+                           count_usage, add_tools,
+                           None if loop.deadline is None else loop.deadline - loop.rt.monotonic(),
+                           call_model, loop.frame, outer)
+        caller_run.set(caller)
+    caller.active = True
+    return caller
+
+
+def leave_batch(loop: Any, caller: CallerRun) -> None:
+    caller.active = False
+    if _per_batch(loop):  # what was there before the batch
+        caller_run.set(caller.outer)
+
+
+def _per_batch(loop: Any) -> bool:
+    return loop.deadline is not None or bool(loop.stream)
+
+
+def leave_run(frame: object) -> None:
+    """The run (its ``_nesting.Frame``) ends: what :data:`caller_run` held before it again
+    (where the run's is still set)."""
+    caller = caller_run.get()
+    if caller is not None and caller.frame is frame:
+        caller_run.set(caller.outer)
 
 
 class Nothing:

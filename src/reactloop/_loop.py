@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
-from reactloop import _nesting
+from reactloop import _iteration, _nesting
 from reactloop import _notes as notes
 from reactloop._attach import Fitter
 from reactloop._iteration import NOTHING, RetryReporter, RunListener, with_ids
@@ -77,7 +77,6 @@ from reactloop.runtime import LocalRuntime, Runtime, ToolBatch
 from reactloop.tools import _tool
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
 from reactloop.tools._select import chosen_names
-from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -271,9 +270,10 @@ class _Loop(Repeats):
     def _close_open_calls(self, state: RunState) -> None:
         """The run ends: answer every call still without a result, so the history stays
         valid for the next turn (providers reject a tool call without its result); and set
-        the retry listener back, if the run set one."""
+        the retry listener and the batches' caller back, if the run set them."""
         if self.listening is not None:
             self.listening.close()
+        _iteration.leave_run(self.frame)
         ctx = self.ctx
         calls, ctx.open_calls = ctx.open_calls, ()
         if not calls:
@@ -535,10 +535,8 @@ class _Loop(Repeats):
         fresh, batch = split[2], None
         if not fresh:  # every call answered from an identical earlier one
             return self.answers(calls, split, (), ctx.seen)
-        token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
-            spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
-            None if self.deadline is None else self.deadline - rt.monotonic(),
-            self._summarizer_call, self.frame))  # and the frame sub-runs find this run by
+        caller = _iteration.enter_batch(  # what tool sources and sub-runs find of the run
+            self, self._count_usage, self._add_tools, self._summarizer_call)
         try:
             if fresh is calls and type(rt) is LocalRuntime:  # the one call, here: no batch
                 one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
@@ -554,7 +552,7 @@ class _Loop(Repeats):
             self._keep_finished(calls, batch, exc)
             raise
         finally:
-            caller_run.reset(token)
+            _iteration.leave_batch(self, caller)
         if batch is not None:
             return self.answers(calls, split, done, ctx.seen)
         if (key := split[0][0]) is not None and done[0].error is None:
