@@ -14,8 +14,8 @@ from reactloop.run_context import RunContext
 from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
-__all__ = ["NOTHING", "Nothing", "RetryReporter", "RunListener", "enter_batch", "leave_batch",
-           "leave_run", "with_ids"]
+__all__ = ["NOTHING", "Nothing", "RetryReporter", "RunCaller", "RunListener", "enter_batch",
+           "leave_batch", "leave_run", "with_ids"]
 
 
 def with_ids(run_id: str, k: int, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
@@ -103,13 +103,41 @@ def enter_batch(loop: Any, count_usage: Callable[[int, int], None],
     if (caller is None or caller.frame is not loop.frame or caller.model is not loop.spec.model
             or _per_batch(loop)):
         outer = caller.outer if caller is not None and caller.frame is loop.frame else caller
-        caller = CallerRun(loop.spec.model, loop.ctx.run_id, loop.frame.emit_custom,
-                           count_usage, add_tools,
-                           None if loop.deadline is None else loop.deadline - loop.rt.monotonic(),
-                           call_model, loop.frame, outer)
+        caller = (CallerRun(loop.spec.model, loop.ctx.run_id, loop.frame.emit_custom,
+                            count_usage, add_tools,
+                            None if loop.deadline is None else loop.deadline - loop.rt.monotonic(),
+                            call_model, loop.frame, outer) if _per_batch(loop)
+                  else RunCaller(loop.frame, loop.spec.model, loop.rt, loop.on_retry, outer))
         caller_run.set(caller)
     caller.active = True
     return caller
+
+
+class RunCaller(CallerRun):
+    """The :class:`CallerRun` a run makes once (:func:`enter_batch`): what it does are its
+    own methods, not four bound methods kept for the whole run."""
+
+    __slots__ = ("on_retry", "rt")
+
+    def __init__(self, frame: Any, model: Any, rt: Any, on_retry: RetryReporter,
+                 outer: CallerRun | None) -> None:  # no CallerRun.__init__: no callables
+        self.active, self.outer, self.frame, self.model = True, outer, frame, model
+        self.run_id, self.time_left = frame.ctx.run_id, None
+        self.rt, self.on_retry = rt, on_retry
+
+    def emit(self, name: str, data: Any = None) -> None:
+        self.frame.emit_custom(name, data)
+
+    def count_usage(self, input_tokens: int, output_tokens: int) -> None:
+        m = self.frame.ctx.metrics
+        m.input_tokens += input_tokens
+        m.output_tokens += output_tokens
+
+    def add_tools(self, tools: Sequence[Tool]) -> None:
+        self.frame.ctx.add_tools(tools)
+
+    async def call_model(self, model: Any, request: Any) -> Any:
+        return await self.rt.call_model(model, request, on_retry=self.on_retry)
 
 
 def leave_batch(loop: Any, caller: CallerRun) -> None:
