@@ -100,13 +100,14 @@ def enter_batch(loop: Any, count_usage: Callable[[int, int], None],
     model call (issue 28). With one (the time left), or streaming (a batch may run in a task
     of its own while the stream's reader goes on), a new one per batch, set back after."""
     caller = caller_run.get()
+    per_batch = loop.deadline is not None or loop.stream
     if (caller is None or caller.frame is not loop.frame or caller.model is not loop.spec.model
-            or _per_batch(loop)):
+            or per_batch):
         outer = caller.outer if caller is not None and caller.frame is loop.frame else caller
         caller = (CallerRun(loop.spec.model, loop.ctx.run_id, loop.frame.emit_custom,
                             count_usage, add_tools,
                             None if loop.deadline is None else loop.deadline - loop.rt.monotonic(),
-                            call_model, loop.frame, outer) if _per_batch(loop)
+                            call_model, loop.frame, outer) if per_batch
                   else RunCaller(loop.frame, loop.spec.model, loop.rt, loop.on_retry, outer))
         caller_run.set(caller)
     caller.active = True
@@ -142,12 +143,8 @@ class RunCaller(CallerRun):
 
 def leave_batch(loop: Any, caller: CallerRun) -> None:
     caller.active = False
-    if _per_batch(loop):  # what was there before the batch
+    if loop.deadline is not None or loop.stream:  # a caller per batch: what was there before
         caller_run.set(caller.outer)
-
-
-def _per_batch(loop: Any) -> bool:
-    return loop.deadline is not None or bool(loop.stream)
 
 
 def leave_run(frame: object) -> None:
