@@ -19,8 +19,10 @@ prints:
   iteration adds; a finished run's result is kept), and the **peak** of transient memory
   above the start of a run;
 - **live run**: ``tracemalloc`` bytes and blocks, and objects tracked by the garbage
-  collector, per run while N runs wait in their 6th model call at once (the figure behind
-  "KiB per concurrent run", without the allocator's and the RSS's rounding);
+  collector, per run while N runs wait in their 6th model call at once, and in their last
+  (11th, ``/peak``: every run holds its whole history, the moment the peak RSS of
+  ``worker.py concurrency`` sees) — the figure behind "KiB per concurrent run", without the
+  allocator's and the RSS's rounding nor the fake model's ``asyncio.sleep``;
 - **garbage collector** (per path): what the collector sees of a live run
   (:func:`gc_census`: tracked objects per live run, left per iteration, and allocated per
   iteration and still alive at the next model await, i.e. promoted to the oldest generation
@@ -289,7 +291,7 @@ def live_runs(path: str = "async", n: int = 200, at: int = 5) -> dict[str, float
         release.set()
         await asyncio.gather(*tasks)
         diff = after.compare_to(before, "filename")
-        return {"runs": n, "bytes_per_live_run": sum(d.size_diff for d in diff) / n,
+        return {"runs": n, "at": at, "bytes_per_live_run": sum(d.size_diff for d in diff) / n,
                 "blocks_per_live_run": sum(d.count_diff for d in diff) / n,
                 "gc_tracked_per_live_run": tracked / n}
 
@@ -436,6 +438,7 @@ def report(paths: tuple[str, ...], top: int, gc_runs: int = 10_000) -> dict[str,
             c = calls(path, listener)
             out[f"{path}/{listener}"] = {**c, **allocations(path, listener)}
         out[f"{path}/live"] = live_runs(path)
+        out[f"{path}/peak"] = live_runs(path, at=N_CALLS)  # the last model call
         if gc_runs:
             out[f"{path}/gc"] = {**gc_census(path), **gc_collections(path, gc_runs)}
     return out
@@ -453,11 +456,11 @@ def print_report(out: dict[str, Any], top: int) -> None:
             print("   promoted per iteration: " + ", ".join(
                 f"{t} {c:.2f}" for t, c in v["promoted_by_type"].items()))
             continue
-        if key.endswith("/live"):
-            print(f"\n== {key}: {v['bytes_per_live_run'] / 1024:.2f} KiB, "
-                  f"{v['blocks_per_live_run']:.0f} blocks, "
+        if key.endswith(("/live", "/peak")):
+            print(f"\n== {key}: {v['bytes_per_live_run'] / 1024:.2f} KiB "
+                  f"({v['bytes_per_live_run']:.0f} B), {v['blocks_per_live_run']:.0f} blocks, "
                   f"{v['gc_tracked_per_live_run']:.0f} GC-tracked objects per live run "
-                  f"({v['runs']} runs waiting in their 6th model call)")
+                  f"({v['runs']} runs waiting in model call {v['at'] + 1} of {N_CALLS + 1})")
             continue
         print(f"\n== {key}: {v['calls_per_iteration']:.1f} calls / iteration "
               f"(+ {v['thread_calls_per_iteration']:.1f} in worker threads), "

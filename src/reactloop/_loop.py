@@ -24,10 +24,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
-from reactloop import _nesting
+from reactloop import _iteration, _nesting
 from reactloop import _notes as notes
 from reactloop._attach import Fitter
-from reactloop._iteration import NOTHING, RetryReporter, with_ids
+from reactloop._iteration import NOTHING, RetryReporter, RunListener, with_ids
 from reactloop._multi import (
     filtered_history,
     hand_over_usage,
@@ -77,7 +77,6 @@ from reactloop.runtime import LocalRuntime, Runtime, ToolBatch
 from reactloop.tools import _tool
 from reactloop.tools._control import ASK_QUESTION, CONTROL_TOOL_NAMES, TASK_COMPLETION
 from reactloop.tools._select import chosen_names
-from reactloop.tools._source import CallerRun, caller_run
 from reactloop.tools._tool import Tool
 
 __all__ = ["run_events"]
@@ -95,7 +94,8 @@ class _Loop(Repeats):
     """One run: the spec, the runtime and the run's context."""
 
     __slots__ = ("again", "answered", "asked", "chosen", "controls", "cost", "ctx", "deadline",
-                 "error", "fit", "frame", "gated", "handed", "on_retry", "quiet", "request", "rt",
+                 "error", "fit", "frame", "gated", "handed", "listening", "on_retry", "quiet",
+                 "request", "rt",
                  "selectable", "spec", "stack", "started", "step_events", "stream", "streamed",
                  "tool_events", "value")
 
@@ -135,10 +135,10 @@ class _Loop(Repeats):
         """Where the run's tool sources are open (set when it starts)."""
         self.request: ModelRequest | None = None  # the latest (a cut-off reply asks again)
         self.on_retry = RetryReporter(ctx)  # one per run, not a bound method per call
-        self.streamed: ModelResponse | None = None
-        self.handed = (0, self.started)
+        self.listening: RunListener | None = None  # set at the first model call it awaits
+        self.streamed: ModelResponse | None = None  # the latest (``_stream_model`` sets it)
+        self.handed: tuple[int, float] | None = None
         """The iteration and time of the last handoff (the speaking agent's share since)."""
-        """The latest streamed model response (``_stream_model`` sets it)."""
         outer = _nesting.current.get()  # the run whose tool started this one, if any
         self.frame = _nesting.Frame(ctx, spec.name, 0 if outer is None else outer.depth + 1,
                                     stream)
@@ -268,8 +268,12 @@ class _Loop(Repeats):
         return self.ctx.flush()
 
     def _close_open_calls(self, state: RunState) -> None:
-        """Answer every call still without a result, so the history stays valid for the next
-        turn (providers reject a tool call without its result)."""
+        """The run ends: answer every call still without a result, so the history stays
+        valid for the next turn (providers reject a tool call without its result); and set
+        the retry listener and the batches' caller back, if the run set them."""
+        if self.listening is not None:
+            self.listening.close()
+        _iteration.leave_run(self.frame)
         ctx = self.ctx
         calls, ctx.open_calls = ctx.open_calls, ()
         if not calls:
@@ -352,7 +356,13 @@ class _Loop(Repeats):
         if self.quiet and policy.max_messages is None and policy.max_tokens is None and (
                 c is None or (c.context_window or policy.model.context_window) is None):
             request = self.request = self._request(k, self.ctx.messages)
-            ask = self.rt.call_model(self.spec.model, request, on_retry=self.on_retry)
+            if type(self.rt) is LocalRuntime:  # its call_model's work without its coroutine
+                if self.listening is None:  # nor a context mapping per call
+                    self.listening = self.on_retry.listen()
+                self.on_retry.calling = True
+                ask = self.spec.model.request(request)
+            else:
+                ask = self.rt.call_model(self.spec.model, request, on_retry=self.on_retry)
             return ask if self.deadline is None else self._timed(ask)
         return self._prepared_call(k)
 
@@ -415,6 +425,7 @@ class _Loop(Repeats):
     def _retry_truncated(self, attempt: int, response: ModelResponse) -> bool:
         """Count the model call — its tokens, cache reads and writes, and cost (None:
         unknown) — and True when a cut-off reply should be asked again with more room."""
+        self.on_retry.calling = False  # the call is over (set when the loop awaits it)
         self.answered, self.cost = account(self.ctx.metrics, self.spec.model, response)
         if self.controls is not None:
             self.controls.charge(response, self.cost, self.answered)
@@ -495,7 +506,8 @@ class _Loop(Repeats):
         iteration (its instructions, tools, sources, extensions and iteration budget)."""
         ctx, before = self.ctx, self.spec
         now = self.rt.monotonic()
-        hand_over_usage(ctx.metrics, before.name, k - self.handed[0], now - self.handed[1])
+        since, then = self.handed or (0, self.started)  # None: no handoff yet
+        hand_over_usage(ctx.metrics, before.name, k - since, now - then)
         self.handed = (k, now)
         self.spec = handed_to(before, target, k)
         if target.history is not None:  # it filters what came before; the transfer stays
@@ -523,10 +535,8 @@ class _Loop(Repeats):
         fresh, batch = split[2], None
         if not fresh:  # every call answered from an identical earlier one
             return self.answers(calls, split, (), ctx.seen)
-        token = caller_run.set(CallerRun(  # what tool sources may use (MCP sampling)
-            spec.model, ctx.run_id, self.frame.emit_custom, self._count_usage, self._add_tools,
-            None if self.deadline is None else self.deadline - rt.monotonic(),
-            self._summarizer_call, self.frame))  # and the frame sub-runs find this run by
+        caller = _iteration.enter_batch(  # what tool sources and sub-runs find of the run
+            self, self._count_usage, self._add_tools, self._summarizer_call)
         try:
             if fresh is calls and type(rt) is LocalRuntime:  # the one call, here: no batch
                 one = ctx.tools.execute_one(fresh[0], ctx.run_id, spec.tool_timeout, spec.deps,
@@ -542,7 +552,7 @@ class _Loop(Repeats):
             self._keep_finished(calls, batch, exc)
             raise
         finally:
-            caller_run.reset(token)
+            _iteration.leave_batch(self, caller)
         if batch is not None:
             return self.answers(calls, split, done, ctx.seen)
         if (key := split[0][0]) is not None and done[0].error is None:

@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from reactloop.tools._source import caller_run
+from reactloop.tools._source import active_caller
 
 if TYPE_CHECKING:
     from reactloop.events import Event
@@ -79,7 +79,7 @@ class _Current:
 
     @staticmethod
     def get() -> Frame | None:
-        caller = caller_run.get()
+        caller = active_caller()
         return None if caller is None else caller.frame
 
 

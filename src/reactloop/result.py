@@ -6,7 +6,8 @@ import enum
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Generic
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, Generic, NoReturn
 
 from reactloop.approvals import PendingApproval
 from reactloop.attachments import Attachment
@@ -127,6 +128,38 @@ class Step:
                    d.get("model"))
 
 
+class _NoAgents(dict[str, Any]):
+    """The one empty :attr:`Metrics.agents` every run without sub-agents or handoffs shares
+    (a new ``{}`` per run was 64 bytes of every live run, issue 28): equal to ``{}``, shown,
+    saved, copied and pickled as ``{}``; it refuses to be changed (the field is a
+    ``Mapping``: reactloop replaces it, never writes into it)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("Metrics.agents cannot be changed in place: assign a new mapping "
+                        "(metrics.agents = {...})")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    update = setdefault = pop = popitem = clear = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _no_agents, ()
+
+    def __copy__(self) -> _NoAgents:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> _NoAgents:
+        return self
+
+
+_NO_AGENTS = _NoAgents()
+
+
+def _no_agents() -> _NoAgents:
+    return _NO_AGENTS
+
+
 @dataclass(slots=True)
 class Metrics:
     iterations: int = 0
@@ -146,7 +179,7 @@ class Metrics:
     cost_usd: float | None = 0.0
     """What the model calls cost in US dollars, from ``genai-prices`` (``reactloop[cost]``);
     ``None`` when any call's price is unknown ("cost unknown", never a made-up 0)."""
-    agents: Mapping[str, Metrics] = field(default_factory=dict)
+    agents: Mapping[str, Metrics] = field(default_factory=repeat(_NO_AGENTS).__next__)
     """The sub-agents' share of these totals (agents called as tools, at any depth, and
     agents that handed the run off), by agent name, each summed over its calls; empty
     without either. The totals above include it: see :attr:`RunResult.metrics_by_agent` for
@@ -187,7 +220,8 @@ class Metrics:
                    int(d.get("requests", 0)), int(d.get("cache_read_tokens", 0)),
                    int(d.get("cache_write_tokens", 0)),
                    None if cost is None else float(cost),
-                   agents={str(k): cls.from_dict(v) for k, v in (d.get("agents") or {}).items()})
+                   agents={str(k): cls.from_dict(v) for k, v in agents.items()} if (
+                       agents := d.get("agents")) else _NO_AGENTS)
 
 
 @dataclass(slots=True)

@@ -100,9 +100,9 @@ class ObservedRuntime(RuntimeWrapper):
 
     async def run_tools(self, batch: Any) -> list[ToolResult]:
         """The batch, with MCP progress shown as it comes (``Observer.tool_progress``)."""
-        from reactloop.tools._source import caller_run
+        from reactloop.tools._source import active_caller, caller_run
 
-        caller = caller_run.get()
+        caller = active_caller()
         tap = getattr(self.observer, "tool_progress", None)
         if caller is None or tap is None:
             return list(await self.inner.run_tools(batch))

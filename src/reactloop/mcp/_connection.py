@@ -32,7 +32,7 @@ from reactloop.errors import ToolRetry
 from reactloop.mcp._client_side import ClientSide
 from reactloop.mcp._errors import MCPServerError, ServerConfig
 from reactloop.mcp._input_required import call_tool
-from reactloop.tools._source import caller_run
+from reactloop.tools._source import active_caller
 
 if TYPE_CHECKING:
     from mcp.client import Transport
@@ -403,7 +403,7 @@ class Link:
             await conn.close()
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
-        caller = caller_run.get()
+        caller = active_caller()
         self.side.enter(caller)  # sampling and progress reach the run that called
         try:
             return await self._call(tool, arguments)

@@ -465,10 +465,10 @@ class MCPServer:
         """The server said its tools changed: list them again and offer the new ones to the
         calling run (appended, so the request prefix changes once; tools that went away stay
         listed and their calls get the server's error)."""
-        from reactloop.tools._source import caller_run
+        from reactloop.tools._source import active_caller
 
         listing = await link.list_tools()
-        caller = caller_run.get()
+        caller = active_caller()
         if caller is None:
             return
         known = link.side.known

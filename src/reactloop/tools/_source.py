@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from reactloop.tools._tool import Tool
 
-__all__ = ["CallerRun", "Emit", "ToolSource", "caller_run"]
+__all__ = ["CallerRun", "Emit", "ToolSource", "active_caller", "caller_run"]
 
 Emit = Callable[[str, Any], None]
 """``emit(name, data)`` sends a ``custom`` event into the run's event stream."""
@@ -32,19 +32,26 @@ class CallerRun:
     that asks the client's model to generate (MCP sampling) is answered with the run's model,
     within the run's deadline, its usage counted in the run's metrics.
 
-    The loop sets :data:`caller_run` around each tool batch; tasks the batch starts copy it.
+    The loop sets :data:`caller_run` for its tool batches; tasks a batch starts copy it.
+    Read it with :func:`active_caller`: a run without a deadline sets its one ``CallerRun``
+    once and marks it :attr:`active` during its batches only (a context variable set and
+    reset per batch left a new context mapping alive through the next model call, issue 28).
     A runtime that runs tools elsewhere (a Temporal worker) has none: sources then fall back
     to what they were configured with."""
 
-    __slots__ = ("add_tools", "call_model", "count_usage", "emit", "frame", "model", "run_id",
-                 "time_left")
+    __slots__ = ("active", "add_tools", "call_model", "count_usage", "emit", "frame", "model",
+                 "outer", "run_id", "time_left")
 
     def __init__(self, model: Any, run_id: str, emit: Emit,
                  count_usage: Callable[[int, int], None],
                  add_tools: Callable[[Sequence[Tool]], None],
                  time_left: float | None,
                  call_model: Callable[[Any, Any], Awaitable[Any]] | None = None,
-                 frame: Any = None) -> None:
+                 frame: Any = None, outer: CallerRun | None = None) -> None:
+        self.active = True
+        """A batch of the run is executing (between them: the run's ``outer`` is the caller)."""
+        self.outer = outer
+        """What :data:`caller_run` held before the run set this one."""
         self.frame = frame
         """The run's ``reactloop._nesting.Frame`` (what sub-runs started by its tools read
         through ``_nesting.current``: one context variable for both)."""
@@ -71,4 +78,13 @@ class CallerRun:
 
 
 caller_run: ContextVar[CallerRun | None] = ContextVar("reactloop_caller_run", default=None)
-"""The run whose tool batch is executing (None outside any batch)."""
+"""The run whose tool batch is executing, or one set for a run and inactive between its
+batches: read it with :func:`active_caller`."""
+
+
+def active_caller() -> CallerRun | None:
+    """The run whose tool batch is executing (None outside any batch)."""
+    caller = caller_run.get()
+    while caller is not None and not caller.active:  # a run between its batches
+        caller = caller.outer
+    return caller
