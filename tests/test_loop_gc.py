@@ -357,6 +357,7 @@ def test_runs_without_sub_agents_share_one_empty_metrics_agents() -> None:
     empty mapping (a new ``{}`` per run was 64 bytes of every live run): it behaves as
     ``{}`` everywhere a result goes, and refuses writes with a message naming the fix."""
     import copy
+    import dataclasses
     import pickle
 
     from reactloop.result import Metrics
@@ -377,3 +378,6 @@ def test_runs_without_sub_agents_share_one_empty_metrics_agents() -> None:
         raise AssertionError("the shared empty mapping took a write")
     one.agents = {"x": two}  # assigning a new mapping works
     assert Metrics().agents == {} and not two.agents
+    plain = dataclasses.asdict(two)["agents"]  # a copy made by type(m)(items) is a plain dict
+    assert type(plain) is dict and plain == {}
+    plain["x"] = {}

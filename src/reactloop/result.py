@@ -136,6 +136,10 @@ class _NoAgents(dict[str, Any]):
 
     __slots__ = ()
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # ``type(m)(items)`` (``dataclasses.asdict``, copying code) makes a plain dict
+        return dict(*args, **kwargs) if args or kwargs else super().__new__(cls)
+
     def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError("Metrics.agents cannot be changed in place: assign a new mapping "
                         "(metrics.agents = {...})")
@@ -153,7 +157,7 @@ class _NoAgents(dict[str, Any]):
         return self
 
 
-_NO_AGENTS = _NoAgents()
+_NO_AGENTS: _NoAgents = _NoAgents()
 
 
 def _no_agents() -> _NoAgents:
