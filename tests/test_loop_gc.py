@@ -319,6 +319,48 @@ def test_a_run_s_caller_is_active_during_its_batches_only() -> None:
     assert between == [(None, None)] * 3
 
 
+def test_a_task_a_tool_started_keeps_the_run_between_its_batches() -> None:
+    """A task one of the run's tools started sees the run whether or not the run is in a
+    batch when it looks (as when a caller was set per batch): read here while the run waits
+    for its model, where the run itself sees nothing."""
+    from reactloop import _nesting
+    from reactloop.tools._source import active_caller
+
+    go = asyncio.Event()
+    started: list[asyncio.Task[Any]] = []
+
+    async def look() -> Any:
+        await go.wait()
+        return active_caller(), _nesting.current.get()
+
+    @tool
+    async def spawn(n: int) -> int:
+        """Start a task.
+
+        Args:
+            n: a number
+        """
+        started.append(asyncio.create_task(look()))
+        return n
+
+    seen: list[Any] = []
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        if not started:
+            return ModelResponse(tool_calls=[ToolCall("spawn", {"n": 1})])
+        seen.append(active_caller())  # the run itself, in its model call: no caller
+        go.set()
+        seen.append(await started[0])
+        return ModelResponse(text="done")
+
+    async def main() -> None:
+        assert (await Agent(model=FunctionModel(answer), tools=[spawn]).run("go")).output == "done"
+
+    asyncio.run(main())
+    mine, (caller, frame) = seen
+    assert mine is None and caller is not None and frame is caller.frame
+
+
 def test_a_tool_that_calls_a_model_itself_reports_its_retries_where_it_did_before() -> None:
     """Between its model calls the run's listener passes retries on to the listener that
     was set before the run, as when the listener was set around each model call only."""

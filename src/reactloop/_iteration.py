@@ -3,6 +3,7 @@ keeps them, the run's retry listeners, and what its tool batches set in the cont
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -118,13 +119,14 @@ class RunCaller(CallerRun):
     """The :class:`CallerRun` a run makes once (:func:`enter_batch`): what it does are its
     own methods, not four bound methods kept for the whole run."""
 
-    __slots__ = ("on_retry", "rt")
+    __slots__ = ("on_retry", "rt", "task")
 
     def __init__(self, frame: Any, model: Any, rt: Any, on_retry: RetryReporter,
                  outer: CallerRun | None) -> None:  # no CallerRun.__init__: no callables
         self.active, self.outer, self.frame, self.model = True, outer, frame, model
         self.run_id, self.time_left = frame.ctx.run_id, None
         self.rt, self.on_retry = rt, on_retry
+        self.task = asyncio.current_task()  # the run's: a task one of its tools starts is not
 
     def emit(self, name: str, data: Any = None) -> None:
         self.frame.emit_custom(name, data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
@@ -83,8 +84,15 @@ batches: read it with :func:`active_caller`."""
 
 
 def active_caller() -> CallerRun | None:
-    """The run whose tool batch is executing (None outside any batch)."""
+    """The run whose tool batch is executing (None outside any batch), or, in a task one of
+    its tools started, the run that started it."""
     caller = caller_run.get()
-    while caller is not None and not caller.active:  # a run between its batches
-        caller = caller.outer
+    if caller is None or caller.active:
+        return caller
+    try:  # a task a tool started keeps its run's caller, active or not (as before issue 28)
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop in this thread
+        task = None
+    while caller is not None and not caller.active and getattr(caller, "task", task) is task:
+        caller = caller.outer  # the run itself between its batches (a callback, say)
     return caller
