@@ -194,3 +194,17 @@ def test_the_date_today_asks_the_clock() -> None:
     request: ModelRequest = model.requests[0]
     plan = plan_reply(request, Guidance())
     assert [t.name for t in plan.callable] == ["current_time"] and not plan.answer
+
+
+def test_a_shortened_result_never_begins_an_answer_with_the_context_marker() -> None:
+    from reactloop.context._tiers import excerpt
+
+    rows = json.dumps({"source": "bpc_reporting", "rows": [{"amount": i} for i in range(300)]})
+    rendered = render_result(excerpt(rows, 800, 400), "Show me the amounts in bpc_reporting.")
+    assert "omitted" not in rendered
+
+
+def test_to_find_or_look_for_is_to_search_and_all_the_files_a_listing() -> None:
+    assert "search" in terms("Find the word overdue in my files", expand=True)
+    assert "search" not in terms("Find the word overdue in my files")
+    assert "list" in terms("Show me all the files", expand=True)

@@ -74,6 +74,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_STOP_RELATED: Mapping[str, str] = {"find": "search", "look": "search"}
+"""Stop words that still say an intent (only with ``expand``)."""
 _REPLACED = frozenset({"times"})
 """Words whose stem would mislead ("times" is not about time): only their related words count."""
 _SYMBOLS: Mapping[str, tuple[str, ...]] = {
@@ -92,6 +94,8 @@ _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+
                       r"(?:are|can|could|do|does|exist|should|would|will)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
 there?"): a signal for the tool that lists them."""
+_ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
+"""A request for all of a plural ("Show me all the files"): a listing as well."""
 _FILENAME = re.compile(r"(?<![\w.])[\w/-]*[a-z_][\w-]+\.[a-z]{1,4}\b(?!\.\w)")
 """A file's name ("notes.txt", "docs/faq.md"): a signal for the tool that reads files."""
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
@@ -116,12 +120,14 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text):
         if word in _STOP or word.isdigit():
+            if expand and word in _STOP_RELATED:  # "find" says nothing of what, but to search
+                out.append(_STOP_RELATED[word])
             continue
         if not (expand and word in _REPLACED):
             out.append(_stem(word))
         if expand:
             out.extend(_stem(w) for w in _RELATED.get(word, ()))
-    if expand and _LISTING.search(text):  # "which sources can I ...": asks for a list
+    if expand and (_LISTING.search(text) or _ALL.search(text)):  # "which sources can I ...": asks for a list
         out.append("list")
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
         out += ["file", "read"]

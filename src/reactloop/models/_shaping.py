@@ -97,6 +97,7 @@ def _asks_list(question: str) -> bool:
 
 
 _NUMBERED = re.compile(r"^\s*\d+\t")
+_OMITTED = re.compile(r"^\[… \d+ characters omitted")
 
 
 def text_lines(text: str, asked: set[str]) -> list[str]:
@@ -107,7 +108,8 @@ def text_lines(text: str, asked: set[str]) -> list[str]:
 
     lines = [" ".join(_NUMBERED.sub("", line).split()) for line in text.splitlines()]
     # a line too long to begin an answer is left out, not cut (MAX_RENDERED of _shaping)
-    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240]
+    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240
+             and not _OMITTED.match(line)]  # the context's excerpt marker is no content
     return sorted(lines, key=lambda line: -len(set(terms(line)) & asked))
 
 
