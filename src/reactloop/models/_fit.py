@@ -18,7 +18,18 @@ questions:
   error's example that shares no word with the question (the time in Paris for Sydney), nor
   the tool an error says to call;
 - **a skill's first step** (:func:`first_step`): a skill chosen for a question none of its
-  tools shares a word with offers its search, not an answer.
+  tools shares a word with offers its search, not an answer;
+- **a skill's own tools** (:func:`skill_offer`): right after a skill was loaded, its tools
+  are offered, not a plain tool sharing a word ("total": ``add``), and of them the ones
+  taking as many names as the question gives (two sources: the comparison);
+- **expressions** (:func:`expressions`, :func:`spoken_powers`): an expression argument copies
+  the question's expression whole, or its power said in words ("2 to the power of 5": ``2**5``);
+- **zones** (:func:`zone_choices`): a timezone argument chooses among the zones of the places
+  the question names ("Beijing": ``Asia/Shanghai``);
+- **found ids** (:func:`needs_found_id`): an action on what a search finds (``show_poi``)
+  waits for the search, never an invented id;
+- **routes** (:func:`trip_query`): a next step for a question "from" one place "to" another
+  is the route between them.
 """
 
 from __future__ import annotations

@@ -111,9 +111,9 @@ class Guidance:
     require_call: bool = True
     """When the best tool's name matches the question, the first reply must call a tool."""
     copy_arguments: bool = True
-    """Number and string arguments are restricted to values in the conversation; after a
-    failed call, also to the latest error's values and the tool's schema values (enums,
-    defaults, examples in its docs), so the retry can copy the fix."""
+    """Number and string arguments are restricted to values in the conversation (a city's zone,
+    a power said in words, an id a search found); after a failed call also to the latest
+    error's values and the tool's schema values (enums, defaults, examples), for the fix."""
     answer_after_result: bool = True
     """After a successful tool result, the next reply answers (unless a call is required)."""
     answer_from_result: bool = True
@@ -436,7 +436,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
-    callable_ = [t if turn.failed else _fit.zone_choices(t, turn.question or "") for t in callable_]
+    if g.copy_arguments and not turn.failed:  # a city said: its zone is the value
+        callable_ = [_fit.zone_choices(t, turn.question or "") for t in callable_]
     candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
         g.copy_arguments and turn.question) else None
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
