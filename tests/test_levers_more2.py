@@ -208,3 +208,10 @@ def test_to_find_or_look_for_is_to_search_and_all_the_files_a_listing() -> None:
     assert "search" in terms("Find the word overdue in my files", expand=True)
     assert "search" not in terms("Find the word overdue in my files")
     assert "list" in terms("Show me all the files", expand=True)
+
+
+def test_an_ordinal_power_and_what_is_in_a_place() -> None:
+    assert spoken_powers("What's 3 to the 4th power?") == ["3**4"]
+    assert "calculate" in terms("2 to the 10th power", expand=True)
+    assert "list" in terms("What's in the workspace?", expand=True)
+    assert "list" not in terms("What's in data/sales.csv?", expand=True)  # a file: read it

@@ -88,12 +88,16 @@ _ARITHMETIC = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^])\s*[\d(]|√")
 evaluate one, even when no word of the question names them."""
 SPOKEN_POWER = re.compile(r"(\d+(?:\.\d+)?)\s+(?:(?:raised\s+)?to\s+the\s+(?:power|exponent)"
                           r"(?:\s+of)?|raised\s+to)\s+(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s+"
-                          r"(squared|cubed)\b", re.I)
+                          r"(squared|cubed)\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+the\s+(\d+)"
+                          r"(?:st|nd|rd|th)(?:\s+power)?\b", re.I)
 """A power said in words ("2 to the power of 5", "7 squared"): an expression as well."""
 _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+"
                       r"(?:are|can|could|do|does|exist|should|would|will)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
 there?"): a signal for the tool that lists them."""
+_INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|in)\s", re.I)
+"""A question for what a place holds ("What's in the workspace?"): a listing, unless it names
+a file."""
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
 _FILENAME = re.compile(r"(?<![\w.])[\w/-]*[a-z_][\w-]+\.[a-z]{1,4}\b(?!\.\w)")
@@ -127,7 +131,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
             out.append(_stem(word))
         if expand:
             out.extend(_stem(w) for w in _RELATED.get(word, ()))
-    if expand and (_LISTING.search(text) or _ALL.search(text)):  # "which sources can I ...": asks for a list
+    if expand and (_LISTING.search(text) or _ALL.search(text) or (
+            _INSIDE.search(text) and not _FILENAME.search(text))):  # "which sources can I ...": asks for a list
         out.append("list")
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
         out += ["file", "read"]

@@ -259,6 +259,8 @@ def spoken_powers(question: str) -> list[str]:
     for m in SPOKEN_POWER.finditer(question):
         if m.group(1):
             out.append(f"{m.group(1)}**{m.group(2)}")
+        elif m.group(5):  # "3 to the 4th power"
+            out.append(f"{m.group(5)}**{m.group(6)}")
         else:
             out.append(f"{m.group(3)}**{2 if m.group(4).lower() == 'squared' else 3}")
     return out
