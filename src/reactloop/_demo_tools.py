@@ -96,20 +96,18 @@ def current_time(timezone: str = "UTC") -> str:
 
 def _zone(text: str) -> tzinfo | None:
     """The zone ``text`` names: an IANA name, or a city of one ("new york" is
-    America/New_York), resolved against the timezone database."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+    America/New_York, "Beijing" Asia/Shanghai), resolved against the timezone database and a
+    table of the world's major cities (:mod:`reactloop._zones`)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from reactloop._zones import city_zone
 
     try:
         return ZoneInfo(text.strip())
     except (ZoneInfoNotFoundError, ValueError):
         pass
-    city = "_".join(text.split(",")[0].split()).casefold()  # "New York, USA"
-    if not city:
-        return None
-    for name in sorted(available_timezones()):
-        if name.rsplit("/", 1)[-1].casefold() == city:
-            return ZoneInfo(name)
-    return None
+    zone = city_zone(text)
+    return ZoneInfo(zone) if zone else None
 
 
 DEMO_TOOLS: list[Tool] = [add, multiply, calculate, current_time]

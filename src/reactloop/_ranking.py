@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["SPOKEN_POWER", "best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -32,13 +32,13 @@ a an and are as at be by can could do does did for from give given has have how 
 is it its me my of on or our please show that the their them then there these this those to
 us was we were what when where which who whom why will with would you your yes no not tell
 let lets get make want need know find look up return returns number numbers value values
-one two e g eg such
+one two e g eg such any
 """
 _STOP = frozenset(_STOP_WORDS.split())
 
 # everyday words a user says → words tool documentation uses (both directions are looked up)
 _RELATED: Mapping[str, tuple[str, ...]] = {
-    "plus": ("add", "sum"), "sum": ("add",), "total": ("add", "sum"),
+    "plus": ("add", "sum"), "sum": ("add",), "total": ("add", "sum", "summed"),
     "minus": ("subtract", "difference"), "difference": ("subtract",), "less": ("subtract",),
     "times": ("multiply", "product"), "product": ("multiply",), "multiplied": ("multiply",),
     "divided": ("divide", "quotient"), "quotient": ("divide",), "over": ("divide",),
@@ -49,7 +49,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "km": ("kilometre", "kilometer"), "kilometres": ("km",), "kilometers": ("km",),
     "kg": ("kilogram",), "kilograms": ("kg",), "lb": ("pound",), "lbs": ("pound",),
     "pounds": ("lb",), "mi": ("mile",), "celsius": ("temperature",),
-    "fahrenheit": ("temperature",), "weekday": ("day", "week"), "date": ("day",),
+    "fahrenheit": ("temperature",), "weekday": ("day", "week"),
+    "date": ("day", "current"),  # "the date" without one given is today's
     "characters": ("letter",), "chars": ("letter",), "length": ("count",), "many": ("count",),
     "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
     "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",),
@@ -73,6 +74,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_STOP_RELATED: Mapping[str, str] = {"find": "search", "look": "search"}
+"""Stop words that still say an intent (only with ``expand``)."""
 _REPLACED = frozenset({"times"})
 """Words whose stem would mislead ("times" is not about time): only their related words count."""
 _SYMBOLS: Mapping[str, tuple[str, ...]] = {
@@ -83,10 +86,20 @@ _SYMBOLS: Mapping[str, tuple[str, ...]] = {
 _ARITHMETIC = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^])\s*[\d(]|√")
 """An arithmetic expression ("2**10", "(17 + 25) * 2", "3^4"): a signal for the tools that
 evaluate one, even when no word of the question names them."""
+SPOKEN_POWER = re.compile(r"(\d+(?:\.\d+)?)\s+(?:(?:raised\s+)?to\s+the\s+(?:power|exponent)"
+                          r"(?:\s+of)?|raised\s+to)\s+(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s+"
+                          r"(squared|cubed)\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+the\s+(\d+)"
+                          r"(?:st|nd|rd|th)(?:\s+power)?\b", re.I)
+"""A power said in words ("2 to the power of 5", "7 squared"): an expression as well."""
 _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+"
                       r"(?:are|can|could|do|does|exist|should|would|will)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
 there?"): a signal for the tool that lists them."""
+_INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|in)\s", re.I)
+"""A question for what a place holds ("What's in the workspace?"): a listing, unless it names
+a file."""
+_ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
+"""A request for all of a plural ("Show me all the files"): a listing as well."""
 _FILENAME = re.compile(r"(?<![\w.])[\w/-]*[a-z_][\w-]+\.[a-z]{1,4}\b(?!\.\w)")
 """A file's name ("notes.txt", "docs/faq.md"): a signal for the tool that reads files."""
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
@@ -96,6 +109,8 @@ _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 def _stem(word: str) -> str:
     # just enough to make "letters"/"letter", "spelled"/"spell", "counting"/"count" meet
     for suffix in ("ing", "ed", "es", "s"):
+        if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+            continue  # "changes" is "change" + s, "matches" "match" + es
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             word = word[: -len(suffix)]
             break
@@ -109,16 +124,20 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text):
         if word in _STOP or word.isdigit():
+            if expand and word in _STOP_RELATED:  # "find" says nothing of what, but to search
+                out.append(_STOP_RELATED[word])
             continue
         if not (expand and word in _REPLACED):
             out.append(_stem(word))
         if expand:
             out.extend(_stem(w) for w in _RELATED.get(word, ()))
-    if expand and _LISTING.search(text):  # "which sources can I ...": asks for a list
+    if expand and (_LISTING.search(text) or _ALL.search(text) or (
+            _INSIDE.search(text) and not _FILENAME.search(text))):  # "which sources can I ...": asks for a list
         out.append("list")
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
         out += ["file", "read"]
-    if expand and _ARITHMETIC.search(_DATE.sub(" ", text)):  # "17 + 25": operators are words
+    if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)):
+        # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
     return out
@@ -226,6 +245,31 @@ def best_choice(specs: Sequence[ToolSpec], query: str) -> tuple[ToolSpec, str] |
             docs.append(doc)
     if not pseudo:
         return None
+    named = _named_choice(docs, pseudo, query)
+    if named is not None:
+        return named
     ranked = rank_tools(docs, query)
     score, top = ranked[0]
     return pseudo.get(id(top)) if score > 0 else None
+
+
+_NAME = re.compile(r"(?<![\w.])[a-z]\w*_\w+")
+
+
+def _named_choice(docs: Sequence[ToolSpec], pseudo: Mapping[int, tuple[ToolSpec, str]],
+                  query: str) -> tuple[ToolSpec, str] | None:
+    """The one choice whose text spells a name the query uses ("consolidation_mart") that no
+    tool's documentation has: a name says what it belongs to more than any common word."""
+    names = set(_NAME.findall(query))
+    if not names:
+        return None
+    hits = [d for d in docs if any(n in _text(d) for n in names)]
+    if len(hits) == 1 and id(hits[0]) in pseudo:
+        return pseudo[id(hits[0])]
+    return None
+
+
+def _text(spec: ToolSpec) -> str:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return " ".join([spec.name, spec.description, *(
+        str(p.get("description") or "") for p in props.values() if isinstance(p, Mapping))])

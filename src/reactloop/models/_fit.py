@@ -18,7 +18,18 @@ questions:
   error's example that shares no word with the question (the time in Paris for Sydney), nor
   the tool an error says to call;
 - **a skill's first step** (:func:`first_step`): a skill chosen for a question none of its
-  tools shares a word with offers its search, not an answer.
+  tools shares a word with offers its search, not an answer;
+- **a skill's own tools** (:func:`skill_offer`): right after a skill was loaded, its tools
+  are offered, not a plain tool sharing a word ("total": ``add``), and of them the ones
+  taking as many names as the question gives (two sources: the comparison);
+- **expressions** (:func:`expressions`, :func:`spoken_powers`): an expression argument copies
+  the question's expression whole, or its power said in words ("2 to the power of 5": ``2**5``);
+- **zones** (:func:`zone_choices`): a timezone argument chooses among the zones of the places
+  the question names ("Beijing": ``Asia/Shanghai``);
+- **found ids** (:func:`needs_found_id`): an action on what a search finds (``show_poi``)
+  waits for the search, never an invented id;
+- **routes** (:func:`trip_query`): a next step for a question "from" one place "to" another
+  is the route between them.
 """
 
 from __future__ import annotations
@@ -31,8 +42,10 @@ from typing import Any
 from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 
-__all__ = ["container_span", "file_names", "first_step", "fitting", "foreign_examples", "in_folders", "lacks_format", "preferred", "small_talk", "takes_format",
-           "whole_expression"]
+__all__ = ["EXPRESSION", "container_span", "expressions", "file_names", "first_step", "fitting",
+           "foreign_examples", "in_folders", "lacks_format", "needs_found_id", "preferred",
+           "skill_offer", "small_talk", "spoken_powers", "takes_format", "trip_query",
+           "whole_expression", "zone_choices"]
 
 _SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
 thanks thank bye goodbye nice great cool ok okay wow"""
@@ -231,3 +244,117 @@ def first_step(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> list[T
              and not any(is_id(k) for k in t.parameters.get("required") or ())]
     named.sort(key=lambda t: text.find(t.name))
     return named[:1]
+
+
+EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
+"""An arithmetic expression as typed ("(17 + 25) * 2", "2**10")."""
+
+
+def spoken_powers(question: str) -> list[str]:
+    """The powers ``question`` says in words, written as expressions: "2 to the power of 5"
+    is ``2**5``, "10 raised to the power 3" ``10**3``, "7 squared" ``7**2``."""
+    out = []
+    from reactloop._ranking import SPOKEN_POWER
+
+    for m in SPOKEN_POWER.finditer(question):
+        if m.group(1):
+            out.append(f"{m.group(1)}**{m.group(2)}")
+        elif m.group(5):  # "3 to the 4th power"
+            out.append(f"{m.group(5)}**{m.group(6)}")
+        else:
+            out.append(f"{m.group(3)}**{2 if m.group(4).lower() == 'squared' else 3}")
+    return out
+
+
+def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
+    """``values`` for ``spec``, whose only string argument is an expression, left to the
+    question's expressions (as typed, or its powers said in words) when it has any: "Can you
+    work out (50 - 5) / 9 for me?" is ``(50 - 5) / 9``, not a span with "for me"."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    strings = [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"]
+    if len(strings) != 1 or "expression" not in strings[0].lower() or not values.strings:
+        return values
+    typed = [e for e in values.strings if EXPRESSION.fullmatch(e)]
+    found = [*spoken_powers(question), *typed]
+    return dataclasses.replace(values, strings=tuple(dict.fromkeys(found))) if found else values
+
+
+def _zone_argument(name: str, schema: Any) -> bool:
+    text = f"{name} {schema.get('description') or ''}".lower() if isinstance(
+        schema, Mapping) else ""
+    return "timezone" in text or "time zone" in text or "iana" in text
+
+
+def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with its timezone arguments restricted to the IANA zones of the places the
+    question names ("15:00 in London" offers ``Europe/London``), when it names any: a zone is
+    written the database's way, a city is said the user's way (:mod:`reactloop._zones`); which
+    of them is the source and which the target is the question's order (``order_directions``)."""
+    from reactloop._zones import zones_in
+
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    names = [k for k, p in props.items() if _zone_argument(k, p) and isinstance(p, Mapping)
+             and p.get("type") == "string" and "enum" not in p]
+    zones = zones_in(question) if names else []
+    if not zones:
+        return spec
+    changed = {k: {**p, "enum": zones} if k in names else p for k, p in props.items()}
+    return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
+
+
+def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
+    """Whether ``spec`` acts on something a search finds (a required id argument: ``poi_id``,
+    ``flight_id``) while nothing was found yet (``found``: a result of this turn) and the
+    question gives no value for it (no digit: "Show me the Burger Point on the map" must
+    search first, never show an invented id)."""
+    from reactloop.models._shaping import is_id
+
+    if found or any(c.isdigit() for c in question):
+        return False
+    return any(is_id(k) for k in spec.parameters.get("required") or ())
+
+
+_TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S", re.I)
+
+
+def trip_query(question: str) -> str:
+    """``question`` for ranking a next step: one that goes "from" one place "to" another asks
+    for the way between them (a route, directions from a start to a destination), not for
+    either place alone."""
+    if not _TRIP.search(question):
+        return question
+    return f"{question} route directions walking start destination"
+
+
+_NAMED = re.compile(r"(?<![\w.])[a-z]\w*_\w+")
+"""A name of a thing the question refers to ("fi_reporting", "consolidation_mart")."""
+
+
+def _string_arguments(spec: ToolSpec) -> int:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return sum(1 for k in spec.parameters.get("required") or ()
+               if isinstance(props.get(k), Mapping) and props[k].get("type") == "string")
+
+
+def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
+                messages: Sequence[Message], question: str, limit: int) -> tuple[ToolSpec, ...]:
+    """The offer right after a skill was loaded for ``question``: the skill's own tools (those
+    its ``load_skill`` result names) ranked for the question — a plain tool that shares a
+    word ("total": ``add``) is no step of the skill — and of them, when the question names
+    things ("bpc_reporting against fi_reporting"), those taking as many names as it gives
+    (two: the comparison; one: the query). None fits: the skill's first step
+    (:func:`first_step`). The internal tools of ``listed`` stay."""
+    from reactloop._ranking import select_tools
+
+    loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
+             and not m.is_error]
+    own = [t for t in tools if not t.internal and loads
+           and re.search(rf"\b{re.escape(t.name)}\b", loads[-1].content)]
+    if not own:
+        return tuple(listed)
+    names = set(_NAMED.findall(question))
+    arity = [t for t in own if names and _string_arguments(t) == len(names)]
+    ranked = select_tools(arity or own, question, limit, min_ratio=0.5)
+    if arity and not ranked:
+        ranked = arity[:limit]
+    return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))

@@ -122,8 +122,8 @@ class GrammarBuilder:
             return self._ref(str(schema["$ref"]))
         if "const" in schema:
             return self.enum([schema["const"]])
-        if isinstance(schema.get("enum"), list):
-            return self.enum(schema["enum"])
+        if isinstance(schema.get("enum"), list):  # alternatives grouped: a member's value
+            return "(" + self.enum(schema["enum"]) + ")"
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
                 alts = [self.value(s, f"{hint}-{i}", candidates) for i, s in enumerate(schema[key])]

@@ -72,6 +72,8 @@ def render_result(text: str, question: str = "") -> str:
     elif isinstance(data, list):
         asked = set(_TOKEN.findall(question.lower()))
         records = [t for v in data if (t := _flat(v, record=True))]
+        if _asks_list(question) and all(isinstance(v, Mapping) and "name" in v for v in data):
+            records = [str(v["name"]) for v in data]  # "Which sources are there?": their names
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
     elif data is not None:
         return ""
@@ -86,7 +88,16 @@ def render_result(text: str, question: str = "") -> str:
     return " ".join(out.split())
 
 
+def _asks_list(question: str) -> bool:
+    """Whether ``question`` asks for the members of a plural ("Which sources are available?",
+    "List the sources")."""
+    from reactloop._ranking import terms
+
+    return bool(question) and "list" in terms(question, expand=True)
+
+
 _NUMBERED = re.compile(r"^\s*\d+\t")
+_OMITTED = re.compile(r"^\[… \d+ characters omitted")
 
 
 def text_lines(text: str, asked: set[str]) -> list[str]:
@@ -97,7 +108,8 @@ def text_lines(text: str, asked: set[str]) -> list[str]:
 
     lines = [" ".join(_NUMBERED.sub("", line).split()) for line in text.splitlines()]
     # a line too long to begin an answer is left out, not cut (MAX_RENDERED of _shaping)
-    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240]
+    lines = [line for line in lines if line.strip("|-: ") and len(line) <= 240
+             and not _OMITTED.match(line)]  # the context's excerpt marker is no content
     return sorted(lines, key=lambda line: -len(set(terms(line)) & asked))
 
 
@@ -193,7 +205,7 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
     for pair in roles.values():
         if len(pair) != 2:
             continue
-        src, dst = args[pair["source"]].lower(), args[pair["target"]].lower()
+        src, dst = (_said(args[pair[k]], question).lower() for k in ("source", "target"))
         said_from_target = f"from {dst}" in text and f"from {src}" not in text
         said_to_source = f"to {src}" in text and f"to {dst}" not in text
         # "When it is 09:00 in Paris, what time is it in New York?": the side the (last)
@@ -204,6 +216,16 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
+
+
+def _said(value: str, question: str) -> str:
+    """How the question says ``value``: itself, or the place of a timezone ("Tokyo" for
+    Asia/Tokyo, which the guidance offers for a city said)."""
+    if value.lower() in question.lower():
+        return value
+    from reactloop._zones import place_of
+
+    return place_of(question, value) or value
 
 
 def content_span(span: str, context: set[str]) -> bool:

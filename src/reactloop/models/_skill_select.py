@@ -25,7 +25,7 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
-from reactloop.models._fit import small_talk
+from reactloop.models._fit import lacks_format, small_talk
 from reactloop.models._shaping import is_id
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
@@ -117,8 +117,11 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
               for f in documents}
     # a tool that needs an id (book_flight's flight_id) acts on what another step found: it is
     # no first step, so it does not compete with the document
+    # and one whose argument's documented format the question lacks (a search by date for
+    # "Can I change my flight to another day?") does not either
     tools = [t for t in request.all_tools if t.name in allowed and not t.internal
-             and not any(is_id(k) for k in t.parameters.get("required") or ())]
+             and not any(is_id(k) for k in t.parameters.get("required") or ())
+             and not lacks_format(t, question)]
     # the skill's own name words chose the skill ("flight" of book-flight): every tool of it
     # shares them, so what the question asks of the skill is in its other words
     named = set(terms(skill))

@@ -53,11 +53,11 @@ from reactloop.messages import (
     ToolSpec,
     Usage,
 )
+from reactloop.models import _fit
 from reactloop.models._base import Model
 from reactloop.models._fit import (
     container_span,
     file_names,
-    first_step,
     fitting,
     foreign_examples,
     in_folders,
@@ -111,9 +111,9 @@ class Guidance:
     require_call: bool = True
     """When the best tool's name matches the question, the first reply must call a tool."""
     copy_arguments: bool = True
-    """Number and string arguments are restricted to values in the conversation; after a
-    failed call, also to the latest error's values and the tool's schema values (enums,
-    defaults, examples in its docs), so the retry can copy the fix."""
+    """Number and string arguments are restricted to values in the conversation (a city's zone,
+    a power said in words, an id a search found); after a failed call also to the latest
+    error's values and the tool's schema values (enums, defaults, examples), for the fix."""
     answer_after_result: bool = True
     """After a successful tool result, the next reply answers (unless a call is required)."""
     answer_from_result: bool = True
@@ -408,8 +408,10 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     allowed = {t.name for t in request.tools}
     callable_ = [t for t in listed if t.name in allowed] if choice != "none" else []
     failures = Counter(m.name for m in turn.results if m.is_error)
+    found = bool(result_ids(turn.succeeded))  # an action on what a search found needs its id
     if g.copy_arguments:  # a tool that failed twice this turn is not called a third time
-        callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES]
+        callable_ = [t for t in callable_ if failures[t.name] < MAX_FAILURES
+                     and not _fit.needs_found_id(t, turn.question or "", found)]
     if g.require_call and not turn.results and turn.question:
         callable_ = said_tools(callable_, turn.question)
     if choice == "required" and callable_:
@@ -424,6 +426,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
             callable_ = next_steps(callable_, turn)  # "Show gate 3": the search, then show_poi
             answer = not callable_
     nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
+    if nxt is not None and g.copy_arguments and _fit.needs_found_id(nxt, turn.question or "", found):
+        nxt = None
     extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
         nxt = essential(nxt) if g.essential_arguments else nxt
@@ -432,6 +436,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
+    if g.copy_arguments and not turn.failed:  # a city said: its zone is the value
+        callable_ = [_fit.zone_choices(t, turn.question or "") for t in callable_]
     candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
         g.copy_arguments and turn.question) else None
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
@@ -464,8 +470,8 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
             # outside a skill's turn, a tool one description word matches is not offered
             listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
         listed = preferred(listed, turn.question, keep)
-        if loaded and all(t.internal for t in listed):  # the skill chosen: its first step
-            listed = (*first_step(fit, request.messages), *listed)
+        if loaded:  # the skill chosen: its own tools, or its first step
+            listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit)
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     return listed
@@ -489,7 +495,7 @@ def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolS
     named = [t for t in tools if last is not None and t.name in allowed
              and t.name not in called and re.search(rf"\b{re.escape(t.name)}\b",
                                                      last.description)]
-    return rank_tools(named, turn.question)[0][1] if named else None
+    return rank_tools(named, _fit.trip_query(turn.question))[0][1] if named else None
 
 
 def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec],
@@ -500,8 +506,9 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
     if context:  # "the airport" chose the airport skill: it is no value for its tools
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
-    candidates = {t.name: file_names(t, retry_values(t, turn, request.messages)
-                                     if turn.failed else found) for t in callable_}
+    question = turn.question or ""
+    candidates = {t.name: _fit.expressions(t, question, file_names(
+        t, retry_values(t, turn, request.messages) if turn.failed else found)) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
         if ids and id_arguments(t) and not turn.failed:

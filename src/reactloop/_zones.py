@@ -1,0 +1,122 @@
+"""Timezones as people name them: a city (or a few countries of one zone) resolved to its IANA
+timezone name. The timezone database names a zone after one city of it (``Asia/Shanghai``,
+``America/Los_Angeles``): the other major cities of the world are listed here, a general table
+of places, used by the demo tool ``current_time`` and by the embedded model's guidance for
+timezone-typed arguments (:func:`reactloop.models._fit.zone_values`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+
+__all__ = ["city_zone", "place_of", "places_in", "zones_in"]
+
+_CITIES: Mapping[str, str] = {
+    # Asia
+    "beijing": "Asia/Shanghai", "peking": "Asia/Shanghai", "guangzhou": "Asia/Shanghai",
+    "shenzhen": "Asia/Shanghai", "chengdu": "Asia/Shanghai", "china": "Asia/Shanghai",
+    "mumbai": "Asia/Kolkata", "bombay": "Asia/Kolkata", "delhi": "Asia/Kolkata",
+    "new delhi": "Asia/Kolkata", "bangalore": "Asia/Kolkata", "bengaluru": "Asia/Kolkata",
+    "chennai": "Asia/Kolkata", "hyderabad": "Asia/Kolkata", "calcutta": "Asia/Kolkata",
+    "pune": "Asia/Kolkata", "india": "Asia/Kolkata", "osaka": "Asia/Tokyo",
+    "kyoto": "Asia/Tokyo", "japan": "Asia/Tokyo", "busan": "Asia/Seoul", "korea": "Asia/Seoul",
+    "hanoi": "Asia/Bangkok", "saigon": "Asia/Ho_Chi_Minh", "ho chi minh city": "Asia/Ho_Chi_Minh",
+    "abu dhabi": "Asia/Dubai", "doha": "Asia/Qatar", "tel aviv": "Asia/Jerusalem",
+    "lahore": "Asia/Karachi", "islamabad": "Asia/Karachi", "bali": "Asia/Makassar",
+    # Europe
+    "munich": "Europe/Berlin", "frankfurt": "Europe/Berlin", "hamburg": "Europe/Berlin",
+    "cologne": "Europe/Berlin", "germany": "Europe/Berlin", "barcelona": "Europe/Madrid",
+    "seville": "Europe/Madrid", "spain": "Europe/Madrid", "milan": "Europe/Rome",
+    "venice": "Europe/Rome", "florence": "Europe/Rome", "naples": "Europe/Rome",
+    "italy": "Europe/Rome", "geneva": "Europe/Zurich", "manchester": "Europe/London",
+    "edinburgh": "Europe/London", "glasgow": "Europe/London", "liverpool": "Europe/London",
+    "england": "Europe/London", "scotland": "Europe/London", "lyon": "Europe/Paris",
+    "marseille": "Europe/Paris", "france": "Europe/Paris",
+    "porto": "Europe/Lisbon", "rotterdam": "Europe/Amsterdam", "krakow": "Europe/Warsaw",
+    "st petersburg": "Europe/Moscow", "saint petersburg": "Europe/Moscow", "kiev": "Europe/Kyiv",
+    # the Americas
+    "san francisco": "America/Los_Angeles", "seattle": "America/Los_Angeles",
+    "san diego": "America/Los_Angeles", "las vegas": "America/Los_Angeles",
+    "portland": "America/Los_Angeles", "silicon valley": "America/Los_Angeles",
+    "california": "America/Los_Angeles", "washington": "America/New_York",
+    "boston": "America/New_York", "miami": "America/New_York", "atlanta": "America/New_York",
+    "philadelphia": "America/New_York", "orlando": "America/New_York",
+    "nyc": "America/New_York", "dallas": "America/Chicago", "houston": "America/Chicago",
+    "austin": "America/Chicago", "new orleans": "America/Chicago",
+    "minneapolis": "America/Chicago", "salt lake city": "America/Denver",
+    "montreal": "America/Toronto", "ottawa": "America/Toronto", "quebec": "America/Toronto",
+    "calgary": "America/Edmonton", "rio de janeiro": "America/Sao_Paulo",
+    "rio": "America/Sao_Paulo", "brasilia": "America/Sao_Paulo",
+    # Africa and Oceania
+    "cape town": "Africa/Johannesburg", "pretoria": "Africa/Johannesburg",
+    "canberra": "Australia/Sydney", "wellington": "Pacific/Auckland",
+    "gold coast": "Australia/Brisbane",
+}
+"""Cities (and a few one-zone countries) that are no zone's own name, as people say them."""
+
+
+_AREAS = frozenset({"Africa", "America", "Asia", "Atlantic", "Australia", "Europe", "Indian",
+                    "Pacific"})
+
+
+@cache
+def _database() -> Mapping[str, str]:
+    """The timezone database's own city names ("new york", "los angeles") → zone."""
+    from zoneinfo import available_timezones
+
+    found: dict[str, str] = {}
+    for name in sorted(available_timezones()):
+        if name.split("/", 1)[0] in _AREAS:
+            found.setdefault(name.rsplit("/", 1)[-1].replace("_", " ").casefold(), name)
+    return found
+
+
+def city_zone(text: str) -> str | None:
+    """The IANA zone of a city or place named by ``text`` ("Beijing", "san francisco",
+    "New York, USA"), or None."""
+    city = " ".join(text.split(",")[0].replace("_", " ").split()).casefold()
+    return _CITIES.get(city) or _database().get(city) if city else None
+
+
+def zones_in(text: str) -> list[str]:
+    """The IANA zones of the places ``text`` names (up to three words each, longest first),
+    in the order they appear: "15:00 in London ... in Tokyo" gives Europe/London, Asia/Tokyo.
+    Zone names written out ("Europe/Paris") count as themselves. A place's name is capitalised
+    unless the whole text is lower case ("nice to meet you" is no city)."""
+    return list(dict.fromkeys(zone for _, zone in places_in(text)))
+
+
+def place_of(text: str, zone: str) -> str | None:
+    """How ``text`` says the place of ``zone`` ("Tokyo" for Asia/Tokyo), or None."""
+    return next((said for said, z in places_in(text) if z == zone), None)
+
+
+def places_in(text: str) -> list[tuple[str, str]]:
+    """The places ``text`` names, as said, each with its zone (see :func:`zones_in`)."""
+    found: list[tuple[str, str]] = []
+    lower = text == text.lower()
+    words = [m.group(0).strip("'") for m in re.finditer(r"[\w/+-]+", text)]
+    i = 0
+    while i < len(words):
+        for n in (3, 2, 1):
+            span = " ".join(words[i:i + n])
+            zone = _written(span) if n == 1 else None
+            named = len(words[i:i + n]) == n and (lower or span[:1].isupper())
+            zone = zone or (city_zone(span) if named else None)
+            if zone:
+                found.append((span, zone))
+                i += n
+                break
+        else:
+            i += 1
+    return found
+
+
+def _written(word: str) -> str | None:
+    """``word`` when it is an IANA zone's full name ("Europe/Paris", "UTC")."""
+    from zoneinfo import available_timezones
+
+    if word in ("UTC", "GMT"):
+        return word
+    return word if "/" in word and word in available_timezones() else None
