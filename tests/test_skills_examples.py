@@ -265,6 +265,18 @@ def test_directions_through_security_and_waypoints() -> None:
         MAP.directions([100])
 
 
+def test_a_place_said_by_its_name_wins_over_a_nearer_one_that_mentions_it() -> None:
+    """After the first place, a name is resolved to the nearest match, but a point named
+    by the whole term comes first: "gate 11" is Gate 11, not the nearer restroom whose
+    description says "between gates 11-12"."""
+    hall = MAP.search("check-in hall", limit=1)[0]["id"]
+    for gate in (11, 13, 14):
+        ids = MAP.resolve([hall, f"gate {gate}"])
+        assert MAP.poi(ids[1])["name"] == f"Gate {gate}"
+    coffee = MAP.resolve([hall, "the coffee bar"])  # no name holds the term: the nearest
+    assert "Coffee" in MAP.poi(coffee[1])["name"]
+
+
 def test_airport_tools_and_ui_events() -> None:
     desk = Runner("airport")
     assert desk.events[-1][0] == "skill_loaded"

@@ -93,7 +93,10 @@ class AirportMap:
                 item["distance_m"] = round(meters)
                 item["walk_minutes"] = _minutes(meters)
             out = [o for o in out if o["id"] != near]
-            out.sort(key=lambda o: (o["distance_m"], o["id"]))
+            # the nearest, among the points named by the whole term first ("gate 11" is Gate
+            # 11, not the restroom "between gates 11-12" that happens to be closer)
+            whole = term.strip().lower()
+            out.sort(key=lambda o: (whole not in o["name"].lower(), o["distance_m"], o["id"]))
         return out[: max(1, limit)]
 
     def resolve(self, places: Sequence[int | str]) -> list[int]:
