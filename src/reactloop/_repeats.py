@@ -1,11 +1,15 @@
 """Identical calls: the key that makes two calls the same, and the run's failed calls by it
 (a call identical to one that failed is not run again). :class:`Repeats` sorts a batch's calls
-into those that run and those answered without running, per run, scanning each step once."""
+into those that run and those answered without running, per run, scanning each step once.
+
+``RunContext.seen`` keeps a run's successful results by :func:`seen_hash`, a 30-bit hash of the
+key (a 28-byte int where the key was an 80-byte tuple, per call, issue 28): a hit counts only
+when the stored result's name and arguments equal the call's (a collision runs the call)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reactloop import _notes as notes
@@ -15,12 +19,13 @@ from reactloop.result import Step, ToolResult
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._tool import Tool
 
-__all__ = ["Repeats", "failures", "seen_key"]
+__all__ = ["Repeats", "failures", "seen_hash", "seen_key", "seen_results"]
 
 _NO_FAILURES: dict[object, ToolResult] = {}  # shared, never written to
 _NO_TOOLS = ToolRegistry()
 
 _SCALARS = (str, int, float, bool, type(None))
+_MASK = (1 << 30) - 1  # a hash below 2**30 is a 28-byte int (a full one: 36)
 
 
 def failures(steps: Sequence[Step]) -> dict[object, ToolResult]:
@@ -47,9 +52,25 @@ def seen_key(call: ToolCall) -> object:
         return f"{call.name}\0{args!r}"
 
 
-_Split = tuple[Sequence[object], Sequence[ToolResult | None], Sequence[ToolCall]]
-"""A batch's calls sorted: each call's key (None: repeatable), the earlier failure of an
-identical call (None: none), and the calls that run."""
+def seen_hash(call: ToolCall) -> int:
+    """The call's key in ``RunContext.seen``: a 30-bit hash of :func:`seen_key` (the same for
+    identical calls in one process; saved runs write :func:`seen_key`, not this)."""
+    return seen_key(call).__hash__() & _MASK
+
+
+def seen_results(results: Iterable[ToolResult]) -> dict[int, ToolResult]:
+    """``RunContext.seen`` made from its results (each keyed by its own name and arguments)."""
+    return {seen_hash(ToolCall(r.name, dict(r.arguments))): r for r in results}
+
+
+def _hit(seen: dict[int, ToolResult], h: int | None, call: ToolCall) -> bool:
+    """An identical call succeeded before (the same hash, name and arguments)."""
+    return h in seen and (r := seen[h]).name == call.name and r.arguments == call.arguments
+
+
+_Split = tuple[Sequence[int | None], Sequence[ToolResult | None], Sequence[ToolCall]]
+"""A batch's calls sorted: each call's :func:`seen_hash` (None: repeatable), the earlier
+failure of an identical call (None: none), and the calls that run."""
 
 
 class Repeats:
@@ -75,7 +96,7 @@ class Repeats:
         return self.failed
 
     def sort_calls(self, calls: Sequence[ToolCall], tools: ToolRegistry,
-                   seen: dict[Any, ToolResult], steps: Sequence[Step]) -> _Split:
+                   seen: dict[int, ToolResult], steps: Sequence[Step]) -> _Split:
         """Each call's key and earlier failure, and the calls to run."""
         if steps is not self.steps:  # another list: read it all (a run's steps only grow)
             self.failed, self.scanned, self.steps = _NO_FAILURES, 0, steps
@@ -93,8 +114,12 @@ class Repeats:
                               or isinstance(c.name, str) else None)
             key = None if t is None or t.repeatable or t.internal else seen_key(c)
             f = failed.get(seen_key(c) if key is None else key) if failed else None
-            return (key,), (f,), (calls if f is None and key not in seen else ())
-        keys: list[object] = []
+            # _hit's work, without its call
+            h = None if key is None else key.__hash__() & _MASK
+            return (h,), (f,), (calls if f is None and not (
+                h in seen and (r := seen[h]).name == c.name and r.arguments == c.arguments)
+                else ())
+        keys: list[int | None] = []
         again: list[ToolResult | None] = []
         fresh: list[ToolCall] = []
         for c in calls:
@@ -102,15 +127,16 @@ class Repeats:
             key = None if t is None or t.repeatable or t.internal else seen_key(c)
             # a call identical to one that failed is not run again: it would fail the same way
             f = failed.get(seen_key(c) if key is None else key) if failed else None
-            keys.append(key)
+            h = None if key is None else key.__hash__() & _MASK
+            keys.append(h)
             again.append(f)
-            if f is None and key not in seen:
+            if f is None and not _hit(seen, h, c):
                 fresh.append(c)
         return keys, again, fresh
 
     @staticmethod
     def answers(calls: Sequence[ToolCall], split: _Split, done: Sequence[ToolResult],
-                seen: dict[Any, ToolResult]) -> list[ToolResult]:
+                seen: dict[int, ToolResult]) -> list[ToolResult]:
         """The batch's results in call order: those that ran (remembered for identical calls
         to come when they succeeded), the others answered from the earlier ones."""
         keys, again, _ = split
@@ -120,7 +146,8 @@ class Repeats:
                 seen[keys[0]] = ran
             return [ran]
         by_id = {r.call_id: r for r in done}
-        results = []
+        results: list[ToolResult] = []
+        kept: list[tuple[int, ToolResult]] = []
         for c, key, f in zip(calls, keys, again, strict=True):
             r = by_id.get(c.id or "")
             if r is None and f is not None:
@@ -128,7 +155,9 @@ class Repeats:
             elif r is None and key is not None:  # identical to an earlier call: its result
                 r = notes.repeated(seen[key], c.id or "")
             elif r is not None and r.error is None and key is not None:
-                seen[key] = r
+                kept.append((key, r))  # kept once all are answered (a colliding call that
+                # ran does not replace the result a repeat in this batch reads)
             assert r is not None
             results.append(r)
+        seen.update(kept)
         return results
