@@ -1,11 +1,10 @@
-"""What a live run holds (issue 28): the repeated-call cache keys each result by a small hash
-of the call (checked against the result on a hit), and saved runs keep their format
-(``[name, [[arg, value], ...]]``) both ways."""
+"""What a live run holds (issue 28): the repeated-call cache is a tuple of the successful
+results (a call is answered by one with its name and arguments: no key per call), and saved
+runs keep their format (``[name, [[arg, value], ...]]``) both ways."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from reactloop import Agent, ModelResponse, ToolCall
 from reactloop import _repeats as repeats
-from reactloop._repeats import seen_hash, seen_key
+from reactloop._repeats import seen_key
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 from reactloop.testing import ScriptedModel
@@ -27,13 +26,6 @@ def test_a_plain_call_is_keyed_by_one_flat_tuple() -> None:
     assert seen_key(ToolCall("add", {})) == ("add",)
 
 
-def test_the_cache_keys_a_call_by_a_small_int() -> None:
-    h = seen_hash(ToolCall("add", {"b": 1, "a": "x"}))
-    assert h == seen_hash(ToolCall("add", {"a": "x", "b": 1}))
-    assert type(h) is int and 0 <= h < 2**30
-    assert sys.getsizeof(h) <= 28 < sys.getsizeof(seen_key(ToolCall("add", {"a": "x", "b": 1})))
-
-
 def _result(name: str, args: Mapping[str, Any], value: Any, call_id: str) -> ToolResult:
     return ToolResult(name, value, call_id=call_id, arguments=dict(args), content=str(value))
 
@@ -41,28 +33,23 @@ def _result(name: str, args: Mapping[str, Any], value: Any, call_id: str) -> Too
 def test_saved_runs_keep_the_key_format_both_ways() -> None:
     ctx = RunContext("r1", "hi", [])
     nested = ToolCall("f", {"x": [1, 2]})
-    add = ToolCall("add", {"b": 1, "a": 2})
-    ctx.seen = {seen_hash(add): _result("add", add.arguments, 3, "c1"),
-                seen_hash(nested): _result("f", nested.arguments, 0, "c2")}
+    ctx.seen = (_result("add", {"b": 1, "a": 2}, 3, "c1"), _result("f", nested.arguments, 0, "c2"))
     data = json.loads(json.dumps(ctx.to_dict()))
     # what reactloop always wrote (older versions read it back)
     assert [k for k, _ in data["seen"]] == [["add", [["a", 2], ["b", 1]]], seen_key(nested)]
     back = RunContext.from_dict(data)
-    assert set(back.seen) == set(ctx.seen)
-    assert back.seen[seen_hash(ToolCall("add", {"a": 2, "b": 1}))].call_id == "c1"
+    assert back.seen == ctx.seen
 
 
-def test_a_run_saved_with_any_key_is_keyed_from_its_results() -> None:
-    """An older snapshot's keys are not read: each result gives its own."""
+def test_a_saved_run_s_cache_is_its_results_whatever_their_keys() -> None:
+    """An older snapshot's keys are not needed: each result has its name and arguments."""
     data = RunContext("r1", "hi", []).to_dict()
     data["seen"] = [[["add", [["a", 2], ["b", 1]]],
                      _result("add", {"a": 2, "b": 1}, 3, "c1").to_dict(full=True)],
                     ["not what it says", _result("f", {"x": [1]}, 0, "c2").to_dict(full=True)]]
     back = RunContext.from_dict(data)
-    assert back.seen == {seen_hash(ToolCall("add", {"a": 2, "b": 1})): back.seen[
-        seen_hash(ToolCall("add", {"b": 1, "a": 2}))],
-        seen_hash(ToolCall("f", {"x": [1]})): back.seen[seen_hash(ToolCall("f", {"x": [1]}))]}
-    assert [r.call_id for r in back.seen.values()] == ["c1", "c2"]
+    assert [(r.name, r.arguments, r.call_id) for r in back.seen] == [
+        ("add", {"a": 2, "b": 1}, "c1"), ("f", {"x": [1]}, "c2")]
 
 
 def _lookup_agent(runs: list[str], replies: list[Any]) -> tuple[Agent[str], ScriptedModel]:
@@ -83,36 +70,57 @@ def _calls(*keys: str) -> ModelResponse:
     return ModelResponse(tool_calls=[ToolCall("lookup", {"key": k}) for k in keys])
 
 
-@pytest.mark.parametrize("batch", [False, True])
-def test_a_hash_collision_runs_the_call_and_never_answers_with_another_result(
-        monkeypatch: pytest.MonkeyPatch, batch: bool) -> None:
-    """Every call hashes alike: only a call equal to the stored one is answered from it."""
-    monkeypatch.setattr(repeats, "_MASK", 0)  # every hash is 0
+def test_the_cache_holds_results_without_keys() -> None:
     runs: list[str] = []
-    replies = ([_calls("a", "x"), _calls("b", "a"), _calls("b"), "done"] if batch
+    agent, _ = _lookup_agent(runs, [_calls("a"), _calls("b"), _calls("a"), "done"])
+    result = agent.run_sync("go")
+    assert runs == ["a", "b"]
+    ctx = result.context
+    assert ctx is not None and type(ctx.seen) is tuple
+    assert [r.arguments["key"] for r in ctx.seen] == ["a", "b"]
+    third = result.steps[2].results[0]
+    assert third.cached and "value of a" in third.content
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_only_an_equal_call_is_answered_from_an_earlier_result(
+        monkeypatch: pytest.MonkeyPatch, batch: bool) -> None:
+    """Even when every call had the same key (what a hash collision would be), a call is
+    answered only by an earlier result with its own name and arguments."""
+    monkeypatch.setattr(repeats, "seen_key", lambda call: "same")
+    runs: list[str] = []
+    replies = ([_calls("a", "x"), _calls("b", "a"), _calls("x"), "done"] if batch
                else [_calls("a"), _calls("b"), _calls("b"), _calls("a"), "done"])
     agent, _ = _lookup_agent(runs, replies)
     result = agent.run_sync("go")
     got = [(r.arguments["key"], r.content, r.cached) for s in result.steps for r in s.results]
     for key, content, _ in got:  # every call has its own result
         assert f"value of {key}" in content and content.count("value of") == 1, got
-    if batch:  # hash 0 holds x, then a (the batch's last): b and a run, then b again
-        assert runs == ["a", "x", "b", "a", "b"]
-        assert [c for *_, c in got] == [False] * 5
-    else:  # each call replaces the other under hash 0: none is ever answered from the cache
-        assert runs == ["a", "b", "a"]
-        assert [c for *_, c in got] == [False, False, True, False]
+    if batch:
+        assert sorted(runs) == ["a", "b", "x"]  # a batch runs its calls concurrently
+        assert [c for *_, c in got] == [False, False, False, True, True]
+    else:
+        assert runs == ["a", "b"]
+        assert [c for *_, c in got] == [False, False, True, True]
 
 
-def test_a_repeat_in_a_batch_reads_the_result_it_matched_before_the_batch_ran(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A colliding call that runs in the same batch does not replace the result a repeat of
-    an earlier call is answered with."""
-    monkeypatch.setattr(repeats, "_MASK", 0)
+def test_a_call_is_the_same_whatever_its_arguments_order() -> None:
     runs: list[str] = []
-    agent, _ = _lookup_agent(runs, [_calls("a"), _calls("b", "a"), "done"])
-    result = agent.run_sync("go")
-    second = result.steps[1].results
-    assert runs == ["a", "b"]
-    assert [(r.arguments["key"], r.cached) for r in second] == [("b", False), ("a", True)]
-    assert "value of a" in second[1].content and "value of b" not in second[1].content
+
+    def pair(a: str, b: str) -> str:
+        """Pair two keys.
+
+        Args:
+            a: one
+            b: two
+        """
+        runs.append(a + b)
+        return f"{a}-{b}"
+
+    model = ScriptedModel([ModelResponse(tool_calls=[ToolCall("pair", {"a": "1", "b": "2"})]),
+                           ModelResponse(tool_calls=[ToolCall("pair", {"b": "2", "a": "1"})]),
+                           ModelResponse(tool_calls=[ToolCall("pair", {"b": "1", "a": "2"})]),
+                           "done"])
+    result = Agent(model=model, tools=[pair]).run_sync("go")
+    assert runs == ["12", "21"]
+    assert [s.results[0].cached for s in result.steps if s.results] == [False, True, False]

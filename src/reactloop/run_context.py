@@ -16,7 +16,7 @@ import base64
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reactloop._repeats import seen_key, seen_results
+from reactloop._repeats import seen_key
 from reactloop.approvals import PendingApproval, pending_approvals
 from reactloop.events import CustomEvent, Event
 from reactloop.messages import Message, ToolCall, attachment_blobs, message_from_dict
@@ -69,10 +69,10 @@ class RunContext:
         self.on_message = on_message
         self.pending: list[Event] = []
         """Events raised by tools and extensions, flushed into the stream by the loop."""
-        self.seen: dict[int, ToolResult] = {}
-        """Successful results of non-repeatable calls, for repeated calls: by a hash of
-        ``name + arguments`` (``reactloop._repeats.seen_hash``; checked on a hit). Saved
-        runs write each result's key (``[name, [[arg, value], ...]]`` or a string)."""
+        self.seen: tuple[ToolResult, ...] = ()
+        """Successful results of non-repeatable calls, for repeated calls (one with the same
+        name and arguments is answered from it: ``reactloop._repeats``). Saved runs write
+        each with its key, ``[name, [[arg, value], ...]]`` or a string."""
         self.reminders = 0
         self.open_calls: tuple[ToolCall, ...] = ()
         """Tool calls in :attr:`messages` whose results are not there yet."""
@@ -136,7 +136,7 @@ class RunContext:
             "metrics": self.metrics.to_dict(),
             "state": {k: jsonable(v) for k, v in self.state.items()},
             "seen": [[_key_json(seen_key(ToolCall(r.name, dict(r.arguments)))),
-                      r.to_dict(full=True)] for r in self.seen.values()],
+                      r.to_dict(full=True)] for r in self.seen],
             "reminders": self.reminders,
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
         }
@@ -162,8 +162,9 @@ class RunContext:
         ctx.iteration = int(data.get("iteration", 0))
         ctx.steps = [Step.from_dict(s) for s in data.get("steps", ())]
         ctx.metrics = Metrics.from_dict(data.get("metrics") or {})
-        # keyed from the results (the saved keys are the same calls: older reactloops read them)
-        ctx.seen = seen_results(ToolResult.from_dict(v) for _, v in data.get("seen") or ())
+        # the saved keys are not needed: each result has its name and arguments (older
+        # reactloops read them)
+        ctx.seen = tuple(ToolResult.from_dict(v) for _, v in data.get("seen") or ())
         ctx.reminders = int(data.get("reminders", 0))
         return ctx
 
