@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reactloop import _notes as notes
 from reactloop.approvals import DENIED
@@ -20,8 +20,11 @@ from reactloop.result import Step, ToolResult
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._tool import Tool
 
-if TYPE_CHECKING:
-    from reactloop.run_context import RunContext
+
+class _Seen(Protocol):
+    """What :meth:`Repeats.answers` writes: ``RunContext.seen`` (this module sits below)."""
+
+    seen: tuple[ToolResult, ...]
 
 __all__ = ["Repeats", "failures", "seen_key"]
 
@@ -128,7 +131,7 @@ class Repeats:
 
     @staticmethod
     def answers(calls: Sequence[ToolCall], split: _Split, done: Sequence[ToolResult],
-                ctx: RunContext) -> list[ToolResult]:
+                ctx: _Seen) -> list[ToolResult]:
         """The batch's results in call order: those that ran (their successes added to
         ``ctx.seen`` for identical calls to come), the others answered from earlier ones."""
         marks, again, _ = split
