@@ -78,6 +78,10 @@ def test_execute_one_runs_the_tool_it_is_handed_and_looks_it_up_without() -> Non
 
 
 def test_a_run_hands_each_call_its_tool_looked_up_once(monkeypatch: Any) -> None:
+    from reactloop.tools import _tool
+
+    # the fast path (no approval rule set late anywhere in the process, as in a fresh one)
+    monkeypatch.setattr(_tool, "rules_changed", False)
     looked: list[str] = []
     handed: list[Tool | None] = []
     get, execute_one = ToolRegistry.get, ToolRegistry.execute_one

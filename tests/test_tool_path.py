@@ -18,7 +18,7 @@ from reactloop.approvals._gate import gated_calls
 from reactloop.messages import ToolCall
 from reactloop.result import Step, ToolResult
 from reactloop.testing import ScriptedModel
-from reactloop.tools import Tool, ToolArgumentsError, ToolRegistry
+from reactloop.tools import Tool, ToolArgumentsError, ToolRegistry, _tool
 
 
 @tool
@@ -83,7 +83,10 @@ def test_the_registry_knows_whether_any_tool_asks_for_approval() -> None:
     assert plain.copy().approval_rules is False
 
 
-def test_a_rule_set_after_the_tool_was_added_still_gates() -> None:
+def test_a_rule_set_after_the_tool_was_added_still_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the setter flips a process-wide flag: set back after the test (tests after this one
+    # count the lookups of the fast path, which the flag turns off)
+    monkeypatch.setattr(_tool, "rules_changed", _tool.rules_changed)
     t = Tool(lambda x: x, name="late")
     registry = ToolRegistry([t])
     call = ToolCall("late", {"x": 1}, "c1")

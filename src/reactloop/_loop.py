@@ -534,7 +534,7 @@ class _Loop(Repeats):
         split = self.sort_calls(calls, ctx.tools, ctx.seen, ctx.steps)
         fresh, batch = split[2], None
         if not fresh:  # every call answered from an identical earlier one
-            return self.answers(calls, split, (), ctx.seen)
+            return self.answers(calls, split, (), ctx)
         caller = _iteration.enter_batch(  # what tool sources and sub-runs find of the run
             self, self._count_usage, self._add_tools, self._summarizer_call)
         try:
@@ -554,9 +554,9 @@ class _Loop(Repeats):
         finally:
             _iteration.leave_batch(self, caller)
         if batch is not None:
-            return self.answers(calls, split, done, ctx.seen)
-        if (key := split[0][0]) is not None and done[0].error is None:
-            ctx.seen[key] = done[0]  # identical calls to come get its result
+            return self.answers(calls, split, done, ctx)
+        if split[0][0] is True and done[0].error is None:
+            ctx.seen += (done[0],)  # identical calls to come get its result
         return done
 
     def _keep_finished(self, calls: tuple[ToolCall, ...], batch: ToolBatch | None,
@@ -609,7 +609,7 @@ class _Loop(Repeats):
         ctx = self.ctx
         ctx.messages = hold_calls(ctx.messages, held, ctx.run_id)
         # a held call runs again once decided or answered: never from the repeated-call cache
-        ctx.seen = {key: r for key, r in ctx.seen.items() if r.call_id not in held}
+        ctx.seen = tuple(r for r in ctx.seen if r.call_id not in held)
         self.gated = (*self.gated, *(c for c in calls if c.id in held))
         for run in held.values():
             for p in run.pending_approvals:

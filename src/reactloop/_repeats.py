@@ -1,12 +1,17 @@
 """Identical calls: the key that makes two calls the same, and the run's failed calls by it
 (a call identical to one that failed is not run again). :class:`Repeats` sorts a batch's calls
-into those that run and those answered without running, per run, scanning each step once."""
+into those that run and those answered without running, per run, scanning each step once.
+
+``RunContext.seen`` keeps a run's successful results in a tuple, without keys (an 80-byte key
+tuple and a dict entry per call were most of what the cache held, issue 28): a call is
+answered by an earlier result whose name and arguments equal its own (a short scan: a run
+holds a handful; failures stay keyed, they are rare)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from reactloop import _notes as notes
 from reactloop.approvals import DENIED
@@ -14,6 +19,12 @@ from reactloop.messages import ToolCall
 from reactloop.result import Step, ToolResult
 from reactloop.tools._registry import ToolRegistry
 from reactloop.tools._tool import Tool
+
+
+class _Seen(Protocol):
+    """What :meth:`Repeats.answers` writes: ``RunContext.seen`` (this module sits below)."""
+
+    seen: tuple[ToolResult, ...]
 
 __all__ = ["Repeats", "failures", "seen_key"]
 
@@ -47,9 +58,11 @@ def seen_key(call: ToolCall) -> object:
         return f"{call.name}\0{args!r}"
 
 
-_Split = tuple[Sequence[object], Sequence[ToolResult | None], Sequence[ToolCall]]
-"""A batch's calls sorted: each call's key (None: repeatable), the earlier failure of an
-identical call (None: none), and the calls that run."""
+_Split = tuple[Sequence[ToolResult | bool | None], Sequence[ToolResult | None],
+               Sequence[ToolCall]]
+"""A batch's calls sorted: per call, the earlier identical success that answers it (else
+``True``: its success is kept for identical calls to come; ``None``: a repeatable call), the
+earlier failure of an identical call (None: none), and the calls that run."""
 
 
 class Repeats:
@@ -71,12 +84,12 @@ class Repeats:
 
     def failures(self, steps: Sequence[Step]) -> dict[object, ToolResult]:
         """What :func:`failures` returns, reading only the steps added since the last time."""
-        self.sort_calls((), _NO_TOOLS, {}, steps)
+        self.sort_calls((), _NO_TOOLS, (), steps)
         return self.failed
 
     def sort_calls(self, calls: Sequence[ToolCall], tools: ToolRegistry,
-                   seen: dict[Any, ToolResult], steps: Sequence[Step]) -> _Split:
-        """Each call's key and earlier failure, and the calls to run."""
+                   seen: Sequence[ToolResult], steps: Sequence[Step]) -> _Split:
+        """Each call's earlier success or mark, its earlier failure, and the calls to run."""
         if steps is not self.steps:  # another list: read it all (a run's steps only grow)
             self.failed, self.scanned, self.steps = _NO_FAILURES, 0, steps
         for s in steps[self.scanned:]:  # the steps added since the last batch (no call)
@@ -91,44 +104,65 @@ class Repeats:
             c = calls[0]
             t = self.found = (tools.get(c.name) if type(c.name) is str
                               or isinstance(c.name, str) else None)
-            key = None if t is None or t.repeatable or t.internal else seen_key(c)
-            f = failed.get(seen_key(c) if key is None else key) if failed else None
-            return (key,), (f,), (calls if f is None and key not in seen else ())
-        keys: list[object] = []
+            # a call identical to one that failed is not run again: it would fail the same way
+            f = failed.get(seen_key(c)) if failed else None
+            if t is None or t.repeatable or t.internal:
+                return (None,), (f,), (calls if f is None else ())
+            if f is not None:
+                return (True,), (f,), ()
+            name, args = c.name, c.arguments
+            for r in seen:  # _earlier's work, without its call
+                if r.name == name and r.arguments == args:
+                    return (r,), (None,), ()
+            return (True,), (None,), calls
+        marks: list[ToolResult | bool | None] = []
         again: list[ToolResult | None] = []
         fresh: list[ToolCall] = []
         for c in calls:
             t = tools.get(c.name) if type(c.name) is str or isinstance(c.name, str) else None
-            key = None if t is None or t.repeatable or t.internal else seen_key(c)
-            # a call identical to one that failed is not run again: it would fail the same way
-            f = failed.get(seen_key(c) if key is None else key) if failed else None
-            keys.append(key)
+            f = failed.get(seen_key(c)) if failed else None
+            mark = (None if t is None or t.repeatable or t.internal
+                    else True if f is not None else _earlier(seen, c))
+            marks.append(mark)
             again.append(f)
-            if f is None and key not in seen:
+            if f is None and (mark is None or mark is True):
                 fresh.append(c)
-        return keys, again, fresh
+        return marks, again, fresh
 
     @staticmethod
     def answers(calls: Sequence[ToolCall], split: _Split, done: Sequence[ToolResult],
-                seen: dict[Any, ToolResult]) -> list[ToolResult]:
-        """The batch's results in call order: those that ran (remembered for identical calls
-        to come when they succeeded), the others answered from the earlier ones."""
-        keys, again, _ = split
+                ctx: _Seen) -> list[ToolResult]:
+        """The batch's results in call order: those that ran (their successes added to
+        ``ctx.seen`` for identical calls to come), the others answered from earlier ones."""
+        marks, again, _ = split
         if done and len(calls) == 1:  # the one call ran
             ran = done[0]
-            if ran.error is None and keys[0] is not None:
-                seen[keys[0]] = ran
+            if ran.error is None and marks[0] is True:
+                ctx.seen += (ran,)
             return [ran]
         by_id = {r.call_id: r for r in done}
-        results = []
-        for c, key, f in zip(calls, keys, again, strict=True):
+        results: list[ToolResult] = []
+        kept: list[ToolResult] = []
+        for c, mark, f in zip(calls, marks, again, strict=True):
             r = by_id.get(c.id or "")
             if r is None and f is not None:
                 r = notes.repeated_failure(f, c.id or "")
-            elif r is None and key is not None:  # identical to an earlier call: its result
-                r = notes.repeated(seen[key], c.id or "")
-            elif r is not None and r.error is None and key is not None:
-                seen[key] = r
+            elif r is None and isinstance(mark, ToolResult):  # an earlier identical call's
+                r = notes.repeated(mark, c.id or "")
+            elif r is not None and r.error is None and mark is True:
+                kept.append(r)
             assert r is not None
             results.append(r)
+        if kept:
+            ctx.seen += tuple(kept)
         return results
+
+
+def _earlier(seen: Sequence[ToolResult], call: ToolCall) -> ToolResult | bool:
+    """The earlier success of a call identical to ``call`` (same name and arguments, in any
+    key order), else True."""
+    name, args = call.name, call.arguments
+    for r in seen:
+        if r.name == name and r.arguments == args:
+            return r
+    return True

@@ -391,7 +391,7 @@ class Agent(Generic[OutputT]):
                          tools=spec.tools.copy(), deps=spec.deps, state=old.state,
                          on_message=on_message, conversation_id=conversation_id)
         ctx.iteration = min(old.iteration or turn_iterations(messages), spec.max_iterations - 1)
-        ctx.steps, ctx.metrics, ctx.seen = list(old.steps), replace(old.metrics), dict(old.seen)
+        ctx.steps, ctx.metrics, ctx.seen = list(old.steps), replace(old.metrics), tuple(old.seen)
         ctx.reminders = old.reminders
         return ctx
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping, Sequence
-from itertools import chain
 from typing import Any
 
+from reactloop._repeats import seen_key
 from reactloop.approvals import PendingApproval, pending_approvals
 from reactloop.events import CustomEvent, Event
 from reactloop.messages import Message, ToolCall, attachment_blobs, message_from_dict
@@ -69,8 +69,10 @@ class RunContext:
         self.on_message = on_message
         self.pending: list[Event] = []
         """Events raised by tools and extensions, flushed into the stream by the loop."""
-        self.seen: dict[Any, ToolResult] = {}
-        """Results of non-repeatable calls by ``name + arguments``, for repeated calls."""
+        self.seen: tuple[ToolResult, ...] = ()
+        """Successful results of non-repeatable calls, for repeated calls (one with the same
+        name and arguments is answered from it: ``reactloop._repeats``). Saved runs write
+        each with its key, ``[name, [[arg, value], ...]]`` or a string."""
         self.reminders = 0
         self.open_calls: tuple[ToolCall, ...] = ()
         """Tool calls in :attr:`messages` whose results are not there yet."""
@@ -133,7 +135,8 @@ class RunContext:
             "steps": [s.to_dict() for s in self.steps],
             "metrics": self.metrics.to_dict(),
             "state": {k: jsonable(v) for k, v in self.state.items()},
-            "seen": [[_key_json(k), r.to_dict(full=True)] for k, r in self.seen.items()],
+            "seen": [[_key_json(seen_key(ToolCall(r.name, dict(r.arguments)))),
+                      r.to_dict(full=True)] for r in self.seen],
             "reminders": self.reminders,
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
         }
@@ -159,7 +162,9 @@ class RunContext:
         ctx.iteration = int(data.get("iteration", 0))
         ctx.steps = [Step.from_dict(s) for s in data.get("steps", ())]
         ctx.metrics = Metrics.from_dict(data.get("metrics") or {})
-        ctx.seen = {_key_value(k): ToolResult.from_dict(v) for k, v in data.get("seen") or ()}
+        # the saved keys are not needed: each result has its name and arguments (older
+        # reactloops read them)
+        ctx.seen = tuple(ToolResult.from_dict(v) for _, v in data.get("seen") or ())
         ctx.reminders = int(data.get("reminders", 0))
         return ctx
 
@@ -174,7 +179,3 @@ def _key_json(key: Any) -> Any:
     if isinstance(key, str):
         return key
     return [key[0], [[key[i], key[i + 1]] for i in range(1, len(key), 2)]]
-
-
-def _key_value(data: Any) -> Any:
-    return data if isinstance(data, str) else (data[0], *chain.from_iterable(data[1]))
