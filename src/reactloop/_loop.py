@@ -144,6 +144,8 @@ class _Loop(Repeats):
                                     stream)
         """What the run's tools see of it (sub-runs: ``reactloop._nesting``)."""
 
+    # ``end``: a quiet step starts at the float that ended the last one when nothing was
+    # seen in between, only the loop's bookkeeping ran (24 bytes less per step, issue 28)
     async def events(self) -> AsyncGenerator[Event, None]:
         """The loop. Yields every event of the run, ending with ``run_end``. Helpers queue
         their events on ``ctx.pending`` and return plain values; only the model call nests
@@ -159,12 +161,12 @@ class _Loop(Repeats):
                 ending = await self._decided()  # a resumed run's decided calls
                 for ev in ctx.flush():
                     yield ev
-                k = ctx.iteration + 1  # a while, not a generator: one object less per run
+                k, end = ctx.iteration + 1, None  # a while, not a generator: one object less
                 while ending is None and k <= self.spec.max_iterations:  # handoffs change it
                     ctx.iteration = ctx.metrics.iterations = k
                     if not self.quiet:
                         yield IterationStartEvent(ctx.run_id, k, self.spec.max_iterations)
-                    started = self.rt.now()
+                    started = end if self.quiet and end is not None else self.rt.now()
                     if self.stream:
                         async for ev in self._stream_model(k):
                             yield ev
@@ -180,8 +182,7 @@ class _Loop(Repeats):
                     for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     if calls and self.stream and _nesting.nests(ctx.tools, calls):  # live
-                        batch = asyncio.ensure_future(self._run_tools(k, response, calls,
-                                                                      started))
+                        batch = asyncio.ensure_future(self._run_tools(k, response, calls, started))
                         async for ev in _nesting.live(batch, self.frame):
                             yield ev
                         ending, target = batch.result()
@@ -190,6 +191,7 @@ class _Loop(Repeats):
                                           if calls else (ending, None))
                     if target is not None:  # in this task: the stack closes here
                         await self._hand_off(k, target)
+                    end = None if ctx.pending or not calls else ctx.steps[-1].ended_at
                     for ev in ctx.flush() if ctx.pending else ():
                         yield ev
                     del response  # not held while the next model call waits (issue 28)

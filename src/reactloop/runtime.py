@@ -97,7 +97,7 @@ class LocalRuntime:
 
     __slots__ = ()
 
-    # the clocks themselves: one call per read, not two (read twice per iteration, issue 28)
+    # the clocks themselves: one call per read, not two (read every iteration, issue 28)
     now = staticmethod(time.time)
     monotonic = staticmethod(time.perf_counter)
 
