@@ -143,6 +143,7 @@ def container_span(span: str) -> bool:
 
 
 READ = "load_skill_reference"
+_REFERENCE = re.compile(r"\breferences?/[\w./-]+")  # a document the skill says to read
 
 
 def fitting(tools: Sequence[ToolSpec], question: str, keep: Sequence[str], *,
@@ -336,6 +337,16 @@ def _string_arguments(spec: ToolSpec) -> int:
                if isinstance(props.get(k), Mapping) and props[k].get("type") == "string")
 
 
+def _documents_asked(loaded: str, question: str) -> bool:
+    """Whether a word of a document the skill's instructions name (``references/fare_rules.md``:
+    fare, rules) is a word of ``question``."""
+    from reactloop._ranking import terms
+
+    asked = set(terms(question))
+    return any(set(terms(" ".join(re.split(r"[/_.-]", path)))) & asked
+               for path in _REFERENCE.findall(loaded))
+
+
 def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
                 messages: Sequence[Message], question: str, limit: int) -> tuple[ToolSpec, ...]:
     """The offer right after a skill was loaded for ``question``: the skill's own tools (those
@@ -348,8 +359,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
 
     loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
              and not m.is_error]
-    own = [t for t in tools if not t.internal and loads
-           and re.search(rf"\b{re.escape(t.name)}\b", loads[-1].content)]
+    own = [t for t in tools if loads and (
+        (not t.internal and re.search(rf"\b{re.escape(t.name)}\b", loads[-1].content))
+        or (t.name == READ and _REFERENCE.search(loads[-1].content)))]  # its documents too
     if not own:
         return tuple(listed)
     names = set(_NAMED.findall(question))
@@ -357,4 +369,7 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     ranked = select_tools(arity or own, question, limit, min_ratio=0.5)
     if arity and not ranked:
         ranked = arity[:limit]
+    reader = [t for t in own if t.name == READ and t not in ranked]
+    if reader and _documents_asked(loads[-1].content, question):  # "baggage rules": fare_rules.md
+        ranked = [*reader, *ranked][:max(1, limit)]
     return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))

@@ -417,7 +417,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     if choice == "required" and callable_:
         answer = False
     elif g.require_call and not turn.results and turn.question and any(
-            (loaded and t.name not in internal) or name_matches(t, turn.question)
+            (loaded and (t.name not in internal or reads_document(t.name)))
+            or name_matches(t, turn.question)
             for t in callable_):
         answer = False  # a tool clearly fits a fresh question (or its skill): call it
     else:
