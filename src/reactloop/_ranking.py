@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["SPOKEN_POWER", "best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -64,6 +64,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "convert": ("conversion",), "conversion": ("convert",), "count": ("number",),
     "mention": ("search", "grep"), "mentions": ("search", "grep"), "contain": ("search",),
     "contains": ("search",), "containing": ("search",),
+    "mentioned": ("search", "grep"), "talk": ("mention", "search"), "talks": ("mention", "search"),
+    "configured": ("search", "grep"), "defined": ("search", "grep"), "refer": ("search",),
     "contents": ("read",), "content": ("read",),
     # where people eat, wash and shop, as places are categorised
     "eat": ("food",), "hungry": ("food",), "lunch": ("food",), "breakfast": ("food",),
@@ -71,6 +73,11 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "toilet": ("restroom",), "toilets": ("restroom",), "bathroom": ("restroom",),
     "wc": ("restroom",), "buy": ("shop",), "shopping": ("shop",), "luggage": ("baggage",),
     "bags": ("baggage",),
+    # travellers' words for what fare rules call otherwise
+    "baby": ("infant",), "babies": ("infant",), "toddler": ("infant", "child"),
+    "kid": ("child",), "kids": ("child",), "cancel": ("cancellation", "refund"),
+    "misspelled": ("name", "correction"), "typo": ("correction",), "flying": ("flight",),
+    "plane": ("flight",), "ticket": ("flight", "booking"),
 }
 
 
@@ -91,6 +98,13 @@ SPOKEN_POWER = re.compile(r"(\d+(?:\.\d+)?)\s+(?:(?:raised\s+)?to\s+the\s+(?:pow
                           r"(squared|cubed)\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+the\s+(\d+)"
                           r"(?:st|nd|rd|th)(?:\s+power)?\b", re.I)
 """A power said in words ("2 to the power of 5", "7 squared"): an expression as well."""
+_AMOUNT = r"(\d[\d,]*(?:\.\d+)?)(?:\s+(hundred|thousand|million|billion)\b)?"
+SPOKEN_SHARE = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:%|per\s*cent\b)|\b(half|a\s+third|one\s+"
+                          r"third|a\s+quarter|one\s+quarter|a\s+fifth|one\s+fifth|a\s+tenth|"
+                          r"one\s+tenth|double|twice|triple)(?:\s+of)?)\s+(?:of\s+)?" + _AMOUNT,
+                          re.I)
+"""A share said in words ("15 % of 240", "12 percent of 80", "half of 3 thousand"): an
+expression as well."""
 _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+"
                       r"(?:are|can|could|do|does|exist|should|would|will)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
@@ -100,6 +114,15 @@ _INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|
 a file."""
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
+_DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
+                      r"midnight|noon|daytime|hour|o'?clock|up yet)\b", re.I)
+"""A time of day said of a place ("Is it late in Sydney?", "are they awake there?"): with a place
+that has a timezone, the question asks for the clock there."""
+_NEED = re.compile(r"\b(?:where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there\s+(?:a|an|any)(?:where)?\b|"
+                   r"(?:i|we)\s+(?:need|want|have)\s+to|(?:i|we)\s+could\s+(?:really\s+)?use)\s+\w",
+                   re.I)
+"""A need said without a place word ("I need to refill my water bottle", "where can I get some
+medicine?"): a question for a place or service that provides it."""
 _FILENAME = re.compile(r"(?<![\w.])[\w/-]*[a-z_][\w-]+\.[a-z]{1,4}\b(?!\.\w)")
 """A file's name ("notes.txt", "docs/faq.md"): a signal for the tool that reads files."""
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
@@ -134,13 +157,24 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and (_LISTING.search(text) or _ALL.search(text) or (
             _INSIDE.search(text) and not _FILENAME.search(text))):  # "which sources can I ...": asks for a list
         out.append("list")
+    if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
+        out += ["time", "current", "timezone"]
+    if expand and _NEED.search(text) and not _FILENAME.search(text):
+        out += ["service", "place"]
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
         out += ["file", "read"]
-    if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)):
+    if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
+                   or SPOKEN_SHARE.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
     return out
+
+
+def _has_zone(text: str) -> bool:
+    from reactloop._zones import zones_in
+
+    return bool(zones_in(text))
 
 
 def _document(spec: ToolSpec) -> list[str]:

@@ -28,8 +28,15 @@ questions:
   the question names ("Beijing": ``Asia/Shanghai``);
 - **found ids** (:func:`needs_found_id`): an action on what a search finds (``show_poi``)
   waits for the search, never an invented id;
-- **routes** (:func:`trip_query`): a next step for a question "from" one place "to" another
-  is the route between them.
+- **routes** (:func:`trip_query`, :func:`trip_choices`): a next step for a question "from"
+  one place "to" another (or "at" one, "how far ... to" another) is the route between them,
+  its start and destination the places said; a question for one place offers no route;
+- **shares** (:func:`spoken_shares`): "15 % of 240", "half of 3 thousand" are expressions;
+- **what a search looks for** (:func:`search_terms`, :func:`need_clause`): the thing, never
+  where to look ("my documents", "on my map") nor when ("before boarding");
+- **names** (:func:`named_values`): a tool taking as many strings as the question says names
+  ("consolidation_mart") copies the names, not a number of the question;
+- **knowledge** (:func:`small_talk`): what a word means, a fun fact, is answered without tools.
 """
 
 from __future__ import annotations
@@ -42,10 +49,35 @@ from typing import Any
 from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 
-__all__ = ["EXPRESSION", "container_span", "expressions", "file_names", "first_step", "fitting",
-           "foreign_examples", "in_folders", "lacks_format", "needs_found_id", "preferred",
-           "skill_offer", "small_talk", "spoken_powers", "takes_format", "trip_query",
-           "whole_expression", "zone_choices"]
+__all__ = [
+    "EXPRESSION",
+    "argument_choices",
+    "container_span",
+    "expressions",
+    "file_names",
+    "first_step",
+    "fit_values",
+    "fitting",
+    "foreign_examples",
+    "in_folders",
+    "is_trip",
+    "lacks_format",
+    "named_values",
+    "need_clause",
+    "needs_found_id",
+    "preferred",
+    "search_terms",
+    "skill_offer",
+    "small_talk",
+    "spoken_powers",
+    "spoken_shares",
+    "takes_format",
+    "trip_choices",
+    "trip_places",
+    "trip_query",
+    "whole_expression",
+    "zone_choices",
+]
 
 _SPEAKERS = """i i'm im i've i'll i'd my we we're we've our that that's this it it's
 thanks thank bye goodbye nice great cool ok okay wow"""
@@ -59,12 +91,21 @@ _VALUE = re.compile(r"\d|(?<!\w)[\"“'‘]\w|\w[_/.]\w")
 _EXCLAMATION = re.compile(r"^\W*(?:what|such|how)\s+an?\s", re.I)
 
 
+_KNOWLEDGE = re.compile(r"^\W*(?:what\s+does\s+(?:a\s+|an\s+|the\s+)?[\w\s-]{1,30}?\s+(?:mean|stand\s+for)"
+                        r"\b|what\s+is\s+the\s+meaning\s+of\b|define\s|tell\s+me\s+(?:a|an|some)\s+"
+                        r"(?:\w+\s+)?(?:fact|facts|joke|story|riddle)\b)", re.I)
+"""A question for what a word means ("What does UTC stand for?") or for a fact or a joke:
+knowledge, not a task for a tool."""
+
+
 def small_talk(question: str) -> bool:
     """Whether ``question`` is a remark, not a request: no question mark, no value (digits,
     quotes, names such as ``notes.txt``), and either an exclamation ("What a lovely day!") or
     a sentence about oneself or the conversation ("I will call you later", "That was a long
     list") that says no want ("I need ...", "I'd like ...", "please")."""
     text = question.strip()
+    if text and _KNOWLEDGE.match(text) and not _VALUE.search(text):
+        return True  # "What does a time zone mean?": what a word means, no tool's task
     if not text or "?" in text or _VALUE.search(text):
         return False
     if _EXCLAMATION.match(text):
@@ -267,6 +308,82 @@ def spoken_powers(question: str) -> list[str]:
     return out
 
 
+_SCALE = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_SHARE = {"half": "/ 2", "third": "/ 3", "quarter": "/ 4", "fifth": "/ 5", "tenth": "/ 10",
+          "double": "* 2", "twice": "* 2", "triple": "* 3"}
+
+
+def spoken_shares(question: str) -> list[str]:
+    """The shares ``question`` says in words, written as expressions: "15 % of 240" is
+    ``15 * 240 / 100``, "12 percent of 80" ``12 * 80 / 100``, "half of 3 thousand" ``3000 / 2``."""
+    from reactloop._ranking import SPOKEN_SHARE
+
+    out = []
+    for m in SPOKEN_SHARE.finditer(question):
+        amount = m.group(3).replace(",", "")
+        if m.group(4):  # "3 thousand" is 3000
+            value = float(amount) * _SCALE[m.group(4).lower()]
+            amount = str(int(value)) if value.is_integer() else str(value)
+        if m.group(1):
+            out.append(f"{m.group(1)} * {amount} / 100")
+        else:
+            out.append(f"{amount} {_SHARE[m.group(2).lower().split()[-1]]}")
+    return out
+
+
+_SEARCH_ARGS = frozenset({"pattern", "term", "query", "keyword", "keywords", "regex"})
+_WHERE_WORDS = ("file document folder workspace directory note mention talk configure define search "
+                "map screen mark put display pin highlight")
+
+
+_NEED = re.compile(r"\b(?:need|want|use|get|buy|find|rent|grab)\s+(?:to\s+)?(.+?)(?=\s+(?:before|after|"
+                   r"when|while|during|until|since|because|so|if|at|in|on|near)\b|[,.?!;]|$)", re.I)
+
+
+def need_clause(question: str) -> str:
+    """What a need asks for ("I could really use a coffee before boarding": ``a coffee``;
+    "I want to rent a car when I land": ``rent a car``), or empty."""
+    m = _NEED.search(question)
+    return m.group(1) if m else ""
+
+
+def search_terms(spec: ToolSpec, values: Candidates, question: str = "") -> Candidates:
+    """``values`` for ``spec``, a search whose only required string argument is what to look
+    for (``pattern``, ``term``, ``query``), without the spans that are only filler or say where
+    to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``)."""
+    from reactloop._ranking import terms
+    from reactloop.models._shaping import content_span
+
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    strings = [k for k in spec.parameters.get("required") or list(props)[:1]
+               if isinstance(props.get(k), Mapping) and props[k].get("type") == "string"]
+    if len(strings) != 1 or strings[0].lower() not in _SEARCH_ARGS or not values.strings:
+        return values
+    where = set(terms(_WHERE_WORDS)) | set(terms(spec.name))
+    kept = tuple(v for v in values.strings if content_span(v, where))
+    need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
+    kept = tuple(v for v in kept if v.lower() in need) or kept
+    return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def named_values(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
+    """``values`` for ``spec`` left to the names the question says ("consolidation_mart")
+    when it says as many as the tool takes required strings: a source is a name, never the
+    company number "2001" of the same question."""
+    names = tuple(dict.fromkeys(_NAMED.findall(question)))
+    if not names or _string_arguments(spec) != len(names) or not values.strings:
+        return values
+    return dataclasses.replace(values, strings=names)
+
+
+def fit_values(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
+    """``values`` for ``spec`` fitted to what its arguments are: an expression
+    (:func:`expressions`), what a search looks for (:func:`search_terms`), names
+    (:func:`named_values`)."""
+    return named_values(spec, question, search_terms(spec, expressions(spec, question, values),
+                                                     question))
+
+
 def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
     """``values`` for ``spec``, whose only string argument is an expression, left to the
     question's expressions (as typed, or its powers said in words) when it has any: "Can you
@@ -276,8 +393,10 @@ def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates
     if len(strings) != 1 or "expression" not in strings[0].lower() or not values.strings:
         return values
     typed = [e for e in values.strings if EXPRESSION.fullmatch(e)]
-    found = [*spoken_powers(question), *typed]
-    return dataclasses.replace(values, strings=tuple(dict.fromkeys(found))) if found else values
+    found = [*spoken_powers(question), *spoken_shares(question), *typed]
+    if not found:
+        return values
+    return dataclasses.replace(values, strings=tuple(dict.fromkeys(found)))
 
 
 def _zone_argument(name: str, schema: Any) -> bool:
@@ -303,6 +422,55 @@ def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
+_STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
+_ENDS = frozenset({"destination", "to", "end", "to_place", "target"})
+_PLACE = r"([A-Za-z0-9'-]+(?:\s+[A-Za-z0-9'-]+){0,4}?)"
+_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|[,.?!;]|$)"
+_LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
+                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
+
+
+def trip_places(question: str) -> tuple[str, str] | None:
+    """The start and the destination of a trip the question says: "from gate 12 to the water
+    refill station", "to Paris from London", "I'm at gate 3. How far is it to the pharmacy?"."""
+    for i, leg in enumerate(_LEGS):
+        m = leg.search(question)
+        if m:
+            a, b = m.group(1).strip(), m.group(2).strip()
+            return (b, a) if i == 1 else (a, b)
+    return None
+
+
+def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with its start and destination string arguments (``start``/``origin``,
+    ``destination``) restricted to the places of the trip the question says
+    (:func:`trip_places`): a route goes from where the user is to where they go, never from
+    a stray number ("3") or verb ("Guide") of the question."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    required = spec.parameters.get("required") or ()
+    start = [k for k in required if k.lower() in _STARTS]
+    end = [k for k in required if k.lower() in _ENDS]
+    places = trip_places(question) if len(start) == len(end) == 1 else None
+    if places is None or any("enum" in (props.get(k) or {}) for k in (*start, *end)):
+        return spec
+    changed = {k: {**p, "type": "string", "enum": [places[0] if k in start else places[1]]}
+               if k in (*start, *end) else p for k, p in props.items()}
+    return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
+
+
+def _route(spec: ToolSpec) -> bool:
+    required = {k.lower() for k in spec.parameters.get("required") or ()}
+    return bool(required & _STARTS and required & _ENDS)
+
+
+def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with the arguments the question settles restricted to its values: timezones
+    (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`)."""
+    return trip_choices(zone_choices(spec, question), question)
+
+
 def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
     """Whether ``spec`` acts on something a search finds (a required id argument: ``poi_id``,
     ``flight_id``) while nothing was found yet (``found``: a result of this turn) and the
@@ -315,7 +483,13 @@ def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 
 
-_TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S", re.I)
+_TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S|\bhow\s+far\b|\b(?:way|"
+                   r"walk|route|directions|get|guide\s+me|take\s+me)\s+(?:back\s+)?to\s+\S", re.I)
+
+
+def is_trip(question: str) -> bool:
+    """Whether ``question`` asks for the way between places (see :func:`trip_query`)."""
+    return bool(_TRIP.search(question))
 
 
 def trip_query(question: str) -> str:
@@ -366,7 +540,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
         return tuple(listed)
     names = set(_NAMED.findall(question))
     arity = [t for t in own if names and _string_arguments(t) == len(names)]
-    ranked = select_tools(arity or own, question, limit, min_ratio=0.5)
+    if not is_trip(question):  # a route needs a start and a destination the question says
+        own = [t for t in own if not _route(t)] or own
+    ranked = select_tools(arity or own, trip_query(question), limit, min_ratio=0.5)
     if arity and not ranked:
         ranked = arity[:limit]
     reader = [t for t in own if t.name == READ and t not in ranked]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats"]
+__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats", "degenerate"]
 
 NGRAM = 6
 """Tokens in an n-gram that may not occur twice in one answer."""
@@ -31,9 +31,9 @@ class NoRepeatNgram:
         n: the n-gram length.
     """
 
-    def __init__(self, is_answer: Callable[[Sequence[int]], bool | None], n: int = NGRAM
-                 ) -> None:
-        self.is_answer, self.n = is_answer, n
+    def __init__(self, is_answer: Callable[[Sequence[int]], bool | None], n: int = NGRAM,
+                 close: tuple[int, Callable[[list[int]], bytes]] | None = None) -> None:
+        self.is_answer, self.n, self.close = is_answer, n, close
         self._prompt: int | None = None
         self._answer: bool | None = None
 
@@ -47,9 +47,29 @@ class NoRepeatNgram:
                 return scores
         if not self._answer or len(out) < self.n:
             return scores
+        if self.close is not None and degenerate(
+                self.close[1](out[-TAIL:]).decode("utf-8", "ignore")):
+            quote = self.close[0]  # the answer's string closes now: only its quote is left
+            kept = scores[quote]
+            scores[:] = -float("inf")
+            scores[quote] = kept
+            return scores
         for token in repeating(out, self.n):
             scores[token] -= PENALTY
         return scores
+
+
+TAIL = 48
+"""Tokens of the answer's end that :func:`degenerate` looks at."""
+_EMPTY_ITEMS = re.compile(r"(?:(?:\\n|\n)\s*(?:[-*•]|\d+[.)])\s*){3}$")
+_SAME_LINES = re.compile(r"(?:\\n|\n)([^\n\\]{1,80})(?:(?:\\n|\n)\1){2}$")
+
+
+def degenerate(tail: str) -> bool:
+    """Whether an answer's end has gone degenerate: three list markers without content
+    ("\\n-\\n-\\n-") or the same line three times in a row."""
+    tail = tail.rstrip(" ")
+    return bool(_EMPTY_ITEMS.search(tail) or _SAME_LINES.search(tail))
 
 
 def repeating(tokens: Sequence[int], n: int) -> set[int]:

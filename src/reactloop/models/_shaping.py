@@ -60,13 +60,15 @@ def render_result(text: str, question: str = "") -> str:
     ``;`` and cut at one within :data:`MAX_RENDERED` characters; empty for a JSON scalar. The
     records or lines that share the most words with ``question`` come first ("gate 15": Gate
     15 before Gate 1; "a refund": the fare table's refund row before the title)."""
+    cut = False
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, ValueError):
+        cut = True
         from reactloop._ranking import terms
 
-        data = None
-        items = text_lines(text, set(terms(question, expand=True)))
+        data = _whole_records(text)  # a shortened JSON result: the records kept whole
+        items = [] if data else text_lines(text, set(terms(question, expand=True)))
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
@@ -77,6 +79,8 @@ def render_result(text: str, question: str = "") -> str:
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
     elif data is not None:
         return ""
+    if not cut and (found := figure(data, question)):  # "the total for company 1002": the sum, first
+        items = [found, *items]
     out = ""
     for item in items:
         joined = f"{out}; {item}" if out else item
@@ -86,6 +90,61 @@ def render_result(text: str, question: str = "") -> str:
     if not out and items:
         out = items[0][:MAX_RENDERED - 1].rstrip() + "…"
     return " ".join(out.split())
+
+
+_QUANTITY = frozenset({"total", "sum", "much", "altogether", "overall", "year"})
+_CODE = re.compile(r"\b\d{3,}\b")
+
+
+def _records(data: Any) -> list[Mapping[str, Any]]:
+    if isinstance(data, Mapping):
+        data = next((v for v in data.values() if isinstance(v, list) and v), [])
+    return [r for r in data if isinstance(r, Mapping)] if isinstance(data, list) else []
+
+
+_RECORD = re.compile(r"\{[^{}]*\}")
+
+
+def _whole_records(text: str) -> list[Any] | None:
+    """The whole records of a JSON result cut short (a long table's first rows), or None."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    records = []
+    for m in _RECORD.finditer(text):
+        try:
+            records.append(json.loads(m.group(0)))
+        except ValueError:
+            continue
+    return records or None
+
+
+def figure(data: Any, question: str) -> str:
+    """The figure a question asks of a table result: the records whose fields hold the
+    question's codes ("company 1002", "period 202402"), their numeric measure summed ("What's
+    the total amount for company 1002?": ``amount total 3231000 (3 records: 1002)``); empty
+    when the question asks no quantity or the records have no one measure to sum."""
+    from reactloop._ranking import terms
+
+    records = _records(data)
+    asked = set(terms(question))
+    if not records or not asked & _QUANTITY:
+        return ""
+    said = []
+    for code in dict.fromkeys(_CODE.findall(question)):
+        keys = {k for r in records for k, v in r.items() if _scalar(v) == code}
+        if keys:
+            records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]
+            said.append(code)
+    measures = [k for k, v in records[0].items() if isinstance(v, int | float)
+                and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
+    named = [k for k in measures if set(terms(k)) & asked]
+    measure = named[0] if len(named) == 1 else measures[0] if len(measures) == 1 else None
+    if measure is None or not all(isinstance(r.get(measure), int | float) for r in records):
+        return ""
+    total = _scalar(round(sum(r[measure] for r in records), 2))
+    scope = f"{len(records)} record{'s' if len(records) > 1 else ''}"
+    scope += f": {', '.join(said)}" if said else ""
+    return f"{measure} {'total ' if len(records) > 1 else ''}{total} ({scope})"
 
 
 def _asks_list(question: str) -> bool:

@@ -25,7 +25,7 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
-from reactloop.models._fit import lacks_format, small_talk
+from reactloop.models._fit import _NAMED, _string_arguments, lacks_format, small_talk
 from reactloop.models._shaping import is_id
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
@@ -112,18 +112,25 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     if not isinstance(skill, str) or not documents:
         return None
     body = result.content[:listing.start()]
-    pseudo = {f: ToolSpec(f, " ".join(s for s in _SENTENCE.findall(body)
-                                      if f in s or f.rsplit("/", 1)[-1] in s), {})
+    pseudo = {f: ToolSpec(f, " ".join([*(s for s in _SENTENCE.findall(body)
+                                         if f in s or f.rsplit("/", 1)[-1] in s),
+                                       *_words_of(body, f)]), {})
               for f in documents}
     # a tool that needs an id (book_flight's flight_id) acts on what another step found: it is
     # no first step, so it does not compete with the document
     # and one whose argument's documented format the question lacks (a search by date for
     # "Can I change my flight to another day?") does not either
+    # the skill's own tools (those its load result names) compete, not a plain tool that
+    # shares a word ("how much": a price lookup)
     tools = [t for t in request.all_tools if t.name in allowed and not t.internal
              and not any(is_id(k) for k in t.parameters.get("required") or ())
-             and not lacks_format(t, question)]
+             and not lacks_format(t, question)
+             and re.search(rf"\b{re.escape(t.name)}\b", result.content)]
     # the skill's own name words chose the skill ("flight" of book-flight): every tool of it
     # shares them, so what the question asks of the skill is in its other words
+    given = set(_NAMED.findall(question))  # a task on the things it names is a tool's
+    if given and any(_string_arguments(t) == len(given) for t in tools):
+        return None
     named = set(terms(skill))
     asked = " ".join(w for w in question.split() if not set(terms(w)) & named) or question
     ranked = rank_tools([*tools, *pseudo.values()], asked)
@@ -131,6 +138,24 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     if score <= 0 or top is None or top.name not in pseudo:
         return None
     return ToolCall(listing.group(1), {"skill": skill, "path": top.name})
+
+
+_FOLDER = re.compile(r"^Folder: (.+?)(?: \(|$)", re.M)
+
+
+def _words_of(body: str, document: str) -> list[str]:
+    """The distinct words of a skill's document (the skill's folder is in its load result):
+    what it answers ("infants ... on a lap"), each word once."""
+    from pathlib import Path
+
+    folder = _FOLDER.search(body)
+    if folder is None:
+        return []
+    try:
+        text = (Path(folder.group(1)) / document).read_text(encoding="utf-8")[:4000]
+    except (OSError, UnicodeDecodeError):
+        return []
+    return list(dict.fromkeys(re.findall(r"[A-Za-z][a-z]{3,}", text)))
 
 
 class SkillSelection(Model):

@@ -327,7 +327,8 @@ def _repeat_guard(llm: Any) -> Any:
             return True
         return False if len(head) >= 9 else None
 
-    return LogitsProcessorList([NoRepeatNgram(is_answer)])
+    quote = llm.tokenize(b'"', add_bos=False)[-1]  # a degenerate answer closes its string
+    return LogitsProcessorList([NoRepeatNgram(is_answer, close=(quote, lambda t: llm.detokenize(t)))])
 
 
 def _params(llm: Any) -> int:
@@ -438,7 +439,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     if g.copy_arguments and not turn.failed:  # a city said: its zone is the value
-        callable_ = [_fit.zone_choices(t, turn.question or "") for t in callable_]
+        callable_ = [_fit.argument_choices(t, turn.question or "") for t in callable_]
     candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
         g.copy_arguments and turn.question) else None
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,
@@ -508,7 +509,7 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
     question = turn.question or ""
-    candidates = {t.name: _fit.expressions(t, question, file_names(
+    candidates = {t.name: _fit.fit_values(t, question, file_names(
         t, retry_values(t, turn, request.messages) if turn.failed else found)) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
@@ -524,8 +525,8 @@ def next_steps(callable_: Sequence[ToolSpec], turn: Turn) -> list[ToolSpec]:
     words = (turn.question or "").lower().split()
     called = {m.name for m in turn.results}
     ids = result_ids(turn.succeeded)
-    return [t for t in callable_ if words and ids and t.name not in called
-            and words[0].strip(_EDGE) in t.name.lower().split("_") and id_arguments(t)]
+    return [t for t in callable_ if words and ids and t.name not in called and not _fit.is_trip(
+        turn.question or "") and words[0].strip(_EDGE) in t.name.lower().split("_") and id_arguments(t)]
 
 
 def _context_words(messages: Sequence[Message], turn: Turn) -> set[str]:
