@@ -60,6 +60,12 @@ class _FakeLlama:
     def __init__(self) -> None:
         self.prompts: list[list[dict[str, str]]] = []
 
+    def tokenize(self, text: bytes, add_bos: bool = True) -> list[int]:
+        return list(text)  # a token per byte
+
+    def detokenize(self, tokens: list[int]) -> bytes:
+        return bytes(tokens)
+
     def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
         self.prompts.append(kwargs["messages"])
         return {"choices": [{"message": {"content": '{"answer": "ok"}'},
@@ -82,7 +88,7 @@ def test_the_embedded_and_the_served_prompt_are_the_same_in_every_checkout() -> 
 
 
 def test_a_follow_up_step_keeps_the_system_message_and_lists_its_tool_last() -> None:
-    question = "Where can I get a coffee at the airport?"
+    question = "Where is the coffee bar at the airport?"
     history = _loaded(question, "airport")
     search = Message.assistant(None, [ToolCall("search_pois", {"term": "coffee"}, "c2")])
     found = Message.tool("c2", "search_pois", json.dumps(
