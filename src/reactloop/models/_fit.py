@@ -533,9 +533,8 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
 
     loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
              and not m.is_error]
-    own = [t for t in tools if loads and (
-        (not t.internal and re.search(rf"\b{re.escape(t.name)}\b", loads[-1].content))
-        or (t.name == READ and _REFERENCE.search(loads[-1].content)))]  # its documents too
+    own = [t for t in tools if not t.internal and loads
+           and re.search(rf"\b{re.escape(t.name)}\b", loads[-1].content)]
     if not own:
         return tuple(listed)
     names = set(_NAMED.findall(question))
@@ -545,7 +544,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     ranked = select_tools(arity or own, trip_query(question), limit, min_ratio=0.5)
     if arity and not ranked:
         ranked = arity[:limit]
-    reader = [t for t in own if t.name == READ and t not in ranked]
-    if reader and _documents_asked(loads[-1].content, question):  # "baggage rules": fare_rules.md
-        ranked = [*reader, *ranked][:max(1, limit)]
+    # a document the skill names that the question asks about ("baggage rules":
+    # references/fare_rules.md) is offered after its tools
+    reader = [t for t in tools if t.name == READ and t not in ranked]
+    if reader and _documents_asked(loads[-1].content, question):
+        ranked = [*ranked[:max(1, limit) - 1], *reader]
     return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))
