@@ -173,3 +173,18 @@ def test_after_a_skill_document_is_read_the_reply_may_answer_from_it() -> None:
     assert plan.answer and "answer ::=" in (plan.grammar or "")
     # right after the load alone, a call of the skill's tools is still required
     assert not plan_reply(model.requests[1], Guidance()).answer
+
+
+# -- a long result: its head only ---------------------------------------------------------------
+def test_a_guided_model_reads_the_head_of_a_long_result_and_is_told_the_rest_was_left_out() -> None:
+    from reactloop.models._local_prompt import RESULT_CHARS
+
+    rows = json.dumps([{"company": 1000 + i, "amount": 10 * i} for i in range(400)])
+    call = Message.assistant(None, [ToolCall("query_source", {"source": "bpc"}, "c1")])
+    request = ModelRequest("sys", (Message.user("Show me the amounts."), call,
+                                   Message.tool("c1", "query_source", rows)), (), (),
+                           ModelSettings())
+    guided = render_messages(request, brief_skills=True)[-1]["content"]
+    assert rows[:RESULT_CHARS] in guided and rows[:RESULT_CHARS + 1] not in guided
+    assert f"[… {len(rows) - RESULT_CHARS} characters omitted]" in guided
+    assert rows in render_messages(request)[-1]["content"]  # a capable model reads it whole

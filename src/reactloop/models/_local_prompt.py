@@ -85,11 +85,19 @@ def brief_skill(content: str) -> str:
     return "\n".join(lines) if lines and lines[0].startswith("# Skill:") else content
 
 
+RESULT_CHARS = 1500
+"""A guided model reads at most this much of a tool result (its head): a 135M model answers
+from the first records, and a 50-row table read whole took 20 s of prompt on 2 cores."""
+
+
 def _render_tool_result(m: Message, brief_skills: bool) -> str:
     status = "failed" if m.is_error else "returned"
     content = m.content
     if brief_skills and m.name == "load_skill" and not m.is_error:
         content = brief_skill(content)
+    elif brief_skills and len(content) > RESULT_CHARS:
+        content = (f"{content[:RESULT_CHARS]}\n[… {len(content) - RESULT_CHARS} characters "
+                   "omitted]")
     return f"Tool {m.name} {status}: {content}"
 
 
