@@ -27,7 +27,7 @@ from reactloop.models._fit import (
     trip_places,
 )
 from reactloop.models._gbnf import Candidates
-from reactloop.models._repeat import NoRepeatNgram, degenerate
+from reactloop.models._repeat import NoRepeatNgram, counting, degenerate
 from reactloop.models._shaping import figure, render_result
 from reactloop.testing import ScriptedModel
 
@@ -189,3 +189,18 @@ def test_a_degenerate_answer_closes_its_string() -> None:
     assert scores[34] == 0.0 and int(np.isinf(scores).sum()) == 127
     fine = guard(np.array(prompt + list(b"ok\\n- a\\n- b")), np.zeros(128))
     assert not np.isinf(fine).any()
+
+
+def test_an_answer_that_counts_on_closes_its_string() -> None:
+    # seen on the embedded model: a 50-row table copied into the answer turned into a count
+    # that ran on to the 600-character cap (23 s of generation on 2 cores)
+    count = "ACTUAL; 200000; ACTUAL; 4500, 4505; 4505, 4506; 4506, 4507; 4507, 4508; 4508, 4509"
+    assert not degenerate(count)  # four steps of one: not yet
+    assert degenerate(count + "; 4509, 4510")
+    assert counting("x 4506, 4507, 4508, 4509, 4510, 4511, 4512")
+    # rows, totals, a short run of gate numbers and small numbers are not counts
+    assert not degenerate("1001, 202401, 400000, ACTUAL, 450000; 1001, 202401, 410000, ACTUAL")
+    assert not counting("the totals: 1200, 1350, 1500, 1650, 1800, 1950, 2100")
+    assert not counting("Gates 21, 22, 23 and 24 are in Terminal 2")
+    assert not counting("steps 1, 2, 3, 4, 5, 6, 7, 8, 9")
+    assert not counting("4505, 4506, 4504, 4505, 4506, 4507, 4508")  # a step back

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from typing import Any
 
-__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats", "degenerate"]
+__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats", "counting", "degenerate"]
 
 NGRAM = 6
 """Tokens in an n-gram that may not occur twice in one answer."""
@@ -59,17 +60,33 @@ class NoRepeatNgram:
         return scores
 
 
-TAIL = 48
+TAIL = 96
 """Tokens of the answer's end that :func:`degenerate` looks at."""
 _EMPTY_ITEMS = re.compile(r"(?:(?:\\n|\n)\s*(?:[-*•]|\d+[.)])\s*){3}$")
 _SAME_LINES = re.compile(r"(?:\\n|\n)([^\n\\]{1,80})(?:(?:\\n|\n)\1){2}$")
+_NUMBER = re.compile(r"\d+")
+COUNTING = 5
+"""Steps of one in a row (among numbers of two digits or more) that make an answer's end a
+count ("4505, 4506; 4506, 4507; ..."): a tiny model copying a long table sometimes counts on
+to the size cap."""
+
+
+def counting(tail: str) -> bool:
+    """Whether ``tail`` ends counting: its last numbers (two digits or more) only repeat or
+    step up by one, with at least :data:`COUNTING` steps of one (the first number is left
+    out: the tail may begin inside it)."""
+    numbers = [int(n) for n in _NUMBER.findall(tail)[1:][-2 * COUNTING - 1:]]
+    if len(numbers) <= COUNTING or min(numbers) < 10:
+        return False
+    steps = [b - a for a, b in pairwise(numbers)]
+    return all(step in (0, 1) for step in steps) and steps.count(1) >= COUNTING
 
 
 def degenerate(tail: str) -> bool:
     """Whether an answer's end has gone degenerate: three list markers without content
-    ("\\n-\\n-\\n-") or the same line three times in a row."""
+    ("\\n-\\n-\\n-"), the same line three times in a row, or a count (:func:`counting`)."""
     tail = tail.rstrip(" ")
-    return bool(_EMPTY_ITEMS.search(tail) or _SAME_LINES.search(tail))
+    return bool(_EMPTY_ITEMS.search(tail) or _SAME_LINES.search(tail) or counting(tail))
 
 
 def repeating(tokens: Sequence[int], n: int) -> set[int]:
