@@ -114,8 +114,8 @@ class Repeats:
             if f is not None:
                 return (True,), (f,), ()
             if len(seen) > SCAN:
-                mark = self.earlier(seen, c)
-                return (mark,), (None,), (calls if mark is True else ())
+                known = self.earlier(seen, c)
+                return (known,), (None,), (calls if known is True else ())
             name, args = c.name, c.arguments
             for r in seen:  # _earlier's work, without its call
                 if r.name == name and r.arguments == args:
