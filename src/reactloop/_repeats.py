@@ -5,7 +5,8 @@ into those that run and those answered without running, per run, scanning each s
 ``RunContext.seen`` keeps a run's successful results in a tuple, without keys (an 80-byte key
 tuple and a dict entry per call were most of what the cache held, issue 28): a call is
 answered by an earlier result whose name and arguments equal its own (a short scan: a run
-holds a handful; failures stay keyed, they are rare)."""
+holds a handful; past :data:`SCAN` results, a per-run index by key, made on first need;
+failures stay keyed, they are rare)."""
 
 from __future__ import annotations
 
