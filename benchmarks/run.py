@@ -53,6 +53,19 @@ TARGETS = {
     "prefix_pct": 99.0,
     "otel_added_us": 30.0,
 }
+TARGETS_28 = {
+    "iteration_us": 15.0,
+    "ideal_pct": 85.0,
+    "kib_per_run": 16.0,
+    "scale_ratio": 0.85,
+    "gc_share_pct": 15.0,
+    "import_ms": 60.0,
+    "help_ms": 150.0,
+}
+"""Issue 28's targets, checked on the async-tool row (``reactloop_async``): µs per tool-call
+iteration with nothing listening (≤ 20 with callbacks, ≤ 15 without: the workload has none),
+% of ideal and KiB per run at 1,000 concurrent runs, the throughput of 10,000 runs against
+1,000's, the garbage collector's share of the wall at 10,000, import and ``--help``."""
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -326,6 +339,19 @@ def w_concurrency(fws: dict[str, str], reps: int, n: int, delay: float) -> dict[
     return out
 
 
+def w_scale(n: int, delay: float, reps: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """4. ``n`` concurrent runs of reactloop alone, the default (sync) tool and the async one
+    (issue 28's row), alternating; every run makes 11 model calls, as at 1,000."""
+    log(f"4. scale: reactloop alone, {n} concurrent runs, sync and async tool")
+    raw = interleaved({"reactloop": sys.executable, "reactloop_async": sys.executable}, reps,
+                      lambda fw, py: run_json([py, str(HERE / "worker.py"), "concurrency", fw,
+                                               "--n", str(n), "--delay", str(delay),
+                                               "--calls", str(N_CALLS)], timeout=1200))
+    keys = ["wall_s", "calls_per_s", "pct_of_ideal", "kb_per_run", "peak_rss_kb", "gc_s"]
+    return ({"n": n, **summarize(raw["reactloop"], keys)},
+            {"n": n, **summarize(raw["reactloop_async"], keys)})
+
+
 def w_script(name: str, args: Sequence[str], timeout: float) -> dict[str, Any]:
     return run_json([sys.executable, str(HERE / name), "--json", *args], timeout=timeout)
 
@@ -392,6 +418,46 @@ def targets(res: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     return rows
 
 
+def targets_28(res: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 28's (target, measured, requirement, met?) rows, on the async-tool row."""
+    t = TARGETS_28
+    us = res.get("overhead", {}).get("reactloop_async", {}).get("per_iteration_s")
+    cc = res.get("concurrency", {}).get("reactloop_async", {})
+    sc = res.get("scale_async", {})
+    ok = "error" not in cc and "error" not in sc
+    pct, kib, rate = cc.get("pct_of_ideal"), cc.get("kb_per_run"), cc.get("calls_per_s")
+    ratio = (sc["calls_per_s"] / rate if ok and rate and sc.get("calls_per_s")
+             and not res.get("quick") else None)  # quick: 100 runs wait on the model
+    gc = 100 * sc["gc_s"] / sc["wall_s"] if ok and sc.get("wall_s") else None
+    cs = res.get("cold_start", {})
+    imp, hlp = cs.get("reactloop", {}).get("s"), cs.get("reactloop --help", {}).get("s")
+    n = f"{sc.get('n', 10000):,}"
+    c = f"{res.get('params', {}).get('concurrent_runs', 1000):,}"
+
+    def row(name: str, value: float | None, spec: str, unit: str, need: str,
+            met: Callable[[float], bool]) -> tuple[str, str, str, bool | None]:
+        return name, fmt(value, spec, unit), need, None if value is None else met(value)
+
+    return [
+        row("µs per tool-call iteration (async tool, nothing listening)",
+            us * 1e6 if us else None, ".1f", " µs", "≤ 15 µs", lambda v: v <= t["iteration_us"]),
+        row(f"% of ideal, {c} concurrent runs", pct, ".1f", " %", "≥ 85 %",
+            lambda v: v >= t["ideal_pct"]),
+        row(f"KiB per concurrent run ({c} runs)", kib, ".2f", " KiB", "≤ 16 KiB",
+            lambda v: v <= t["kib_per_run"]),
+        row(f"KiB per concurrent run ({n} runs)", sc.get("kb_per_run") if ok else None, ".2f",
+            " KiB", "≤ 16 KiB", lambda v: v <= t["kib_per_run"]),
+        row(f"{n} runs: throughput vs {c} runs", ratio, ".2f", "x", "≥ 0.85x",
+            lambda v: v >= t["scale_ratio"]),
+        row(f"{n} runs: time in the garbage collector", gc, ".0f", " % of the wall", "< 15 %",
+            lambda v: v < t["gc_share_pct"]),
+        row("import reactloop", imp * 1000 if imp else None, ".0f", " ms", "≤ 60 ms",
+            lambda v: v <= t["import_ms"]),
+        row("reactloop --help", hlp * 1000 if hlp else None, ".0f", " ms", "≤ 150 ms",
+            lambda v: v <= t["help_ms"]),
+    ]
+
+
 def extra_lines(res: dict[str, Any]) -> list[str]:
     """One line each for the reactloop-only workloads (4-6) and the CLI."""
     cs = res.get("cold_start", {})
@@ -404,6 +470,14 @@ def extra_lines(res: dict[str, Any]) -> list[str]:
                      f"wall {sc['wall_s']:.1f} s of which {sc['gc_s']:.1f} s in the garbage collector")
     elif sc:
         extra.append(f"4. scale: {sc.get('error')}")
+    sa = res.get("scale_async", {})
+    if "error" not in sa and sa:
+        extra.append(f"   the same, async tool: {sa['pct_of_ideal']:.1f} % of ideal, "
+                     f"{sa['calls_per_s']:.0f} model calls/s, {sa['kb_per_run']:.1f} KiB per run, "
+                     f"wall {sa['wall_s']:.1f} s of which {sa['gc_s']:.1f} s in the garbage "
+                     "collector")
+    elif sa:
+        extra.append(f"   the same, async tool: {sa.get('error')}")
     px = res.get("prefix_stability", {})
     if px and "error" not in px:
         extra.append(f"5. prefix stability: worst {px['min_share_pct']:.2f} %, mean "
@@ -471,6 +545,7 @@ def print_report(res: dict[str, Any]) -> None:
         ])
     extra = extra_lines(res)
     trows = [[a, b, c, check(d)] for a, b, c, d in targets(res)]
+    trows28 = [[a, b, c, check(d)] for a, b, c, d in targets_28(res)]
     if Console is not None:
         con = Console(width=160)
         con.print(f"[bold]reactloop benchmarks[/] — {head}")
@@ -485,12 +560,18 @@ def print_report(res: dict[str, Any]) -> None:
             style = "red" if r[3] == "MISSED" else ("green" if r[3] == "met" else "dim")
             tt.add_row(*r, style=style)
         con.print(tt)
+        t28 = Table("target", "measured", "requirement", "status",
+                    title="targets (issue 28, async tool)")
+        for r in trows28:
+            style = "red" if r[3] == "MISSED" else ("green" if r[3] == "met" else "dim")
+            t28.add_row(*r, style=style)
+        con.print(t28)
     else:
         print(f"reactloop benchmarks — {head}")
         for r in [cols, *rows]:
             print(" | ".join(str(x) for x in r))
         print("\n".join(extra))
-        for r in trows:
+        for r in trows + trows28:
             print(" | ".join(r))
 
 
@@ -527,6 +608,9 @@ def markdown_report(res: dict[str, Any]) -> str:
     lines += ["", *(f"- {e.strip()}" for e in extra_lines(res)), "",
               "| target | measured | requirement | status |", "|---|---:|---|---|"]
     lines += [f"| {t.strip()} | {mm} | {r} | {check(ok)} |" for t, mm, r, ok in targets(res)]
+    lines += ["", "| target (issue 28, async tool) | measured | requirement | status |",
+              "|---|---:|---|---|"]
+    lines += [f"| {t} | {mm} | {r} | {check(ok)} |" for t, mm, r, ok in targets_28(res)]
     return "\n".join(lines) + "\n"
 
 
@@ -615,12 +699,7 @@ def main(argv: list[str] | None = None) -> int:
     if "scale" in only and "reactloop" in interpreters:
         n = params["scale_runs"]
         log(f"4. scale: reactloop alone, {n} concurrent runs")
-        samples = [run_json([sys.executable, str(HERE / "worker.py"), "concurrency", "reactloop",
-                             "--n", str(n), "--delay", str(params["delay_s"])], timeout=1200)
-                   for _ in range(1 if quick else 3)]
-        s = summarize(samples, ["wall_s", "calls_per_s", "pct_of_ideal", "kb_per_run",
-                                "peak_rss_kb", "gc_s"])
-        res["scale"] = {"n": n, **s}
+        res["scale"], res["scale_async"] = w_scale(n, params["delay_s"], 1 if quick else 3)
     if "prefix" in only:
         log("5. prefix stability (reactloop)")
         res["prefix_stability"] = w_script("prefix.py", [], timeout=300)
@@ -636,6 +715,8 @@ def main(argv: list[str] | None = None) -> int:
                        else {"skipped": "OpenTelemetry is missing: pip install 'reactloop[otel]'"})
     res["targets"] = [{"target": t, "measured": m, "requirement": r, "met": ok}
                       for t, m, r, ok in targets(res)]
+    res["targets_28"] = [{"target": t, "measured": m, "requirement": r, "met": ok}
+                         for t, m, r, ok in targets_28(res)]
     res["elapsed_s"] = round(time.monotonic() - started, 1)
     print_report(res)
     log(f"done in {res['elapsed_s']:.0f} s")

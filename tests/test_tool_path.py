@@ -227,3 +227,38 @@ def test_a_broken_annotation_names_its_own_attribute_error() -> None:
         t.parameters  # noqa: B018
     with pytest.raises(AttributeError, match="NoSuchThing"):
         t.wants_context  # noqa: B018
+
+
+def test_a_long_run_finds_identical_calls_by_key_not_by_scanning() -> None:
+    """Past ``SCAN`` results a call is looked up by key: the same answers as the scan, and
+    an identical call among hundreds is still answered from the earlier one."""
+    from reactloop import _repeats
+
+    ran: list[int] = []
+
+    @tool
+    def square(n: int) -> int:
+        """Square."""
+        ran.append(n)
+        return n * n
+
+    n = _repeats.SCAN * 3
+    calls: list[Any] = [[ToolCall("square", {"n": i}, f"a{i}") for i in range(n)]]
+    calls += [ToolCall("square", {"n": 7}), [ToolCall("square", {"n": 5}, "x"),
+                                              ToolCall("square", {"n": n}, "y")], "done"]
+    result = Agent(model=ScriptedModel(calls), tools=[square]).run_sync("go")
+    assert result.state is RunState.COMPLETED
+    assert sorted(ran) == [*range(n), n]  # 7 and 5 were answered from the first batch
+    [again], [five, fresh] = result.steps[1].results, result.steps[2].results
+    assert (again.cached, again.result, five.cached, five.result) == (True, 49, True, 25)
+    assert (fresh.cached, fresh.result) == (False, n * n)
+
+    # the index follows RunContext.seen: added to, then filtered (a held call taken out)
+    repeats = Repeats()
+    seen = tuple(ToolResult("square", i * i, None, f"c{i}", {"n": i}) for i in range(n))
+    assert repeats.earlier(seen, ToolCall("square", {"n": 3})) is seen[3]
+    seen += (ToolResult("square", 4, None, "z", {"n": -2}),)
+    assert repeats.earlier(seen, ToolCall("square", {"n": -2})) is seen[-1]
+    kept = seen[:3] + seen[4:]
+    assert repeats.earlier(kept, ToolCall("square", {"n": 3})) is True
+    assert repeats.earlier(kept, ToolCall("square", {"n": 4})) is seen[4]

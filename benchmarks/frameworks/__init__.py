@@ -16,6 +16,6 @@ two-element list: ``[model calls, tool executions]``, incremented by the fake mo
 tool, so the worker can check every framework really did the work.
 """
 
-FRAMEWORKS = ("reactloop", "reactloop_inline", "pydantic_ai", "openai_agents", "langgraph",
+FRAMEWORKS = ("reactloop", "reactloop_inline", "reactloop_async", "pydantic_ai", "openai_agents", "langgraph",
               "smolagents", "asyncio_baseline")
 """Module names (``frameworks.<name>_fw``), in the default order."""

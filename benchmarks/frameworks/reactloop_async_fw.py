@@ -1,5 +1,7 @@
 """reactloop with an ``async def`` tool: no worker thread and no inline flag needed (the row
-the issue-11 targets use: <= 30 us per tool-call iteration, >= 75 % of ideal at 1,000 runs)."""
+the issue-11 targets use: <= 30 us per tool-call iteration, >= 75 % of ideal at 1,000 runs; and
+issue 28's, in ``run.py``'s "targets (issue 28)" table). Its import is reactloop's: it takes no
+part in the cold start."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ NAME = "reactloop (async tool)"
 DIST = "reactloop"
 IMPORT = "import reactloop"
 PEER = False
+WORKLOADS = ("overhead", "concurrency")
 
 
 def build(delay: float, n_calls: int, counter: list[int]) -> Callable[[], Awaitable[int]]:

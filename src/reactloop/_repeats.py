@@ -5,7 +5,8 @@ into those that run and those answered without running, per run, scanning each s
 ``RunContext.seen`` keeps a run's successful results in a tuple, without keys (an 80-byte key
 tuple and a dict entry per call were most of what the cache held, issue 28): a call is
 answered by an earlier result whose name and arguments equal its own (a short scan: a run
-holds a handful; failures stay keyed, they are rare)."""
+holds a handful; past :data:`SCAN` results, a per-run index by key, made on first need;
+failures stay keyed, they are rare)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ class Repeats:
 
     The loop is one (a base class: no object of its own per live run)."""
 
-    __slots__ = ("failed", "found", "scanned", "steps")
+    __slots__ = ("failed", "found", "index", "scanned", "steps")
 
     def __init__(self) -> None:
         self.failed = _NO_FAILURES
@@ -81,6 +82,9 @@ class Repeats:
         self.found: Tool | None = None
         """The tool of the last one-call batch sorted (None: not found), so that running
         it needs no second lookup (``ToolRegistry.execute_one(tool=...)``)."""
+        self.index: _Index | None = None
+        """``RunContext.seen`` by key, made once a run holds more than :data:`SCAN` results
+        (a long run's calls are not each compared with every earlier one)."""
 
     def failures(self, steps: Sequence[Step]) -> dict[object, ToolResult]:
         """What :func:`failures` returns, reading only the steps added since the last time."""
@@ -110,6 +114,9 @@ class Repeats:
                 return (None,), (f,), (calls if f is None else ())
             if f is not None:
                 return (True,), (f,), ()
+            if len(seen) > SCAN:
+                known = self.earlier(seen, c)
+                return (known,), (None,), (calls if known is True else ())
             name, args = c.name, c.arguments
             for r in seen:  # _earlier's work, without its call
                 if r.name == name and r.arguments == args:
@@ -122,12 +129,29 @@ class Repeats:
             t = tools.get(c.name) if type(c.name) is str or isinstance(c.name, str) else None
             f = failed.get(seen_key(c)) if failed else None
             mark = (None if t is None or t.repeatable or t.internal
-                    else True if f is not None else _earlier(seen, c))
+                    else True if f is not None else self.earlier(seen, c) if len(seen) > SCAN
+                    else _earlier(seen, c))
             marks.append(mark)
             again.append(f)
             if f is None and (mark is None or mark is True):
                 fresh.append(c)
         return marks, again, fresh
+
+    def earlier(self, seen: Sequence[ToolResult], call: ToolCall) -> ToolResult | bool:
+        """What :func:`_earlier` returns, by key: the index is brought up to date with the
+        results added since (made again when ``seen`` was not only added to)."""
+        index = self.index
+        if index is None or index.count > len(seen) or (
+                index.count and seen[index.count - 1] is not index.last):
+            index = self.index = _Index()
+        for r in seen[index.count:]:
+            index.by_key.setdefault(seen_key(ToolCall(r.name, r.arguments)), []).append(r)
+        index.count, index.last = len(seen), seen[-1] if seen else None
+        name, args = call.name, call.arguments
+        for r in index.by_key.get(seen_key(call), ()):
+            if r.name == name and r.arguments == args:
+                return r
+        return True
 
     @staticmethod
     def answers(calls: Sequence[ToolCall], split: _Split, done: Sequence[ToolResult],
@@ -156,6 +180,22 @@ class Repeats:
         if kept:
             ctx.seen += tuple(kept)
         return results
+
+
+SCAN = 32
+"""Results a run holds before identical calls are found by key rather than by a scan."""
+
+
+class _Index:
+    """A long run's successful results by :func:`seen_key`: how many of ``RunContext.seen``
+    are in it, and the last of them (to see that ``seen`` was only added to since)."""
+
+    __slots__ = ("by_key", "count", "last")
+
+    def __init__(self) -> None:
+        self.by_key: dict[object, list[ToolResult]] = {}
+        self.count = 0
+        self.last: ToolResult | None = None
 
 
 def _earlier(seen: Sequence[ToolResult], call: ToolCall) -> ToolResult | bool:
