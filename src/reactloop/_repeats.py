@@ -5,8 +5,8 @@ into those that run and those answered without running, per run, scanning each s
 ``RunContext.seen`` keeps a run's successful results in a tuple, without keys (an 80-byte key
 tuple and a dict entry per call were most of what the cache held, issue 28): a call is
 answered by an earlier result whose name and arguments equal its own (a short scan: a run
-holds a handful; past :data:`SCAN` results, a per-run index by key, made on first need;
-failures stay keyed, they are rare)."""
+holds a handful; past :data:`SCAN` steps, or results for a batch of several calls, a per-run
+index by key, made on first need; failures stay keyed, they are rare)."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ class Repeats:
                 return (None,), (f,), (calls if f is None else ())
             if f is not None:
                 return (True,), (f,), ()
-            if len(seen) > SCAN:
+            if self.scanned > SCAN:  # many steps (no len() call per iteration: issue 28)
                 known = self.earlier(seen, c)
                 return (known,), (None,), (calls if known is True else ())
             name, args = c.name, c.arguments
@@ -183,7 +183,8 @@ class Repeats:
 
 
 SCAN = 32
-"""Results a run holds before identical calls are found by key rather than by a scan."""
+"""Steps (one call per batch) or results (a batch of several) a run holds before identical
+calls are found by key rather than by a scan."""
 
 
 class _Index:
