@@ -253,6 +253,15 @@ def test_a_long_run_finds_identical_calls_by_key_not_by_scanning() -> None:
     assert (again.cached, again.result, five.cached, five.result) == (True, 49, True, 25)
     assert (fresh.cached, fresh.result) == (False, n * n)
 
+    # one call per step: past SCAN steps the same, by key
+    steps: list[Any] = [ToolCall("square", {"n": i}, f"s{i}") for i in range(_repeats.SCAN + 8)]
+    ran.clear()
+    result = Agent(model=ScriptedModel([*steps, ToolCall("square", {"n": 3}), "done"]),
+                   tools=[square], max_iterations=_repeats.SCAN + 20).run_sync("go")
+    assert result.state is RunState.COMPLETED and ran == list(range(_repeats.SCAN + 8))
+    [last] = result.steps[-2].results
+    assert (last.cached, last.result) == (True, 9)
+
     # the index follows RunContext.seen: added to, then filtered (a held call taken out)
     repeats = Repeats()
     seen = tuple(ToolResult("square", i * i, None, f"c{i}", {"n": i}) for i in range(n))
