@@ -20,6 +20,8 @@ NGRAM = 6
 """Tokens in an n-gram that may not occur twice in one answer."""
 PENALTY = 50.0
 """Subtracted from the logit of a token that would repeat an n-gram."""
+CLOSING = 1e4
+"""Subtracted from every logit but the closing quote's once the answer went degenerate."""
 
 
 class NoRepeatNgram:
@@ -50,10 +52,10 @@ class NoRepeatNgram:
             return scores
         if self.close is not None and degenerate(
                 self.close[1](out[-TAIL:]).decode("utf-8", "ignore")):
-            quote = self.close[0]  # the answer's string closes now: only its quote is left
+            quote = self.close[0]  # the answer's string closes now: its quote first
             kept = scores[quote]
-            scores[:] = -float("inf")
-            scores[quote] = kept
+            scores -= CLOSING  # not -inf: where the grammar forbids the quote (inside a
+            scores[quote] = kept  # number it restricts), what it allows must stay finite
             return scores
         for token in repeating(out, self.n):
             scores[token] -= PENALTY
