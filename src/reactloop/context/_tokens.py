@@ -128,11 +128,17 @@ class TokenCounter:
     Args:
         count_text: tokens in a string.
         family: a short name for logs and events (``"tiktoken"``, ``"model"``, ``"estimate"``).
+        sent_tools: the tools a request's prompt holds (:meth:`Model.sent_tools`; None: all
+            of the run's).
     """
 
-    def __init__(self, count_text: Callable[[str], int], family: str = "estimate") -> None:
+    def __init__(self, count_text: Callable[[str], int], family: str = "estimate", *,
+                 sent_tools: Callable[[ModelRequest], tuple[ToolSpec, ...]] | None = None
+                 ) -> None:
         self.count_text = count_text
         self.family = family
+        self.sent_tools = sent_tools
+        """The tools a request's prompt holds (None: all of the run's, ``all_tools``)."""
         # the estimate only needs the length, which str() gives faster than JSON
         self._arguments: Callable[[Any], str] = str if family == "estimate" else _dumps
         # id(message) -> (message, tokens); holding the message keeps its id from being reused.
@@ -145,12 +151,13 @@ class TokenCounter:
     @classmethod
     def for_model(cls, model: Model) -> TokenCounter:
         """The best counter available offline for ``model`` (see the module docstring)."""
+        sent = model.sent_tools if type(model).sent_tools is not Model.sent_tools else None
         if type(model).count_tokens is not Model.count_tokens:
-            return cls(model.count_tokens, "model")
+            return cls(model.count_tokens, "model", sent_tools=sent)
         counter = tiktoken_counter(model.name)
         if counter is not None:
-            return cls(counter, "tiktoken")
-        return cls(model.count_tokens, "estimate")
+            return cls(counter, "tiktoken", sent_tools=sent)
+        return cls(model.count_tokens, "estimate", sent_tools=sent)
 
     # -- pieces --------------------------------------------------------------------------------
     def text(self, text: str) -> int:
@@ -213,7 +220,8 @@ class TokenCounter:
         (``history``: the messages' count when the caller already knows it)."""
         sizes = {
             "system": self.text(request.system),
-            "tools": self.tools(request.all_tools),
+            "tools": self.tools(request.all_tools if self.sent_tools is None
+                                else self.sent_tools(request)),
             "history": self.messages(request.messages) if history is None else history,
             "notes": self.notes(request.notes),
         }

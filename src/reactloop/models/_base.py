@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from reactloop.messages import ModelRequest, ModelResponse, OutputMode, TextDelta
+from reactloop.messages import ModelRequest, ModelResponse, OutputMode, TextDelta, ToolSpec
 
 __all__ = ["Model"]
 
@@ -54,6 +54,13 @@ class Model:
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text``; the default is a documented estimate (4 characters a token)."""
         return (len(text) + 3) // 4
+
+    def sent_tools(self, request: ModelRequest) -> tuple[ToolSpec, ...]:
+        """The tool definitions this model puts in its prompt for ``request``, which the
+        context manager counts against :attr:`context_window`. The default: the run's whole
+        list (``request.all_tools``), as the provider adapters send it; a model that lists
+        fewer (the embedded model's ranked offer) says which."""
+        return request.all_tools
 
     async def aclose(self) -> None:
         """Release clients or weights. Safe to call more than once."""

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
 
-__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats", "counting", "degenerate"]
+__all__ = ["NGRAM", "PENALTY", "NoRepeatNgram", "collapse_repeats", "counting", "degenerate",
+           "repeat_guard"]
 
 NGRAM = 6
 """Tokens in an n-gram that may not occur twice in one answer."""
@@ -112,3 +113,17 @@ def collapse_repeats(text: str) -> str:
         seen.add(key)
         kept.append(sentence)
     return "".join(kept).strip()
+
+
+def repeat_guard(llm: Any) -> Any:
+    """A :class:`NoRepeatNgram` for a llama.cpp model ``llm``, as llama.cpp's logits processors."""
+    from llama_cpp import LogitsProcessorList
+
+    def is_answer(tokens: Sequence[int]) -> bool | None:
+        head = llm.detokenize(list(tokens)).decode("utf-8", "ignore").replace(" ", "")
+        if head.startswith('{"answer"'):
+            return True
+        return False if len(head) >= 9 else None
+
+    quote = llm.tokenize(b'"', add_bos=False)[-1]  # a degenerate answer closes its string
+    return LogitsProcessorList([NoRepeatNgram(is_answer, close=(quote, lambda t: llm.detokenize(t)))])

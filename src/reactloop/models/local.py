@@ -64,13 +64,14 @@ from reactloop.models._fit import (
     preferred,
 )
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
+from reactloop.models._gguf import check_gguf_magic, n_params
 from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
     _REPEAT_NOTE,
     render_messages,
     strip_notes,
     tool_section,
 )
-from reactloop.models._repeat import NoRepeatNgram, collapse_repeats
+from reactloop.models._repeat import collapse_repeats, repeat_guard
 from reactloop.models._shaping import (
     MAX_RENDERED,
     content_span,
@@ -206,7 +207,7 @@ class LocalModel(Model):
                 f"model file {self.path} does not exist; pass the path of a .gguf file, e.g. "
                 "'local:/models/model.gguf', or plain 'local' for the bundled model"
             )
-        _check_gguf_magic(self.path)
+        check_gguf_magic(self.path)
         self.name = f"local:{self.path.name}"
         self.context_window = n_ctx
         self.n_threads = n_threads
@@ -234,7 +235,7 @@ class LocalModel(Model):
                     f"({exc}); download it again or pass another file"
                 ) from None
             if self.guidance is None:
-                self.guidance = Guidance() if _params(self._llm) < SMALL_MODEL_PARAMS else (
+                self.guidance = Guidance() if n_params(self._llm) < SMALL_MODEL_PARAMS else (
                     Guidance.caps_only())
         return self._llm
 
@@ -245,6 +246,13 @@ class LocalModel(Model):
     def count_tokens(self, text: str) -> int:
         llm = self._load()
         return len(llm.tokenize(text.encode(), add_bos=False, special=True))
+
+    def sent_tools(self, request: ModelRequest) -> tuple[ToolSpec, ...]:
+        if self.guidance is None:  # decided by the model's size, once loaded
+            self._load()
+        g = self.guidance  # guided: the prompt lists the turn's ranked offer only
+        return offered(request, g) if g and g.tool_limit and request.all_tools else (
+            request.all_tools)
 
     # -- requests ----------------------------------------------------------------------------
     async def request(self, request: ModelRequest) -> ModelResponse:
@@ -283,7 +291,7 @@ class LocalModel(Model):
 
                 kwargs["grammar"] = LlamaGrammar.from_string(plan.grammar, verbose=False)
                 if self.guidance.stop_repeats:
-                    kwargs["logits_processor"] = _repeat_guard(llm)
+                    kwargs["logits_processor"] = repeat_guard(llm)
             elif plan.schema is not None:  # a typed answer: llama.cpp builds its grammar
                 kwargs["response_format"] = {"type": "json_object", "schema": plan.schema}
             try:
@@ -316,28 +324,6 @@ class LocalModel(Model):
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
-
-
-def _repeat_guard(llm: Any) -> Any:
-    from llama_cpp import LogitsProcessorList
-
-    def is_answer(tokens: Sequence[int]) -> bool | None:
-        head = llm.detokenize(list(tokens)).decode("utf-8", "ignore").replace(" ", "")
-        if head.startswith('{"answer"'):
-            return True
-        return False if len(head) >= 9 else None
-
-    quote = llm.tokenize(b'"', add_bos=False)[-1]  # a degenerate answer closes its string
-    return LogitsProcessorList([NoRepeatNgram(is_answer, close=(quote, lambda t: llm.detokenize(t)))])
-
-
-def _params(llm: Any) -> int:
-    try:
-        import llama_cpp
-
-        return int(llama_cpp.llama_model_n_params(llm.model))
-    except (AttributeError, TypeError, ValueError):  # an older llama-cpp-python: assume small
-        return 0
 
 
 # -- what to offer in one reply (pure functions, tested on their own) -----------------------
@@ -477,6 +463,15 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
     if g.essential_arguments:
         listed = tuple(essential(t) for t in listed)
     return listed
+
+
+def offered(request: ModelRequest, g: Guidance) -> tuple[ToolSpec, ...]:
+    """The tools :func:`plan_reply` lists for ``request`` (what the prompt holds)."""
+    turn, internal = current_turn(request.messages), {t.name for t in request.all_tools
+                                                       if t.internal}
+    loaded = bool(turn.results) and all(r.name in internal and not reads_document(r.name)
+                                        for r in turn.results)
+    return _listed(request, Turn(turn.question, ()) if loaded else turn, g, loaded)
 
 
 def said_tools(callable_: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
@@ -784,16 +779,3 @@ def parse_reply(text: str, tools: Sequence[ToolSpec]) -> ModelResponse:
         answer = data["answer"]  # a typed answer is JSON: keep it JSON, not a Python repr
         return ModelResponse(text=answer if isinstance(answer, str) else json.dumps(answer))
     return ModelResponse(text=text)
-
-
-def _check_gguf_magic(path: Path) -> None:
-    try:
-        with path.open("rb") as f:
-            magic = f.read(4)
-    except OSError as exc:
-        raise UserError(f"cannot read model file {path}: {exc}") from None
-    if magic != b"GGUF":
-        raise UserError(
-            f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes); "
-            "pass a .gguf file, e.g. one converted with llama.cpp"
-        )
