@@ -88,7 +88,9 @@ tell show find give"""
 _WANT = frozenset(_WANTS.split())
 """Words that make such a sentence a request ("I need to find gate 7", "I'd like to know")."""
 _VALUE = re.compile(r"\d|(?<!\w)[\"“'‘]\w|\w[_/.]\w")
-_EXCLAMATION = re.compile(r"^\W*(?:what|such|how)\s+an?\s", re.I)
+_EXCLAMATION = re.compile(r"^\W*(?:(?:what|such|how)\s+an?\s|have\s+an?\s+(?:nice|good|great|lovely|"
+                          r"safe|wonderful)\b)", re.I)
+_QUOTED_WORD = re.compile(r"(?<!\w)[\"“'‘]\w[^\"”'’]{0,40}[\"”'’](?!\w)")
 
 
 _KNOWLEDGE = re.compile(r"^\W*(?:what\s+does\s+(?:a\s+|an\s+|the\s+)?[\w\s-]{1,30}?\s+(?:mean|stand\s+for)"
@@ -102,10 +104,18 @@ def small_talk(question: str) -> bool:
     """Whether ``question`` is a remark, not a request: no question mark, no value (digits,
     quotes, names such as ``notes.txt``), and either an exclamation ("What a lovely day!") or
     a sentence about oneself or the conversation ("I will call you later", "That was a long
-    list") that says no want ("I need ...", "I'd like ...", "please")."""
+    list") that says no want ("I need ...", "I'd like ...", "please"). By their form
+    (:mod:`reactloop.models._pragmatics`), also a general question about nothing concrete
+    ("Why do we have daylight saving?"), a request for advice or something made up, and a
+    statement about oneself with a number in it ("just landed after a 12 hour flight")."""
+    from reactloop.models._pragmatics import advice, general_question, self_statement
+
     text = question.strip()
-    if text and _KNOWLEDGE.match(text) and not _VALUE.search(text):
-        return True  # "What does a time zone mean?": what a word means, no tool's task
+    plain = _QUOTED_WORD.sub(" x ", text)  # the word asked about is no value to act on
+    if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
+        return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning
+    if text and (general_question(text) or self_statement(text) or advice(text)):
+        return True  # "Why do we have daylight saving?", "just landed after a 12 hour flight"
     if not text or "?" in text or _VALUE.search(text):
         return False
     if _EXCLAMATION.match(text):
@@ -136,16 +146,24 @@ def _formats(spec: ToolSpec) -> list[str]:
     return [rx for rx in found if rx is not None]
 
 
+def _has(rx: str, question: str) -> bool:
+    """Whether ``question`` has a value matching ``rx``; a time of day said in words ("2 pm",
+    "half past 3", "noon") is an ``HH:MM`` value too."""
+    from reactloop.models._times import HHMM, spoken_times
+
+    return bool(re.search(rx, question) or (rx == HHMM and spoken_times(question)))
+
+
 def lacks_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format ("HH:MM", "YYYY-MM-DD", a
     JSON-schema ``format`` of date or time) that no value of ``question`` has."""
-    return any(not re.search(rx, question) for rx in _formats(spec))
+    return any(not _has(rx, question) for rx in _formats(spec))
 
 
 def takes_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format a value of ``question``
     has ("09:00" is the ``time`` of a conversion, not a clock question's)."""
-    return any(re.search(rx, question) for rx in _formats(spec))
+    return any(_has(rx, question) for rx in _formats(spec))
 
 
 _COMPOUND = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*[\d(].*?[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*"
@@ -418,7 +436,12 @@ def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
     zones = zones_in(question) if names else []
     if not zones:
         return spec
-    changed = {k: {**p, "enum": zones} if k in names else p for k, p in props.items()}
+    from reactloop.models._times import paired_zones
+
+    # two places said plainly: the first is the source, the second the target, never one twice
+    pair = paired_zones(spec, names, zones, question) or {}
+    changed = {k: {**p, "enum": pair.get(k, zones)} if k in names else p
+               for k, p in props.items()}
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
@@ -467,8 +490,11 @@ def _route(spec: ToolSpec) -> bool:
 
 def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
     """``spec`` with the arguments the question settles restricted to its values: timezones
-    (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`)."""
-    return trip_choices(zone_choices(spec, question), question)
+    (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`), a time of
+    day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`)."""
+    from reactloop.models._times import time_choices
+
+    return time_choices(trip_choices(zone_choices(spec, question), question), question)
 
 
 def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:

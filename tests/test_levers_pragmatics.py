@@ -1,0 +1,119 @@
+"""Levers that hang on the form of a question, not on its words (issue 23, seventh sitting),
+each checked without running the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, ModelRequest, tool
+from reactloop._demo_tools import calculate, current_time
+from reactloop.models._fit import small_talk
+from reactloop.models._skill_select import skill_call
+from reactloop.testing import ScriptedModel
+
+pytest.importorskip("llama_cpp")
+
+from reactloop.models.local import Guidance, plan_reply
+
+ROOT = Path(__file__).resolve().parents[1]
+SKILLS = ROOT / "examples" / "skills"
+WORKSPACE = ROOT / "benchmarks" / "evals" / "workspace"
+
+
+@tool
+def convert_time(source_timezone: str, time: str, target_timezone: str) -> str:
+    """Convert time between timezones.
+
+    Args:
+        source_timezone: Source IANA timezone name (e.g., 'America/New_York')
+        time: Time to convert in 24-hour format (HH:MM)
+        target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo')
+    """
+    return "converted"
+
+
+def _first(question: str, tools: list[Any] | None = None) -> ModelRequest:
+    model = ScriptedModel(["ok"])
+    Agent(model=model, tools=tools if tools is not None else [calculate, current_time,
+                                                               convert_time],
+          skills=[SKILLS], workspace=WORKSPACE).run_sync(question)
+    return model.requests[0]
+
+
+def _offer(request: ModelRequest) -> tuple[list[str], bool]:
+    plan = plan_reply(request, Guidance())
+    return [t.name for t in plan.callable], plan.answer
+
+
+@pytest.mark.parametrize("question", [
+    # general questions about nothing concrete, whatever tool or skill word they say
+    "Could you explain how a calculator evaluates an expression?",
+    "Why do airports have so many gates?",
+    "How does a time zone work?",
+    "What is a data source, in simple words?",
+    "What does a flight dispatcher do?",
+    # statements about oneself, with a number in them
+    "finally home after 3 flights in 2 days",
+    "I work as a flight attendant and I love the job.",
+    # advice and things made up, about no place
+    "Could you suggest a title for my travel blog?",
+    # questions about the assistant itself, a word's meaning in quotes
+    "How's your week been?",
+    "What does the term 'layover' mean?",
+])
+def test_talk_that_shares_a_tools_words_calls_nothing(question: str) -> None:
+    assert small_talk(question), question
+    request = _first(question)
+    assert _offer(request) == ([], True)
+    assert skill_call(request) is None
+
+
+@pytest.mark.parametrize(("question", "tool_name"), [
+    ("Why is 2**10 so big? Compute it.", "calculate"),
+    ("Explain what 3^4 is", "calculate"),
+    ("What time is it in Lisbon?", "current_time"),
+    ("I need the time in Tokyo", "current_time"),
+    ("Can you explain what is in notes.txt?", "read_file"),
+])
+def test_requests_about_something_concrete_still_call(question: str, tool_name: str) -> None:
+    assert not small_talk(question), question
+    callable_, answer = _offer(_first(question))
+    assert tool_name in callable_ and not answer, (question, callable_)
+
+
+def _enums(question: str) -> dict[str, list[str]]:
+    plan = plan_reply(_first(question), Guidance())
+    assert [t.name for t in plan.callable] == ["convert_time"], question
+    props = plan.callable[0].parameters["properties"]
+    return {k: p["enum"] for k, p in props.items() if "enum" in p}
+
+
+def test_two_plain_cities_are_the_source_then_the_target_never_one_zone_twice() -> None:
+    assert _enums("If it's 08:00 in Nairobi, what time is it in Lima?") == {
+        "source_timezone": ["Africa/Nairobi"], "time": ["08:00"],
+        "target_timezone": ["America/Lima"]}
+    said_backwards = _enums("Convert 08:00 to Lima time from Nairobi")
+    assert said_backwards["source_timezone"] == ["Africa/Nairobi"]
+    assert said_backwards["target_timezone"] == ["America/Lima"]
+
+
+@pytest.mark.parametrize(("said", "hhmm"), [
+    ("4 pm", "16:00"), ("7:45 a.m.", "07:45"), ("half past 6", "06:30"),
+    ("quarter to 10 pm", "21:45"), ("noon", "12:00"), ("midnight", "00:00"),
+    ("9 o'clock", "09:00"), ("8:05", "08:05")])
+def test_a_time_said_any_way_is_an_hhmm_argument(said: str, hhmm: str) -> None:
+    from reactloop.models._times import spoken_times
+
+    assert spoken_times(f"Convert {said} in Nairobi to Lima time") == [hhmm]
+    assert _enums(f"What is {said} in Nairobi in Lima time?")["time"] == [hhmm]
+
+
+def test_no_time_said_is_no_conversion() -> None:
+    from reactloop.models._times import spoken_times
+
+    assert spoken_times("I have 3 apples and 2 pears") == []
+    callable_, _ = _offer(_first("What time is it in Nairobi?"))
+    assert callable_ == ["current_time"]
