@@ -117,3 +117,43 @@ def test_no_time_said_is_no_conversion() -> None:
     assert spoken_times("I have 3 apples and 2 pears") == []
     callable_, _ = _offer(_first("What time is it in Nairobi?"))
     assert callable_ == ["current_time"]
+
+
+@pytest.mark.parametrize(("question", "skill"), [
+    ("until when is the Skyline Lounge open?", "airport"),
+    ("Does Noodle House close before midnight?", "airport"),
+    ("What does a seat from Dubai to Frankfurt cost on 2027-01-10?", "book-flight"),
+])
+def test_a_name_a_skills_data_holds_chooses_that_skill(question: str, skill: str) -> None:
+    call = skill_call(_first(question))
+    assert call is not None and call.arguments == {"name": skill}, question
+
+
+@pytest.mark.parametrize("question", [
+    "What time is it in Singapore?",  # a city the world knows, alone, is no skill's
+    "Convert 09:00 from Dubai to Tokyo",  # a conversion's time is the converter's
+    "What's the actual time in Paris?",  # "ACTUAL" (a code of the data) only in capitals
+])
+def test_a_place_the_world_knows_or_a_common_word_chooses_no_skill(question: str) -> None:
+    assert skill_call(_first(question)) is None, question
+
+
+def test_any_skills_data_names_choose_it_and_are_read_once(tmp_path: Path) -> None:
+    import json
+
+    from reactloop.skills._names import data_names
+
+    folder = tmp_path / "museum"
+    (folder / "data").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: museum\ndescription: Exhibitions and rooms of the city museum.\n---\n"
+        "Answer from data/rooms.json.\n")
+    (folder / "data" / "rooms.json").write_text(json.dumps(
+        [{"name": "Hall of Mirrors", "closes": "18:00"}, {"name": "Egyptian Wing"}]))
+    assert data_names(folder) == ("Hall of Mirrors", "Egyptian Wing")
+    assert data_names(folder) is data_names(folder)  # cached per folder and file stamp
+    model = ScriptedModel(["ok"])
+    Agent(model=model, tools=[current_time], skills=[tmp_path]).run_sync(
+        "what time does the hall of mirrors close?")
+    call = skill_call(model.requests[0])
+    assert call is not None and call.arguments == {"name": "museum"}

@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["NAMES_MARK", "SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -266,25 +266,72 @@ def evident(spec: ToolSpec, query: str) -> bool:
     return len(asked & set(_document(spec))) >= 2
 
 
-def best_choice(specs: Sequence[ToolSpec], query: str) -> tuple[ToolSpec, str] | None:
+NAMES_MARK = "\nNames in its data: "
+"""Where a choice's text lists the names its skill's data holds (``; ``-separated), which
+count for a query that says them (:func:`said_names`)."""
+_TRIP = re.compile(r"\bfrom\b.+\bto\b|\bto\b.+\bfrom\b", re.I)
+
+
+def said_names(names: Sequence[str], query: str) -> list[str]:
+    """The ``names`` (a skill's data: "Cafe Aroma", "Singapore", "EUR") that ``query`` says,
+    as whole words (a code in capitals only in capitals: "ACTUAL" is not "actual"). A place
+    the world knows (a city with a timezone) is the skill's only in a trip between two of its
+    names ("from London to Singapore"), never alone ("the time in London")."""
+    said = [n for n in names if n.strip() and re.search(
+        rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query, 0 if n.isupper() else re.I)]
+    if len(said) >= 2 and _TRIP.search(query):
+        return said
+    return _own(said)
+
+
+def _own(names: Sequence[str]) -> list[str]:
+    """``names`` without the places the world knows (a city with a timezone)."""
+    if not names:
+        return []
+    from reactloop._zones import city_zone
+
+    return [n for n in names if not city_zone(n)]
+
+
+def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
+                ) -> tuple[ToolSpec, str] | None:
     """The tool and choice (a skill of ``load_skill``: :attr:`ToolSpec.choices`) that fit
     ``query`` better than every other tool, ranked by the same BM25 as the tools; None when a
-    plain tool fits best or nothing matches."""
+    plain tool fits best or nothing matches. With ``names``, the names a choice's data holds
+    that the query says (:func:`said_names`) count as the choice's own name."""
     pseudo: dict[int, tuple[ToolSpec, str]] = {}
+    owned: dict[int, list[str]] = {}
     docs = [s for s in specs if not s.internal]
     for spec in specs:
         for value, text in spec.choices:
-            doc = ToolSpec(value, text, {})
+            text, _, listed = text.partition(NAMES_MARK)
+            said = said_names(listed.split("; ") if listed and names else [], query)
+            # a name the skill's data holds ("Cafe Aroma") counts as much as its own name
+            doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})
             pseudo[id(doc)] = (spec, value)
             docs.append(doc)
+            owned[id(doc)] = _own(said)
     if not pseudo:
         return None
-    named = _named_choice(docs, pseudo, query)
+    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)
     if named is not None:
         return named
     ranked = rank_tools(docs, query)
     score, top = ranked[0]
     return pseudo.get(id(top)) if score > 0 else None
+
+
+def _owned_choice(docs: Sequence[ToolSpec], pseudo: Mapping[int, tuple[ToolSpec, str]],
+                  owned: Mapping[int, list[str]]) -> tuple[ToolSpec, str] | None:
+    """The one choice whose data holds a name the query says ("Cafe Aroma", not a city the
+    world knows) that no tool's documentation has."""
+    hits = [d for d in docs if owned.get(id(d))]
+    if len(hits) != 1:
+        return None
+    said = [n.lower() for n in owned[id(hits[0])]]
+    if any(n in _text(d).lower() for d in docs if id(d) not in pseudo for n in said):
+        return None
+    return pseudo[id(hits[0])]
 
 
 _NAME = re.compile(r"(?<![\w.])[a-z]\w*_\w+")
