@@ -157,3 +157,45 @@ def test_any_skills_data_names_choose_it_and_are_read_once(tmp_path: Path) -> No
         "what time does the hall of mirrors close?")
     call = skill_call(model.requests[0])
     assert call is not None and call.arguments == {"name": "museum"}
+
+
+def _after_load(question: str, skill: str) -> Any:
+    from reactloop import ToolCall
+
+    model = ScriptedModel([ToolCall("load_skill", {"name": skill}), "done"])
+    Agent(model=model, tools=[calculate, current_time], skills=[SKILLS],
+          workspace=WORKSPACE).run_sync(question)
+    return plan_reply(model.requests[1], Guidance())
+
+
+def test_a_place_named_in_the_skills_data_is_searched_for_by_its_name() -> None:
+    # the tools that act on an id (details, show) wait for the search that finds it
+    plan = _after_load("till when does Noodle House serve?", "airport")
+    assert [t.name for t in plan.callable] == ["search_pois"]
+    assert plan.candidates is not None
+    assert plan.candidates["search_pois"].strings == ("Noodle House",)
+    plan = _after_load("Would you flash the family room up on my map?", "airport")
+    assert plan.candidates is not None
+    assert plan.candidates["search_pois"].strings == ("family room",)
+
+
+def test_a_figure_of_the_records_the_question_names_begins_the_answer() -> None:
+    import json
+
+    from reactloop.models._shaping import headline, render_result
+
+    rows = {"source": "mart", "rows": [
+        {"company": "3001", "period": "202401", "currency": "CHF", "amount": 5.0},
+        {"company": "3002", "period": "202401", "currency": "JPY", "amount": 7.0}]}
+    assert render_result(json.dumps(rows), "In which currency does company 3002 report?"
+                         ).startswith("currency JPY (1 record: 3002)")
+    diff = {"headline": "Total amount: a 100, b 90, difference 10; 2 differences." + " " * 80,
+            "top_differences": [
+                {"key": {"company": "3001", "period": "202401"}, "source_a_value": 60,
+                 "source_b_value": 52, "absolute_diff": 8, "percentage_diff": 13.3},
+                {"key": {"company": "3002", "period": "202401"}, "source_a_value": 40,
+                 "source_b_value": 38, "absolute_diff": 2, "percentage_diff": 5.0}]}
+    text = json.dumps(diff)
+    assert headline(text, "By how much do a and b differ for company 3002?") == (
+        "absolute_diff 2 (1 record: 3002)")
+    assert headline(text, "Where's the gap between a and b?").startswith("Total amount")

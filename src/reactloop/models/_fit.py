@@ -365,10 +365,13 @@ def need_clause(question: str) -> str:
     return m.group(1) if m else ""
 
 
-def search_terms(spec: ToolSpec, values: Candidates, question: str = "") -> Candidates:
+def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
+                 names: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec``, a search whose only required string argument is what to look
     for (``pattern``, ``term``, ``query``), without the spans that are only filler or say where
-    to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``)."""
+    to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``); of
+    them the ``names`` (of the data searched) said, when the question says one ("pop the
+    check-in hall up on my map": ``check-in hall``, not ``pop``)."""
     from reactloop._ranking import terms
     from reactloop.models._shaping import content_span
 
@@ -381,6 +384,8 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "") -> Cand
     kept = tuple(v for v in values.strings if content_span(v, where))
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     kept = tuple(v for v in kept if v.lower() in need) or kept
+    known = {n.lower() for n in names}
+    kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
 
 
@@ -394,12 +399,27 @@ def named_values(spec: ToolSpec, question: str, values: Candidates) -> Candidate
     return dataclasses.replace(values, strings=names)
 
 
-def fit_values(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
+def fit_values(spec: ToolSpec, question: str, values: Candidates,
+               names: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec`` fitted to what its arguments are: an expression
-    (:func:`expressions`), what a search looks for (:func:`search_terms`), names
-    (:func:`named_values`)."""
+    (:func:`expressions`), what a search looks for (:func:`search_terms`; a name the loaded
+    skill's data holds, ``names``, when the question says one), names (:func:`named_values`)."""
     return named_values(spec, question, search_terms(spec, expressions(spec, question, values),
-                                                     question))
+                                                     question, names))
+
+
+def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
+    """The names the data of the skill loaded last holds ("Cafe Aroma"), as its
+    ``load_skill`` choice lists them (:data:`reactloop._ranking.NAMES_MARK`)."""
+    from reactloop._ranking import NAMES_MARK
+
+    ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
+    loaded = [v for m in messages for c in m.tool_calls if c.id in ok
+              and isinstance(c.arguments, Mapping) for v in c.arguments.values()
+              if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
+    text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
+    listed = text.partition(NAMES_MARK)[2]
+    return tuple(listed.split("; ")) if listed else ()
 
 
 def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
@@ -553,8 +573,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     its ``load_skill`` result names) ranked for the question — a plain tool that shares a
     word ("total": ``add``) is no step of the skill — and of them, when the question names
     things ("bpc_reporting against fi_reporting"), those taking as many names as it gives
-    (two: the comparison; one: the query). None fits: the skill's first step
-    (:func:`first_step`). The internal tools of ``listed`` stay."""
+    (two: the comparison; one: the query). None fits, or only tools acting on an id nothing
+    found yet: the skill's first step (:func:`first_step`, the search) first. The internal
+    tools of ``listed`` stay."""
     from reactloop._ranking import select_tools
 
     loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
@@ -575,4 +596,7 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     reader = [t for t in tools if t.name == READ and t not in ranked]
     if reader and _documents_asked(loads[-1].content, question):
         ranked = [*ranked[:max(1, limit) - 1], *reader]
+    if ranked and all(needs_found_id(t, question, False) for t in ranked if t.name != READ):
+        # "until what time is Cafe Aroma open?": details need the id a search finds first
+        ranked = [*first_step(tools, messages), *ranked][:max(1, limit)]
     return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))

@@ -509,8 +509,9 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
     question = turn.question or ""
-    candidates = {t.name: _fit.fit_values(t, question, file_names(
-        t, retry_values(t, turn, request.messages) if turn.failed else found)) for t in callable_}
+    names = _fit.loaded_names(request.all_tools, request.messages)  # "Cafe Aroma" of its data
+    candidates = {t.name: _fit.fit_values(t, question, file_names(t, retry_values(
+        t, turn, request.messages) if turn.failed else found), names) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
         if ids and id_arguments(t) and not turn.failed:
@@ -564,9 +565,8 @@ MAX_PREFIX = 120
 MAX_SPAN_WORDS = 12
 MAX_SPAN_SOURCE_WORDS = 40
 MAX_FAILURES = 2
-AFTER_PREFIX = 160
-"""Characters an answer may add after the result it starts from."""
 """Failed calls of one tool in a turn after which it is no longer offered."""
+AFTER_PREFIX = 160  # characters an answer may add after the result it starts from
 
 
 def result_prefix(turn: Turn) -> str:
@@ -574,7 +574,7 @@ def result_prefix(turn: Turn) -> str:
     JSON object result's own ``headline``, a one-line summary a tool may put first)."""
     if not turn.succeeded or turn.failed:
         return ""
-    text = headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip())
+    text = headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip(), turn.question or "")
     if text.startswith(("{", "[")) or len(text) > MAX_PREFIX or "\n" in text:
         text = render_result(text, turn.question or "")  # a JSON result, as one line of its records' values
     if not text or len(text) > MAX_RENDERED:
