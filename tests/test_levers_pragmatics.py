@@ -199,3 +199,22 @@ def test_a_figure_of_the_records_the_question_names_begins_the_answer() -> None:
     assert headline(text, "By how much do a and b differ for company 3002?") == (
         "absolute_diff 2 (1 record: 3002)")
     assert headline(text, "Where's the gap between a and b?").startswith("Total amount")
+
+
+def test_an_optional_argument_whose_documented_option_the_question_says_is_filled() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import essential
+
+    spec = ToolSpec("search_trains", "Search trains.", {"type": "object", "properties": {
+        "origin": {"type": "string"}, "destination": {"type": "string"},
+        "seat": {"type": "string", "description": "standard, quiet or first."},
+        "pets": {"type": "boolean"}}, "required": ["origin", "destination"]})
+    props = essential(spec, "A quiet seat from Lyon to Nice, please").parameters
+    assert props["required"] == ["origin", "destination", "seat"]
+    assert props["properties"]["seat"]["enum"] == ["quiet"]
+    assert list(essential(spec, "A seat from Lyon to Nice").parameters["properties"]) == [
+        "origin", "destination"]
+    plan = _after_load("How much is first class from Dubai to Frankfurt on 2027-01-10?",
+                       "book-flight")
+    cabin = plan.callable[0].parameters["properties"]["cabin"]
+    assert plan.callable[0].name == "search_flights" and cabin["enum"] == ["first"]

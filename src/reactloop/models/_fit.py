@@ -53,6 +53,7 @@ __all__ = [
     "EXPRESSION",
     "argument_choices",
     "container_span",
+    "essential",
     "expressions",
     "file_names",
     "first_step",
@@ -66,6 +67,7 @@ __all__ = [
     "need_clause",
     "needs_found_id",
     "preferred",
+    "said_options",
     "search_terms",
     "skill_offer",
     "small_talk",
@@ -600,3 +602,41 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
         # "until what time is Cafe Aroma open?": details need the id a search finds first
         ranked = [*first_step(tools, messages), *ranked][:max(1, limit)]
     return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))
+
+
+def essential(spec: ToolSpec, question: str = "") -> ToolSpec:
+    """``spec`` with only its required arguments (or its first one, made required, when none
+    is required), and the optional ones whose documented options ``question`` says
+    (:func:`said_options`: "business class" fills ``cabin``, restricted to ``business``)."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    required = [k for k in spec.parameters.get("required") or () if k in props]
+    said = {k: v for k, v in said_options(spec, question).items() if k not in required}
+    keep = (required or list(props)[:1]) + list(said)
+    if len(keep) == len(props) and set(keep) == set(required):
+        return spec
+    kept = {k: {**props[k], "enum": said[k]} if k in said else props[k] for k in keep}
+    params = {**spec.parameters, "properties": kept, "required": keep}
+    return dataclasses.replace(spec, parameters=params)
+
+
+_OPTIONS = re.compile(r"\b[a-z]+(?:,\s*[a-z]+)+,?\s+or\s+[a-z]+\b")
+"""Options a description lists: "economy, premium, business or first"."""
+
+
+def said_options(spec: ToolSpec, question: str) -> dict[str, list[str]]:
+    """The string arguments of ``spec`` whose options (an ``enum``, or a list in their
+    description: "economy, premium, business or first") ``question`` says, each with the
+    options said."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    out: dict[str, list[str]] = {}
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    for name, p in props.items():
+        if not isinstance(p, Mapping) or p.get("type") != "string":
+            continue
+        options = [str(v) for v in p.get("enum") or ()] or [
+            w for m in _OPTIONS.findall(str(p.get("description") or "").lower())
+            for w in re.findall(r"[a-z]+", m) if w != "or"]
+        said = [o for o in options if o.lower() in words]
+        if said and len(said) < len(options):
+            out[name] = said
+    return out

@@ -57,6 +57,7 @@ from reactloop.models import _fit
 from reactloop.models._base import Model
 from reactloop.models._fit import (
     container_span,
+    essential,
     file_names,
     fitting,
     foreign_examples,
@@ -432,7 +433,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         nxt = None
     extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
-        nxt = essential(nxt) if g.essential_arguments else nxt
+        nxt = essential(nxt, turn.question or "") if g.essential_arguments else nxt
         extra = () if nxt.name in {t.name for t in listed} else (nxt,)
         callable_, answer = [nxt], False
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
@@ -475,7 +476,7 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
         if loaded:  # the skill chosen: its own tools, or its first step
             listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit)
     if g.essential_arguments:
-        listed = tuple(essential(t) for t in listed)
+        listed = tuple(essential(t, turn.question or "") for t in listed)
     return listed
 
 
@@ -537,18 +538,6 @@ def _context_words(messages: Sequence[Message], turn: Turn) -> set[str]:
     return {w for m in messages for c in m.tool_calls if c.id in ids
             and isinstance(c.arguments, dict) for v in c.arguments.values()
             if isinstance(v, str) for w in terms(v)}
-
-
-def essential(spec: ToolSpec) -> ToolSpec:
-    """``spec`` with only its required arguments (or its first one, made required, when none
-    is required)."""
-    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
-    required = [k for k in spec.parameters.get("required") or () if k in props]
-    keep = required or list(props)[:1]
-    if len(keep) == len(props) and set(keep) == set(required):
-        return spec
-    params = {**spec.parameters, "properties": {k: props[k] for k in keep}, "required": keep}
-    return dataclasses.replace(spec, parameters=params)
 
 
 def typed_plan(request: ModelRequest, typed: dict[str, Any]) -> ReplyPlan:
