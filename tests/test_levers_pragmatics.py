@@ -218,3 +218,25 @@ def test_an_optional_argument_whose_documented_option_the_question_says_is_fille
                        "book-flight")
     cabin = plan.callable[0].parameters["properties"]["cabin"]
     assert plan.callable[0].name == "search_flights" and cabin["enum"] == ["first"]
+
+
+@pytest.mark.parametrize(("question", "patterns"), [
+    ("Which page describes how to reset the router?", ("reset", "router")),
+    ("I jotted something down about a dentist appointment. Which note was that in?",
+     ("dentist", "dentist appointment", "appointment")),
+    ("Which file says anything about the invoice?", ("invoice",)),
+])
+def test_a_question_for_the_file_that_holds_something_searches_for_it(
+        question: str, patterns: tuple[str, ...]) -> None:
+    request = _first(question)
+    assert skill_call(request) is None
+    plan = plan_reply(request, Guidance())
+    assert [t.name for t in plan.callable] == ["grep"] and plan.candidates is not None
+    assert set(plan.candidates["grep"].strings) <= {*patterns, "jotted", "down"}
+    assert set(patterns) <= set(plan.candidates["grep"].strings)
+
+
+@pytest.mark.parametrize("question", ["ls data", "What files do I have?", "dir docs please"])
+def test_a_listing_said_tersely_or_as_a_plural_lists_the_folder(question: str) -> None:
+    callable_, answer = _offer(_first(question))
+    assert callable_[:1] == ["list_dir"] and not answer, question

@@ -61,6 +61,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "calculate": ("compute", "evaluate"), "calc": ("calculate",), "math": ("arithmetic",),
     "folder": ("dir", "directory"), "folders": ("dir", "directory"), "directory": ("dir",),
     "list": ("dir", "entries"), "search": ("grep",), "grep": ("search",),
+    "ls": ("list", "dir"), "dir": ("list", "directory"),
     "convert": ("conversion",), "conversion": ("convert",), "count": ("number",),
     "mention": ("search", "grep"), "mentions": ("search", "grep"), "contain": ("search",),
     "contains": ("search",), "containing": ("search",),
@@ -106,12 +107,17 @@ SPOKEN_SHARE = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:%|per\s*cent\b)|\b(half|a\s+
 """A share said in words ("15 % of 240", "12 percent of 80", "half of 3 thousand"): an
 expression as well."""
 _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+"
-                      r"(?:are|can|could|do|does|exist|should|would|will)\b")
+                      r"(?:are|can|could|do|does|exist|should|would|will|i|we|there)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
 there?"): a signal for the tool that lists them."""
 _INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|in)\s", re.I)
 """A question for what a place holds ("What's in the workspace?"): a listing, unless it names
 a file."""
+_WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:[a-z]+\s+)?(?:file|doc|document|note|page|text)s?\s+"
+                         r"(?!(?:are|do|does|i|we|you|there|in|inside|is\s+in)\b)[a-z]+|\b(?:file|doc|"
+                         r"document|note)s?\s+(?:was|is)\s+(?:that|it)\s+in\b", re.I)
+"""A question for the file that holds something ("Which note mentions the printer?", "Which
+file was that in?"): a search through the files' contents."""
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
 _DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
@@ -157,6 +163,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and (_LISTING.search(text) or _ALL.search(text) or (
             _INSIDE.search(text) and not _FILENAME.search(text))):  # "which sources can I ...": asks for a list
         out.append("list")
+    if expand and _WHICH_FILE.search(text) and not _FILENAME.search(text):
+        out += ["search", "grep", "contents"]  # "which doc explains X": search the files
     if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
         out += ["time", "current", "timezone"]
     if expand and _NEED.search(text) and not _FILENAME.search(text):

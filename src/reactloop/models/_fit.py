@@ -353,7 +353,11 @@ def spoken_shares(question: str) -> list[str]:
 
 _SEARCH_ARGS = frozenset({"pattern", "term", "query", "keyword", "keywords", "regex"})
 _WHERE_WORDS = ("file document folder workspace directory note mention talk configure define search "
-                "map screen mark put display pin highlight")
+                "map screen mark put display pin highlight doc explain say tell write wrote written "
+                "describe cover about something anything word page says tells")
+_PATTERNS = frozenset({"pattern", "regex"})
+"""A text search's pattern argument: a word or two of the contents, never a clause (a whole
+clause of a question is seldom written in a file as such)."""
 
 
 _NEED = re.compile(r"\b(?:need|want|use|get|buy|find|rent|grab)\s+(?:to\s+)?(.+?)(?=\s+(?:before|after|"
@@ -386,6 +390,8 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in values.strings if content_span(v, where))
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     kept = tuple(v for v in kept if v.lower() in need) or kept
+    if strings[0].lower() in _PATTERNS:
+        kept = tuple(v for v in kept if len(v.split()) <= 2) or kept
     known = {n.lower() for n in names}
     kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
