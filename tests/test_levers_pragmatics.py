@@ -240,3 +240,27 @@ def test_a_question_for_the_file_that_holds_something_searches_for_it(
 def test_a_listing_said_tersely_or_as_a_plural_lists_the_folder(question: str) -> None:
     callable_, answer = _offer(_first(question))
     assert callable_[:1] == ["list_dir"] and not answer, question
+
+
+def test_over_divides_only_between_numbers() -> None:
+    from reactloop._ranking import terms
+
+    assert "divide" in terms("what is 10 over 4", expand=True)
+    @tool
+    def divide(a: float, b: float) -> float:
+        """Divide a by b.
+
+        Args:
+            a: the dividend
+            b: the divisor
+        """
+        return a / b
+
+    callable_, _ = _offer(_first("My aunt lives in Nairobi. What hour is it over there?",
+                                 [divide, current_time]))
+    assert callable_ == ["current_time"]
+
+
+def test_flying_said_as_a_verb_is_about_flights() -> None:
+    call = skill_call(_first("Can my toddler fly on my lap?"))
+    assert call is not None and call.arguments == {"name": "book-flight"}

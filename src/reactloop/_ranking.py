@@ -41,7 +41,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "plus": ("add", "sum"), "sum": ("add",), "total": ("add", "sum", "summed"),
     "minus": ("subtract", "difference"), "difference": ("subtract",), "less": ("subtract",),
     "times": ("multiply", "product"), "product": ("multiply",), "multiplied": ("multiply",),
-    "divided": ("divide", "quotient"), "quotient": ("divide",), "over": ("divide",),
+    "divided": ("divide", "quotient"), "quotient": ("divide",),
     "sqrt": ("square", "root"), "squared": ("power", "square"),
     "cost": ("price",), "costs": ("price",), "price": ("cost",), "much": ("price", "cost"),
     "backwards": ("reverse",), "backward": ("reverse",), "reversed": ("reverse",),
@@ -78,7 +78,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "baby": ("infant",), "babies": ("infant",), "toddler": ("infant", "child"),
     "kid": ("child",), "kids": ("child",), "cancel": ("cancellation", "refund"),
     "misspelled": ("name", "correction"), "typo": ("correction",), "flying": ("flight",),
-    "plane": ("flight",), "ticket": ("flight", "booking"),
+    "plane": ("flight",), "ticket": ("flight", "booking"), "fly": ("flight",),
+    "flies": ("flight",), "flew": ("flight",),
 }
 
 
@@ -118,6 +119,7 @@ _WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:[a-z]+\s+)?(?:file|doc|document
                          r"document|note)s?\s+(?:was|is)\s+(?:that|it)\s+in\b", re.I)
 """A question for the file that holds something ("Which note mentions the printer?", "Which
 file was that in?"): a search through the files' contents."""
+_OVER = re.compile(r"\d\s+over\s+\d")
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
 _DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
@@ -171,6 +173,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out += ["service", "place"]
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
         out += ["file", "read"]
+    if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
+        out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
                    or SPOKEN_SHARE.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
