@@ -36,7 +36,15 @@ questions:
   where to look ("my documents", "on my map") nor when ("before boarding");
 - **names** (:func:`named_values`): a tool taking as many strings as the question says names
   ("consolidation_mart") copies the names, not a number of the question;
-- **knowledge** (:func:`small_talk`): what a word means, a fun fact, is answered without tools.
+- **knowledge** (:func:`small_talk`): what a word means, a fun fact, is answered without tools;
+  so are general questions, advice and statements about oneself, by their form
+  (:mod:`reactloop.models._pragmatics`);
+- **times** (:mod:`reactloop.models._times`): "2 pm", "half past 3", "noon" are ``HH:MM``
+  values, and two places said plainly are a conversion's source then its target;
+- **options said** (:func:`essential`, :func:`said_options`): an optional argument whose
+  documented option the question says ("business class": ``cabin``) is filled with it;
+- **names of the skill's data** (:func:`loaded_names`): a search copies the name of the data
+  the question says ("pop the check-in hall up on my map": ``check-in hall``).
 """
 
 from __future__ import annotations
