@@ -198,6 +198,8 @@ def test_a_figure_of_the_records_the_question_names_begins_the_answer() -> None:
     text = json.dumps(diff)
     assert headline(text, "By how much do a and b differ for company 3002?") == (
         "absolute_diff 2 (1 record: 3002)")
+    assert headline(text, "Do a and b agree for company 3001?") == (
+        "absolute_diff 8 (1 record: 3001)")
     assert headline(text, "Where's the gap between a and b?").startswith("Total amount")
 
 

@@ -108,7 +108,8 @@ def _records(data: Any) -> list[Mapping[str, Any]]:
             for r in rows]
 
 
-_DIFFER = frozenset({"differ", "difference", "gap", "discrepancy", "deviation", "diff"})
+_DIFFER = frozenset({"differ", "difference", "gap", "discrepancy", "deviation", "diff", "agree",
+                     "match", "mismatch", "reconcile", "consistent"})
 
 
 _RECORD = re.compile(r"\{[^{}]*\}")
