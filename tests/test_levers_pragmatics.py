@@ -266,3 +266,21 @@ def test_over_divides_only_between_numbers() -> None:
 def test_flying_said_as_a_verb_is_about_flights() -> None:
     call = skill_call(_first("Can my toddler fly on my lap?"))
     assert call is not None and call.arguments == {"name": "book-flight"}
+
+
+def test_the_letters_of_a_contraction_are_no_words() -> None:
+    from reactloop._ranking import terms
+
+    assert terms("what's in docs? I'll") == ["docs"]
+
+    @tool
+    def contact_email(name: str) -> str:
+        """Look up the email address of a person in the contact list.
+
+        Args:
+            name: the person's full name
+        """
+        return name
+
+    callable_, _ = _offer(_first("what's in docs", [contact_email]))
+    assert callable_ == ["list_dir"]  # not the contact list's: "'s" and "list" were two words

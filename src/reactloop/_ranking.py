@@ -32,7 +32,7 @@ a an and are as at be by can could do does did for from give given has have how 
 is it its me my of on or our please show that the their them then there these this those to
 us was we were what when where which who whom why will with would you your yes no not tell
 let lets get make want need know find look up return returns number numbers value values
-one two e g eg such any
+one two e g eg such any s t d ll re ve m
 """
 _STOP = frozenset(_STOP_WORDS.split())
 
