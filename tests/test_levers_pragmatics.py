@@ -286,3 +286,13 @@ def test_the_letters_of_a_contraction_are_no_words() -> None:
 
     callable_, _ = _offer(_first("what's in docs", [contact_email]))
     assert callable_ == ["list_dir"]  # not the contact list's: "'s" and "list" were two words
+
+
+def test_a_difference_between_two_rows_of_a_csv_the_question_names_begins_the_answer() -> None:
+    from reactloop.models._shaping import render_result, table_difference
+
+    read = "     1\tcity,visitors\n     2\tOslo,4200\n     3\tBergen,3900\n     4\tTromso,800"
+    question = "How many more visitors did Oslo get than Tromso? It's in data/visits.csv"
+    assert table_difference(read, question) == "visitors Oslo 4200 - Tromso 800 = 3400"
+    assert render_result(read, question).startswith("visitors Oslo 4200 - Tromso 800 = 3400")
+    assert table_difference(read, "How many visitors did Oslo get?") == ""

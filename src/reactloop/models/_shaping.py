@@ -69,6 +69,8 @@ def render_result(text: str, question: str = "") -> str:
 
         data = _whole_records(text)  # a shortened JSON result: the records kept whole
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
+        if not data and (found := table_difference(text, question)):
+            items = [found, *items]  # "by how much did february beat january?" in a CSV
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
@@ -180,6 +182,44 @@ def lookup(records: Sequence[Mapping[str, Any]], question: str) -> str:
     values = list(dict.fromkeys(_scalar(r.get(fields[0])) for r in found))
     scope = f"{len(found)} record{'s' if len(found) > 1 else ''}: {', '.join(codes)}"
     return f"{fields[0]} {', '.join(values)} ({scope})"
+
+
+_MORE = re.compile(r"\b(?:by\s+how\s+much|beat|exceed|differ\w*|difference|gap)\b|"
+                   r"\b(?:more|less|fewer|higher|lower|bigger|smaller)\b.*\bthan\b", re.I)
+
+
+def table_difference(text: str, question: str) -> str:
+    """The difference a question asks between two rows of a CSV text (a file read, its line
+    numbers left out) that it names by a cell ("By how much did february beat january?":
+    ``amount february 1350 - january 1200 = 150``), in the question's order; empty otherwise."""
+    import csv
+
+    lines = [_NUMBERED.sub("", line) for line in text.splitlines() if line.strip()]
+    rows = list(csv.reader(lines))
+    if len(rows) < 3 or not _MORE.search(question) or len({len(r) for r in rows}) != 1:
+        return ""
+    header, body = rows[0], rows[1:]
+    said = question.lower()
+    named = sorted((r for r in body if any(c.strip() and re.search(
+        rf"\b{re.escape(c.strip().lower())}\b", said) for c in r if not _number(c))),
+        key=lambda r: min(said.find(c.strip().lower()) for c in r
+                          if c.strip() and c.strip().lower() in said))
+    measures = [i for i in range(len(header)) if named and all(
+        _number(r[i]) is not None for r in named)]
+    if len(named) != 2 or len(measures) != 1:
+        return ""
+    i = measures[0]
+    a, b = (_number(r[i]) or 0.0 for r in named)
+    label = [next(c for c in r if _number(c) is None) for r in named]
+    return (f"{header[i]} {label[0]} {_scalar(a)} - {label[1]} {_scalar(b)} = "
+            f"{_scalar(round(a - b, 6))}")
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell.replace(",", "").strip())
+    except ValueError:
+        return None
 
 
 def _asks_list(question: str) -> bool:
