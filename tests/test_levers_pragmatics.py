@@ -296,3 +296,19 @@ def test_a_difference_between_two_rows_of_a_csv_the_question_names_begins_the_an
     assert table_difference(read, question) == "visitors Oslo 4200 - Tromso 800 = 3400"
     assert render_result(read, question).startswith("visitors Oslo 4200 - Tromso 800 = 3400")
     assert table_difference(read, "How many visitors did Oslo get?") == ""
+
+
+def test_a_trip_said_without_from_and_a_date_are_no_ids() -> None:
+    from reactloop.models._fit import needs_found_id, trip_places
+
+    assert trip_places("any trains lyon to nice on 2027-02-01?") == ("lyon", "nice")
+    plan = _after_load("any flights dubai to tokyo on 2027-02-01?", "book-flight")
+    assert [t.name for t in plan.callable] == ["search_flights"]  # not book_flight(id=?)
+    props = plan.callable[0].parameters["properties"]
+    assert props["origin"]["enum"] == ["dubai"] and props["destination"]["enum"] == ["tokyo"]
+    from reactloop.messages import ToolSpec
+
+    spec = ToolSpec("book", "", {"type": "object", "properties": {"flight_id": {
+        "type": "string"}}, "required": ["flight_id"]})
+    assert needs_found_id(spec, "book me on 2027-02-01 at 09:00", False)
+    assert not needs_found_id(spec, "book flight 42", False)

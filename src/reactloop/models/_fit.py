@@ -488,7 +488,9 @@ _STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|[,.
 _LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
-                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
+                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?:the\s+)?{_PLACE}\s+"
+                    rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
 
 
 def trip_places(question: str) -> tuple[str, str] | None:
@@ -540,7 +542,8 @@ def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
     search first, never show an invented id)."""
     from reactloop.models._shaping import is_id
 
-    if found or any(c.isdigit() for c in question):
+    # a date or a time of day is no id ("flights to Paris on 2027-11-05")
+    if found or any(c.isdigit() for c in _DATE.sub(" ", question)):
         return False
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 
