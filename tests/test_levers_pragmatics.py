@@ -236,8 +236,9 @@ def test_a_question_for_the_file_that_holds_something_searches_for_it(
     assert skill_call(request) is None
     plan = plan_reply(request, Guidance())
     assert [t.name for t in plan.callable] == ["grep"] and plan.candidates is not None
-    assert set(plan.candidates["grep"].strings) <= {*patterns, "jotted", "down"}
-    assert set(patterns) <= set(plan.candidates["grep"].strings)
+    found = {v.removeprefix("(?i)") for v in plan.candidates["grep"].strings}
+    assert found <= {*patterns, "jotted", "down"}
+    assert set(patterns) <= found
 
 
 @pytest.mark.parametrize("question", ["ls data", "What files do I have?", "dir docs please"])
@@ -312,3 +313,10 @@ def test_a_trip_said_without_from_and_a_date_are_no_ids() -> None:
         "type": "string"}}, "required": ["flight_id"]})
     assert needs_found_id(spec, "book me on 2027-02-01 at 09:00", False)
     assert not needs_found_id(spec, "book flight 42", False)
+
+
+def test_a_text_search_matches_without_regard_to_case() -> None:
+    request = _first("which doc explains how to configure the proxy?")
+    plan = plan_reply(request, Guidance())
+    assert plan.candidates is not None
+    assert set(plan.candidates["grep"].strings) == {"(?i)proxy"}

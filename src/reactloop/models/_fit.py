@@ -365,7 +365,17 @@ _WHERE_WORDS = ("file document folder workspace directory note mention talk conf
                 "describe cover about something anything word page says tells")
 _PATTERNS = frozenset({"pattern", "regex"})
 """A text search's pattern argument: a word or two of the contents, never a clause (a whole
-clause of a question is seldom written in a file as such)."""
+clause of a question is seldom written in a file as such), and, for a regular expression,
+without regard to case (people type in lower case what files write capitalised)."""
+_REGEX = re.compile(r"regular\s+expression|\bregex", re.I)
+_META = re.compile(r"[.^$*+?()\[\]{}|\\]")
+
+
+def _described(spec: ToolSpec, name: str) -> str:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    about = props.get(name)
+    return f"{spec.description} {about.get('description') or ''}" if isinstance(
+        about, Mapping) else spec.description
 
 
 _NEED = re.compile(r"\b(?:need|want|use|get|buy|find|rent|grab)\s+(?:to\s+)?(.+?)(?=\s+(?:before|after|"
@@ -400,6 +410,9 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in kept if v.lower() in need) or kept
     if strings[0].lower() in _PATTERNS:
         kept = tuple(v for v in kept if len(v.split()) <= 2) or kept
+        if _REGEX.search(_described(spec, strings[0])):  # "instal" finds "Install the package"
+            kept = tuple(v if v.startswith("(?i)") else "(?i)" + _META.sub(r"\\\g<0>", v)
+                         for v in kept)
     known = {n.lower() for n in names}
     kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
