@@ -320,3 +320,26 @@ def test_a_text_search_matches_without_regard_to_case() -> None:
     plan = plan_reply(request, Guidance())
     assert plan.candidates is not None
     assert set(plan.candidates["grep"].strings) == {"(?i)proxy"}
+
+
+def test_two_names_said_fill_two_arguments_each_its_own_in_order() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import name_choices
+
+    spec = ToolSpec("compare", "", {"type": "object", "properties": {
+        "left": {"type": "string"}, "right": {"type": "string"}},
+        "required": ["left", "right"]})
+    props = name_choices(spec, "Do sales_eu and sales_us agree for 2001?").parameters[
+        "properties"]
+    assert props["left"]["enum"] == ["sales_eu"] and props["right"]["enum"] == ["sales_us"]
+    assert name_choices(spec, "Is sales_eu fine?") is spec
+    plan = _after_load("Do bpc_reporting and fi_reporting agree for company 1001?",
+                       "data-analyst")
+    props = plan.callable[0].parameters["properties"]
+    assert props["source_a"]["enum"] == ["bpc_reporting"]
+    assert props["source_b"]["enum"] == ["fi_reporting"]
+
+
+def test_a_search_for_something_a_name_says_copies_the_name() -> None:
+    plan = plan_reply(_first("Look through my files for anything about Globex."), Guidance())
+    assert plan.candidates is not None and plan.candidates["grep"].strings == ("(?i)Globex",)

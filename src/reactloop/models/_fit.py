@@ -71,6 +71,7 @@ __all__ = [
     "in_folders",
     "is_trip",
     "lacks_format",
+    "name_choices",
     "named_values",
     "need_clause",
     "needs_found_id",
@@ -408,6 +409,8 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in values.strings if content_span(v, where))
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     kept = tuple(v for v in kept if v.lower() in need) or kept
+    proper = _names_said(question)  # "anything about Acme": the name, not "through"
+    kept = tuple(v for v in kept if set(v.split()) & proper) or kept
     if strings[0].lower() in _PATTERNS:
         kept = tuple(v for v in kept if len(v.split()) <= 2) or kept
         if _REGEX.search(_described(spec, strings[0])):  # "instal" finds "Install the package"
@@ -416,6 +419,16 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     known = {n.lower() for n in names}
     kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def _names_said(question: str) -> set[str]:
+    """The capitalised names of ``question`` not at a sentence's start ("Acme"), alone and
+    joined ("Skyline Lounge")."""
+    from reactloop.models._pragmatics import capitalised_names
+
+    words = capitalised_names(question)
+    joined = re.findall(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", question)
+    return {*words, *(j for j in joined if set(j.split()) <= set(words))}
 
 
 def named_values(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
@@ -545,7 +558,24 @@ def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
     day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`)."""
     from reactloop.models._times import time_choices
 
-    return time_choices(trip_choices(zone_choices(spec, question), question), question)
+    return name_choices(time_choices(trip_choices(zone_choices(spec, question), question),
+                                     question), question)
+
+
+def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with each of its required string arguments restricted to its own one of the
+    names the question says ("Do fi_reporting and consolidation_mart agree?": ``source_a``
+    the first, ``source_b`` the second), when it says as many (two or more) as the tool takes:
+    never one name twice."""
+    names = list(dict.fromkeys(_NAMED.findall(question)))
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    keys = [k for k in spec.parameters.get("required") or () if isinstance(props.get(k), Mapping)
+            and props[k].get("type") == "string"]
+    if len(names) < 2 or len(keys) != len(names) or any("enum" in props[k] for k in keys):
+        return spec
+    changed = {k: {**p, "enum": [names[keys.index(k)]]} if k in keys else p
+               for k, p in props.items()}
+    return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
 def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["advice", "anchored", "general_question", "self_statement"]
+__all__ = ["advice", "anchored", "capitalised_names", "general_question", "self_statement"]
 
 _GENERAL = re.compile(
     r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
@@ -36,7 +36,7 @@ _VALUE = re.compile(r"\d|(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
 _OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.I)
 
 
-def _capitalised_names(text: str) -> list[str]:
+def capitalised_names(text: str) -> list[str]:
     """The capitalised words of ``text`` that do not start a sentence or clause (a name:
     "Cafe Aroma", "Singapore"); "I" is none."""
     def starts(at: int) -> bool:
@@ -52,7 +52,7 @@ def anchored(text: str) -> bool:
     file or source name, a capitalised name, or a place with a timezone."""
     from reactloop._zones import places_in
 
-    return bool(_VALUE.search(text) or _capitalised_names(text) or places_in(text))
+    return bool(_VALUE.search(text) or capitalised_names(text) or places_in(text))
 
 
 _ADVICE = re.compile(
