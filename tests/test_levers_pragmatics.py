@@ -60,6 +60,7 @@ def _offer(request: ModelRequest) -> tuple[list[str], bool]:
     "I work as a flight attendant and I love the job.",
     # advice and things made up, about no place
     "Could you suggest a title for my travel blog?",
+    "can you recomend a good film for a long flight?",  # a typo a user makes
     "I just got off the plane, what now?",
     "I run a small cafe, what skills should I learn to grow it?",
     # questions about the assistant itself, a word's meaning in quotes

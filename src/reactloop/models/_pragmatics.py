@@ -57,7 +57,7 @@ def anchored(text: str) -> bool:
 
 _ADVICE = re.compile(
     r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
-    r"(?:suggest|recommend|write|compose)\s+(?:me\s+)?(?:a|an|one|some)\s|any\s+ideas\b|"
+    r"(?:sugg?est|recomm?end|write|compose)\s+(?:me\s+)?(?:a|an|one|some)\s|any\s+ideas\b|"
     r"what\s+(?:\w+\s+)?should\s+i\s+(?:name|call|learn|read|watch|study|practi[cs]e)\b|help\s+me\s+plan\b|"
     r"what\s+now\b|any\s+(?:tips|advice)\b)", re.I)
 """A request for advice or for something made up ("Can you suggest a name for my puppy?",
