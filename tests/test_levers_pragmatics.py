@@ -344,3 +344,20 @@ def test_two_names_said_fill_two_arguments_each_its_own_in_order() -> None:
 def test_a_search_for_something_a_name_says_copies_the_name() -> None:
     plan = plan_reply(_first("Look through my files for anything about Globex."), Guidance())
     assert plan.candidates is not None and plan.candidates["grep"].strings == ("(?i)Globex",)
+
+
+def test_a_closed_answer_is_not_closed_again() -> None:
+    # seen on the embedded model: a count closed the answer's string, and the guard forced the
+    # quote again where the grammar wanted "}", leaving no token (llama.cpp aborted the process)
+    import numpy as np
+
+    from reactloop.models._repeat import NoRepeatNgram
+
+    guard = NoRepeatNgram(lambda tokens: True, close=(34, lambda ids: bytes(ids)))
+    prompt = [1, 2, 3]
+    guard(np.array(prompt), np.zeros(128))
+    count = list(b"x 2005, 2006, 2007, 2008, 2009, 2010")
+    closing = guard(np.array(prompt + count), np.zeros(128))
+    assert int(np.isfinite(closing).sum()) == 1 and closing[34] == 0.0
+    after = guard(np.array(prompt + count + [34]), np.zeros(128))
+    assert np.isfinite(after).all()

@@ -37,6 +37,7 @@ class NoRepeatNgram:
         self.is_answer, self.n, self.close = is_answer, n, close
         self._prompt: int | None = None
         self._answer: bool | None = None
+        self._closed = False
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if self._prompt is None:
@@ -46,7 +47,9 @@ class NoRepeatNgram:
             self._answer = self.is_answer(out)
             if self._answer is None:
                 return scores
-        if not self._answer or len(out) < self.n:
+        if not self._answer or len(out) < self.n or self._closed:
+            # once the string is closed the grammar ends the reply ("}"): forcing the quote
+            # again would leave no token at all (llama.cpp aborts)
             return scores
         if self.close is not None and degenerate(
                 self.close[1](out[-TAIL:]).decode("utf-8", "ignore")):
@@ -54,6 +57,7 @@ class NoRepeatNgram:
             kept = scores[quote]
             scores[:] = -float("inf")
             scores[quote] = kept
+            self._closed = True
             return scores
         for token in repeating(out, self.n):
             scores[token] -= PENALTY
