@@ -356,7 +356,7 @@ def test_a_closed_answer_is_not_closed_again() -> None:
     guard = NoRepeatNgram(lambda tokens: True, close=(34, lambda ids: bytes(ids)))
     prompt = [1, 2, 3]
     guard(np.array(prompt), np.zeros(128))
-    count = list(b"x 2005, 2006, 2007, 2008, 2009, 2010")
+    count = list(b"x 2003, 2004, 2005, 2006, 2007, 2008, 2009, 2010")
     closing = guard(np.array(prompt + count), np.zeros(128))
     assert int(np.isfinite(closing).sum()) == 1 and closing[34] == 0.0
     after = guard(np.array(prompt + count + [34]), np.zeros(128))
