@@ -361,3 +361,10 @@ def test_a_closed_answer_is_not_closed_again() -> None:
     assert int(np.isfinite(closing).sum()) == 1 and closing[34] == 0.0
     after = guard(np.array(prompt + count + [34]), np.zeros(128))
     assert np.isfinite(after).all()
+
+
+def test_a_name_said_as_where_is_no_search_term() -> None:
+    # "in Terminal B" says where to look; the thing looked for is the restroom
+    plan = _after_load("Where is the closest restroom in Terminal B?", "airport")
+    assert plan.candidates is not None
+    assert "restroom" in plan.candidates["search_pois"].strings

@@ -409,16 +409,26 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in values.strings if content_span(v, where))
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     kept = tuple(v for v in kept if v.lower() in need) or kept
-    proper = _names_said(question)  # "anything about Acme": the name, not "through"
+    # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
+    said = _names_said(question)
+    where = {w for n in said if _located(n, question) for w in n.split()}
+    proper = {n for n in said if not set(n.split()) & where}
     kept = tuple(v for v in kept if set(v.split()) & proper) or kept
     if strings[0].lower() in _PATTERNS:
         kept = tuple(v for v in kept if len(v.split()) <= 2) or kept
         if _REGEX.search(_described(spec, strings[0])):  # "instal" finds "Install the package"
             kept = tuple(v if v.startswith("(?i)") else "(?i)" + _META.sub(r"\\\g<0>", v)
                          for v in kept)
-    known = {n.lower() for n in names}
+    known = {n.lower() for n in names if not _located(n, question)}
     kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def _located(name: str, question: str) -> bool:
+    """Whether ``question`` says ``name`` as where ("the nearest restroom in Terminal A"),
+    not as what."""
+    return bool(re.search(rf"\b(?:in|at|near|inside|within|from)\s+(?:the\s+)?"
+                          rf"{re.escape(name)}(?!\w)", question, re.I))
 
 
 def _names_said(question: str) -> set[str]:
@@ -547,6 +557,13 @@ def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
+def _searches(spec: ToolSpec) -> bool:
+    """Whether ``spec``'s first argument says what to look for (``term``, ``query``): a search."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    first = [*(spec.parameters.get("required") or ()), *props][:1]
+    return bool(first) and first[0].lower() in _SEARCH_ARGS
+
+
 def _route(spec: ToolSpec) -> bool:
     required = {k.lower() for k in spec.parameters.get("required") or ()}
     return bool(required & _STARTS and required & _ENDS)
@@ -596,8 +613,9 @@ _TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S|\bhow\s+far
 
 
 def is_trip(question: str) -> bool:
-    """Whether ``question`` asks for the way between places (see :func:`trip_query`)."""
-    return bool(_TRIP.search(question))
+    """Whether ``question`` asks for the way between places (see :func:`trip_query`), or
+    says a trip's two places (:func:`trip_places`: "flights frankfurt to new york")."""
+    return bool(_TRIP.search(question)) or trip_places(question) is not None
 
 
 def trip_query(question: str) -> str:
@@ -658,9 +676,14 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     reader = [t for t in tools if t.name == READ and t not in ranked]
     if reader and _documents_asked(loads[-1].content, question):
         ranked = [*ranked[:max(1, limit) - 1], *reader]
-    if ranked and all(needs_found_id(t, question, False) for t in ranked if t.name != READ):
+    acting = [t for t in ranked if t.name != READ]
+    if acting and all(needs_found_id(t, question, False) for t in acting):
         # "until what time is Cafe Aroma open?": details need the id a search finds first
-        ranked = [*first_step(tools, messages), *ranked][:max(1, limit)]
+        from reactloop._ranking import name_matches
+
+        search = [t for t in own if (_searches(t) or name_matches(t, question))
+                  and not needs_found_id(t, question, False) and t not in ranked]
+        ranked = [*search, *ranked][:max(1, limit)]
     return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))
 
 
