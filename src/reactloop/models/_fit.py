@@ -71,6 +71,7 @@ __all__ = [
     "in_folders",
     "is_trip",
     "lacks_format",
+    "loaded_names",
     "name_choices",
     "named_values",
     "need_clause",
