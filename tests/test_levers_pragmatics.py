@@ -368,3 +368,13 @@ def test_a_name_said_as_where_is_no_search_term() -> None:
     plan = _after_load("Where is the closest restroom in Terminal B?", "airport")
     assert plan.candidates is not None
     assert "restroom" in plan.candidates["search_pois"].strings
+
+
+def test_a_search_for_a_need_copies_the_word_its_docs_use() -> None:
+    # "eat" is what the question says; "food" is what the search's categories list
+    plan = _after_load("Find somewhere to eat in Terminal A.", "airport")
+    assert plan.candidates is not None
+    assert plan.candidates["search_pois"].strings[:1] == ("food",)
+    assert "somewhere" not in plan.candidates["search_pois"].strings
+    plan = _after_load("Is there somewhere to eat dumplings?", "airport")
+    assert plan.candidates is not None and "food" not in plan.candidates["search_pois"].strings

@@ -364,7 +364,7 @@ def spoken_shares(question: str) -> list[str]:
 _SEARCH_ARGS = frozenset({"pattern", "term", "query", "keyword", "keywords", "regex"})
 _WHERE_WORDS = ("file document folder workspace directory note mention talk configure define search "
                 "map screen mark put display pin highlight doc explain say tell write wrote written "
-                "describe cover about something anything word page says tells")
+                "describe cover about something anything somewhere anywhere word page says tells")
 _PATTERNS = frozenset({"pattern", "regex"})
 """A text search's pattern argument: a word or two of the contents, never a clause (a whole
 clause of a question is seldom written in a file as such), and, for a regular expression,
@@ -420,9 +420,24 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
         if _REGEX.search(_described(spec, strings[0])):  # "instal" finds "Install the package"
             kept = tuple(v if v.startswith("(?i)") else "(?i)" + _META.sub(r"\\\g<0>", v)
                          for v in kept)
+    kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
     known = {n.lower() for n in names if not _located(n, question)}
     kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def _documented_words(spec: ToolSpec, values: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` with, before each one-word value, the everyday related words its search's
+    own documentation uses ("eat": ``food``, which the airport's categories list), when every
+    one-word value has one (else a word of its own names the thing: "eat noodles")."""
+    from reactloop._ranking import _RELATED, _document
+
+    doc = set(_document(spec))
+    related = {v: [r for r in _RELATED.get(v.lower(), ()) if r in doc]
+               for v in values if " " not in v}
+    if not related or not all(related.values()):  # "eat noodles": the noodles are the thing
+        return values
+    return tuple(dict.fromkeys(w for v in values for w in [*related.get(v, ()), v]))
 
 
 def _located(name: str, question: str) -> bool:
