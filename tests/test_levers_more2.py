@@ -66,18 +66,23 @@ def test_places_are_found_in_order_and_only_when_named() -> None:
 def test_a_timezone_argument_chooses_among_the_zones_of_the_places_said() -> None:
     spec = zone_choices(CONVERT, "Convert 10:00 Paris time to Sydney time.")
     props = spec.parameters["properties"]
-    assert props["source_timezone"]["enum"] == ["Europe/Paris", "Australia/Sydney"]
+    # two places: the first said is the source, the second the target (levers5)
+    assert props["source_timezone"]["enum"] == ["Europe/Paris"]
+    assert props["target_timezone"]["enum"] == ["Australia/Sydney"]
     assert "enum" not in props["time"]
+    three = zone_choices(CONVERT, "Convert 10:00 Paris time to Sydney and Tokyo time.")
+    assert three.parameters["properties"]["source_timezone"]["enum"] == [
+        "Europe/Paris", "Australia/Sydney", "Asia/Tokyo"]
     assert zone_choices(CONVERT, "Convert 10:00 to 11:00") is CONVERT
 
 
 def test_an_enum_argument_is_one_value_of_the_call_in_the_grammar() -> None:
     # regression: the alternatives were not grouped, so a call could end after the first
     # argument ({"source_timezone": "Europe/Paris"} with the others missing)
-    spec = zone_choices(CONVERT, "Convert 10:00 Paris time to Sydney time.")
+    spec = zone_choices(CONVERT, "Convert 10:00 Paris time to Sydney or Tokyo time.")
     grammar = reply_grammar([spec], answer=False,
                             candidates={spec.name: Candidates((), ("10:00",))})
-    assert '("\\"Europe/Paris\\"" | "\\"Australia/Sydney\\"")' in grammar
+    assert '("\\"Europe/Paris\\"" | "\\"Australia/Sydney\\"" | "\\"Asia/Tokyo\\"")' in grammar
 
 
 def test_zones_given_the_wrong_way_round_follow_the_question() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "select_tools", "terms"]
+__all__ = ["NAMES_MARK", "SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -32,7 +32,7 @@ a an and are as at be by can could do does did for from give given has have how 
 is it its me my of on or our please show that the their them then there these this those to
 us was we were what when where which who whom why will with would you your yes no not tell
 let lets get make want need know find look up return returns number numbers value values
-one two e g eg such any
+one two e g eg such any s t d ll re ve m
 """
 _STOP = frozenset(_STOP_WORDS.split())
 
@@ -41,7 +41,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "plus": ("add", "sum"), "sum": ("add",), "total": ("add", "sum", "summed"),
     "minus": ("subtract", "difference"), "difference": ("subtract",), "less": ("subtract",),
     "times": ("multiply", "product"), "product": ("multiply",), "multiplied": ("multiply",),
-    "divided": ("divide", "quotient"), "quotient": ("divide",), "over": ("divide",),
+    "divided": ("divide", "quotient"), "quotient": ("divide",),
     "sqrt": ("square", "root"), "squared": ("power", "square"),
     "cost": ("price",), "costs": ("price",), "price": ("cost",), "much": ("price", "cost"),
     "backwards": ("reverse",), "backward": ("reverse",), "reversed": ("reverse",),
@@ -61,6 +61,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "calculate": ("compute", "evaluate"), "calc": ("calculate",), "math": ("arithmetic",),
     "folder": ("dir", "directory"), "folders": ("dir", "directory"), "directory": ("dir",),
     "list": ("dir", "entries"), "search": ("grep",), "grep": ("search",),
+    "ls": ("list", "dir"), "dir": ("list", "directory"),
     "convert": ("conversion",), "conversion": ("convert",), "count": ("number",),
     "mention": ("search", "grep"), "mentions": ("search", "grep"), "contain": ("search",),
     "contains": ("search",), "containing": ("search",),
@@ -77,7 +78,8 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "baby": ("infant",), "babies": ("infant",), "toddler": ("infant", "child"),
     "kid": ("child",), "kids": ("child",), "cancel": ("cancellation", "refund"),
     "misspelled": ("name", "correction"), "typo": ("correction",), "flying": ("flight",),
-    "plane": ("flight",), "ticket": ("flight", "booking"),
+    "plane": ("flight",), "ticket": ("flight", "booking"), "fly": ("flight",),
+    "flies": ("flight",), "flew": ("flight",),
 }
 
 
@@ -106,12 +108,18 @@ SPOKEN_SHARE = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:%|per\s*cent\b)|\b(half|a\s+
 """A share said in words ("15 % of 240", "12 percent of 80", "half of 3 thousand"): an
 expression as well."""
 _LISTING = re.compile(r"^\W*(?:which|what)\s+(?:[a-z]+\s+){0,3}?[a-z]+[^s\W]s\s+"
-                      r"(?:are|can|could|do|does|exist|should|would|will)\b")
+                      r"(?:are|can|could|do|does|exist|should|would|will|i|we|there)\b")
 """A question for the members of a plural ("Which sources can I compare?", "What files are
 there?"): a signal for the tool that lists them."""
 _INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|in)\s", re.I)
 """A question for what a place holds ("What's in the workspace?"): a listing, unless it names
 a file."""
+_WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:[a-z]+\s+)?(?:file|doc|document|note|page|text)s?\s+"
+                         r"(?!(?:are|do|does|i|we|you|there|in|inside|is\s+in)\b)[a-z]+|\b(?:file|doc|"
+                         r"document|note)s?\s+(?:was|is)\s+(?:that|it)\s+in\b", re.I)
+"""A question for the file that holds something ("Which note mentions the printer?", "Which
+file was that in?"): a search through the files' contents."""
+_OVER = re.compile(r"\d\s+over\s+\d")
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
 _DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
@@ -157,12 +165,16 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and (_LISTING.search(text) or _ALL.search(text) or (
             _INSIDE.search(text) and not _FILENAME.search(text))):  # "which sources can I ...": asks for a list
         out.append("list")
+    if expand and _WHICH_FILE.search(text) and not _FILENAME.search(text):
+        out += ["search", "grep", "contents"]  # "which doc explains X": search the files
     if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
         out += ["time", "current", "timezone"]
     if expand and _NEED.search(text) and not _FILENAME.search(text):
         out += ["service", "place"]
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
         out += ["file", "read"]
+    if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
+        out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
                    or SPOKEN_SHARE.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
@@ -266,25 +278,72 @@ def evident(spec: ToolSpec, query: str) -> bool:
     return len(asked & set(_document(spec))) >= 2
 
 
-def best_choice(specs: Sequence[ToolSpec], query: str) -> tuple[ToolSpec, str] | None:
+NAMES_MARK = "\nNames in its data: "
+"""Where a choice's text lists the names its skill's data holds (``; ``-separated), which
+count for a query that says them (:func:`said_names`)."""
+_TRIP = re.compile(r"\bfrom\b.+\bto\b|\bto\b.+\bfrom\b", re.I)
+
+
+def said_names(names: Sequence[str], query: str) -> list[str]:
+    """The ``names`` (a skill's data: "Cafe Aroma", "Singapore", "EUR") that ``query`` says,
+    as whole words (a code in capitals only in capitals: "ACTUAL" is not "actual"). A place
+    the world knows (a city with a timezone) is the skill's only in a trip between two of its
+    names ("from London to Singapore"), never alone ("the time in London")."""
+    said = [n for n in names if n.strip() and re.search(
+        rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query, 0 if n.isupper() else re.I)]
+    if len(said) >= 2 and _TRIP.search(query):
+        return said
+    return _own(said)
+
+
+def _own(names: Sequence[str]) -> list[str]:
+    """``names`` without the places the world knows (a city with a timezone)."""
+    if not names:
+        return []
+    from reactloop._zones import city_zone
+
+    return [n for n in names if not city_zone(n)]
+
+
+def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
+                ) -> tuple[ToolSpec, str] | None:
     """The tool and choice (a skill of ``load_skill``: :attr:`ToolSpec.choices`) that fit
     ``query`` better than every other tool, ranked by the same BM25 as the tools; None when a
-    plain tool fits best or nothing matches."""
+    plain tool fits best or nothing matches. With ``names``, the names a choice's data holds
+    that the query says (:func:`said_names`) count as the choice's own name."""
     pseudo: dict[int, tuple[ToolSpec, str]] = {}
+    owned: dict[int, list[str]] = {}
     docs = [s for s in specs if not s.internal]
     for spec in specs:
         for value, text in spec.choices:
-            doc = ToolSpec(value, text, {})
+            text, _, listed = text.partition(NAMES_MARK)
+            said = said_names(listed.split("; ") if listed and names else [], query)
+            # a name the skill's data holds ("Cafe Aroma") counts as much as its own name
+            doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})
             pseudo[id(doc)] = (spec, value)
             docs.append(doc)
+            owned[id(doc)] = _own(said)
     if not pseudo:
         return None
-    named = _named_choice(docs, pseudo, query)
+    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)
     if named is not None:
         return named
     ranked = rank_tools(docs, query)
     score, top = ranked[0]
     return pseudo.get(id(top)) if score > 0 else None
+
+
+def _owned_choice(docs: Sequence[ToolSpec], pseudo: Mapping[int, tuple[ToolSpec, str]],
+                  owned: Mapping[int, list[str]]) -> tuple[ToolSpec, str] | None:
+    """The one choice whose data holds a name the query says ("Cafe Aroma", not a city the
+    world knows) that no tool's documentation has."""
+    hits = [d for d in docs if owned.get(id(d))]
+    if len(hits) != 1:
+        return None
+    said = [n.lower() for n in owned[id(hits[0])]]
+    if any(n in _text(d).lower() for d in docs if id(d) not in pseudo for n in said):
+        return None
+    return pseudo[id(hits[0])]
 
 
 _NAME = re.compile(r"(?<![\w.])[a-z]\w*_\w+")

@@ -36,7 +36,15 @@ questions:
   where to look ("my documents", "on my map") nor when ("before boarding");
 - **names** (:func:`named_values`): a tool taking as many strings as the question says names
   ("consolidation_mart") copies the names, not a number of the question;
-- **knowledge** (:func:`small_talk`): what a word means, a fun fact, is answered without tools.
+- **knowledge** (:func:`small_talk`): what a word means, a fun fact, is answered without tools;
+  so are general questions, advice and statements about oneself, by their form
+  (:mod:`reactloop.models._pragmatics`);
+- **times** (:mod:`reactloop.models._times`): "2 pm", "half past 3", "noon" are ``HH:MM``
+  values, and two places said plainly are a conversion's source then its target;
+- **options said** (:func:`essential`, :func:`said_options`): an optional argument whose
+  documented option the question says ("business class": ``cabin``) is filled with it;
+- **names of the skill's data** (:func:`loaded_names`): a search copies the name of the data
+  the question says ("pop the check-in hall up on my map": ``check-in hall``).
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ __all__ = [
     "EXPRESSION",
     "argument_choices",
     "container_span",
+    "essential",
     "expressions",
     "file_names",
     "first_step",
@@ -62,10 +71,13 @@ __all__ = [
     "in_folders",
     "is_trip",
     "lacks_format",
+    "loaded_names",
+    "name_choices",
     "named_values",
     "need_clause",
     "needs_found_id",
     "preferred",
+    "said_options",
     "search_terms",
     "skill_offer",
     "small_talk",
@@ -88,7 +100,9 @@ tell show find give"""
 _WANT = frozenset(_WANTS.split())
 """Words that make such a sentence a request ("I need to find gate 7", "I'd like to know")."""
 _VALUE = re.compile(r"\d|(?<!\w)[\"“'‘]\w|\w[_/.]\w")
-_EXCLAMATION = re.compile(r"^\W*(?:what|such|how)\s+an?\s", re.I)
+_EXCLAMATION = re.compile(r"^\W*(?:(?:what|such|how)\s+an?\s|have\s+an?\s+(?:nice|good|great|lovely|"
+                          r"safe|wonderful)\b)", re.I)
+_QUOTED_WORD = re.compile(r"(?<!\w)[\"“'‘]\w[^\"”'’]{0,40}[\"”'’](?!\w)")
 
 
 _KNOWLEDGE = re.compile(r"^\W*(?:what\s+does\s+(?:a\s+|an\s+|the\s+)?[\w\s-]{1,30}?\s+(?:mean|stand\s+for)"
@@ -102,10 +116,18 @@ def small_talk(question: str) -> bool:
     """Whether ``question`` is a remark, not a request: no question mark, no value (digits,
     quotes, names such as ``notes.txt``), and either an exclamation ("What a lovely day!") or
     a sentence about oneself or the conversation ("I will call you later", "That was a long
-    list") that says no want ("I need ...", "I'd like ...", "please")."""
+    list") that says no want ("I need ...", "I'd like ...", "please"). By their form
+    (:mod:`reactloop.models._pragmatics`), also a general question about nothing concrete
+    ("Why do we have daylight saving?"), a request for advice or something made up, and a
+    statement about oneself with a number in it ("just landed after a 12 hour flight")."""
+    from reactloop.models._pragmatics import advice, general_question, self_statement
+
     text = question.strip()
-    if text and _KNOWLEDGE.match(text) and not _VALUE.search(text):
-        return True  # "What does a time zone mean?": what a word means, no tool's task
+    plain = _QUOTED_WORD.sub(" x ", text)  # the word asked about is no value to act on
+    if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
+        return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning
+    if text and (general_question(text) or self_statement(text) or advice(text)):
+        return True  # "Why do we have daylight saving?", "just landed after a 12 hour flight"
     if not text or "?" in text or _VALUE.search(text):
         return False
     if _EXCLAMATION.match(text):
@@ -136,16 +158,24 @@ def _formats(spec: ToolSpec) -> list[str]:
     return [rx for rx in found if rx is not None]
 
 
+def _has(rx: str, question: str) -> bool:
+    """Whether ``question`` has a value matching ``rx``; a time of day said in words ("2 pm",
+    "half past 3", "noon") is an ``HH:MM`` value too."""
+    from reactloop.models._times import HHMM, spoken_times
+
+    return bool(re.search(rx, question) or (rx == HHMM and spoken_times(question)))
+
+
 def lacks_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format ("HH:MM", "YYYY-MM-DD", a
     JSON-schema ``format`` of date or time) that no value of ``question`` has."""
-    return any(not re.search(rx, question) for rx in _formats(spec))
+    return any(not _has(rx, question) for rx in _formats(spec))
 
 
 def takes_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format a value of ``question``
     has ("09:00" is the ``time`` of a conversion, not a clock question's)."""
-    return any(re.search(rx, question) for rx in _formats(spec))
+    return any(_has(rx, question) for rx in _formats(spec))
 
 
 _COMPOUND = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*[\d(].*?[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*"
@@ -333,7 +363,21 @@ def spoken_shares(question: str) -> list[str]:
 
 _SEARCH_ARGS = frozenset({"pattern", "term", "query", "keyword", "keywords", "regex"})
 _WHERE_WORDS = ("file document folder workspace directory note mention talk configure define search "
-                "map screen mark put display pin highlight")
+                "map screen mark put display pin highlight doc explain say tell write wrote written "
+                "describe cover about something anything somewhere anywhere word page says tells")
+_PATTERNS = frozenset({"pattern", "regex"})
+"""A text search's pattern argument: a word or two of the contents, never a clause (a whole
+clause of a question is seldom written in a file as such), and, for a regular expression,
+without regard to case (people type in lower case what files write capitalised)."""
+_REGEX = re.compile(r"regular\s+expression|\bregex", re.I)
+_META = re.compile(r"[.^$*+?()\[\]{}|\\]")
+
+
+def _described(spec: ToolSpec, name: str) -> str:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    about = props.get(name)
+    return f"{spec.description} {about.get('description') or ''}" if isinstance(
+        about, Mapping) else spec.description
 
 
 _NEED = re.compile(r"\b(?:need|want|use|get|buy|find|rent|grab)\s+(?:to\s+)?(.+?)(?=\s+(?:before|after|"
@@ -347,10 +391,13 @@ def need_clause(question: str) -> str:
     return m.group(1) if m else ""
 
 
-def search_terms(spec: ToolSpec, values: Candidates, question: str = "") -> Candidates:
+def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
+                 names: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec``, a search whose only required string argument is what to look
     for (``pattern``, ``term``, ``query``), without the spans that are only filler or say where
-    to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``)."""
+    to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``); of
+    them the ``names`` (of the data searched) said, when the question says one ("pop the
+    check-in hall up on my map": ``check-in hall``, not ``pop``)."""
     from reactloop._ranking import terms
     from reactloop.models._shaping import content_span
 
@@ -363,7 +410,51 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "") -> Cand
     kept = tuple(v for v in values.strings if content_span(v, where))
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     kept = tuple(v for v in kept if v.lower() in need) or kept
+    # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
+    said = _names_said(question)
+    where = {w for n in said if _located(n, question) for w in n.split()}
+    proper = {n for n in said if not set(n.split()) & where}
+    kept = tuple(v for v in kept if set(v.split()) & proper) or kept
+    if strings[0].lower() in _PATTERNS:
+        kept = tuple(v for v in kept if len(v.split()) <= 2) or kept
+        if _REGEX.search(_described(spec, strings[0])):  # "instal" finds "Install the package"
+            kept = tuple(v if v.startswith("(?i)") else "(?i)" + _META.sub(r"\\\g<0>", v)
+                         for v in kept)
+    kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
+    known = {n.lower() for n in names if not _located(n, question)}
+    kept = tuple(v for v in kept if v.lower() in known) or kept
     return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def _documented_words(spec: ToolSpec, values: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` with, before each one-word value, the everyday related words its search's
+    own documentation uses ("eat": ``food``, which the airport's categories list), when every
+    one-word value has one (else a word of its own names the thing: "eat noodles")."""
+    from reactloop._ranking import _RELATED, _document
+
+    doc = set(_document(spec))
+    related = {v: [r for r in _RELATED.get(v.lower(), ()) if r in doc]
+               for v in values if " " not in v}
+    if not related or not all(related.values()):  # "eat noodles": the noodles are the thing
+        return values
+    return tuple(dict.fromkeys(w for v in values for w in [*related.get(v, ()), v]))
+
+
+def _located(name: str, question: str) -> bool:
+    """Whether ``question`` says ``name`` as where ("the nearest restroom in Terminal A"),
+    not as what."""
+    return bool(re.search(rf"\b(?:in|at|near|inside|within|from)\s+(?:the\s+)?"
+                          rf"{re.escape(name)}(?!\w)", question, re.I))
+
+
+def _names_said(question: str) -> set[str]:
+    """The capitalised names of ``question`` not at a sentence's start ("Acme"), alone and
+    joined ("Skyline Lounge")."""
+    from reactloop.models._pragmatics import capitalised_names
+
+    words = capitalised_names(question)
+    joined = re.findall(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", question)
+    return {*words, *(j for j in joined if set(j.split()) <= set(words))}
 
 
 def named_values(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
@@ -376,12 +467,27 @@ def named_values(spec: ToolSpec, question: str, values: Candidates) -> Candidate
     return dataclasses.replace(values, strings=names)
 
 
-def fit_values(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
+def fit_values(spec: ToolSpec, question: str, values: Candidates,
+               names: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec`` fitted to what its arguments are: an expression
-    (:func:`expressions`), what a search looks for (:func:`search_terms`), names
-    (:func:`named_values`)."""
+    (:func:`expressions`), what a search looks for (:func:`search_terms`; a name the loaded
+    skill's data holds, ``names``, when the question says one), names (:func:`named_values`)."""
     return named_values(spec, question, search_terms(spec, expressions(spec, question, values),
-                                                     question))
+                                                     question, names))
+
+
+def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
+    """The names the data of the skill loaded last holds ("Cafe Aroma"), as its
+    ``load_skill`` choice lists them (:data:`reactloop._ranking.NAMES_MARK`)."""
+    from reactloop._ranking import NAMES_MARK
+
+    ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
+    loaded = [v for m in messages for c in m.tool_calls if c.id in ok
+              and isinstance(c.arguments, Mapping) for v in c.arguments.values()
+              if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
+    text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
+    listed = text.partition(NAMES_MARK)[2]
+    return tuple(listed.split("; ")) if listed else ()
 
 
 def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
@@ -418,7 +524,12 @@ def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
     zones = zones_in(question) if names else []
     if not zones:
         return spec
-    changed = {k: {**p, "enum": zones} if k in names else p for k, p in props.items()}
+    from reactloop.models._times import paired_zones
+
+    # two places said plainly: the first is the source, the second the target, never one twice
+    pair = paired_zones(spec, names, zones, question) or {}
+    changed = {k: {**p, "enum": pair.get(k, zones)} if k in names else p
+               for k, p in props.items()}
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
@@ -429,7 +540,9 @@ _STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|[,.
 _LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
-                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
+                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?:the\s+)?{_PLACE}\s+"
+                    rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
 
 
 def trip_places(question: str) -> tuple[str, str] | None:
@@ -460,6 +573,13 @@ def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
+def _searches(spec: ToolSpec) -> bool:
+    """Whether ``spec``'s first argument says what to look for (``term``, ``query``): a search."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    first = [*(spec.parameters.get("required") or ()), *props][:1]
+    return bool(first) and first[0].lower() in _SEARCH_ARGS
+
+
 def _route(spec: ToolSpec) -> bool:
     required = {k.lower() for k in spec.parameters.get("required") or ()}
     return bool(required & _STARTS and required & _ENDS)
@@ -467,8 +587,28 @@ def _route(spec: ToolSpec) -> bool:
 
 def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
     """``spec`` with the arguments the question settles restricted to its values: timezones
-    (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`)."""
-    return trip_choices(zone_choices(spec, question), question)
+    (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`), a time of
+    day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`)."""
+    from reactloop.models._times import time_choices
+
+    return name_choices(time_choices(trip_choices(zone_choices(spec, question), question),
+                                     question), question)
+
+
+def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with each of its required string arguments restricted to its own one of the
+    names the question says ("Do fi_reporting and consolidation_mart agree?": ``source_a``
+    the first, ``source_b`` the second), when it says as many (two or more) as the tool takes:
+    never one name twice."""
+    names = list(dict.fromkeys(_NAMED.findall(question)))
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    keys = [k for k in spec.parameters.get("required") or () if isinstance(props.get(k), Mapping)
+            and props[k].get("type") == "string"]
+    if len(names) < 2 or len(keys) != len(names) or any("enum" in props[k] for k in keys):
+        return spec
+    changed = {k: {**p, "enum": [names[keys.index(k)]]} if k in keys else p
+               for k, p in props.items()}
+    return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
 def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
@@ -478,7 +618,8 @@ def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
     search first, never show an invented id)."""
     from reactloop.models._shaping import is_id
 
-    if found or any(c.isdigit() for c in question):
+    # a date or a time of day is no id ("flights to Paris on 2027-11-05")
+    if found or any(c.isdigit() for c in _DATE.sub(" ", question)):
         return False
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 
@@ -488,8 +629,9 @@ _TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S|\bhow\s+far
 
 
 def is_trip(question: str) -> bool:
-    """Whether ``question`` asks for the way between places (see :func:`trip_query`)."""
-    return bool(_TRIP.search(question))
+    """Whether ``question`` asks for the way between places (see :func:`trip_query`), or
+    says a trip's two places (:func:`trip_places`: "flights frankfurt to new york")."""
+    return bool(_TRIP.search(question)) or trip_places(question) is not None
 
 
 def trip_query(question: str) -> str:
@@ -527,8 +669,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     its ``load_skill`` result names) ranked for the question — a plain tool that shares a
     word ("total": ``add``) is no step of the skill — and of them, when the question names
     things ("bpc_reporting against fi_reporting"), those taking as many names as it gives
-    (two: the comparison; one: the query). None fits: the skill's first step
-    (:func:`first_step`). The internal tools of ``listed`` stay."""
+    (two: the comparison; one: the query). None fits, or only tools acting on an id nothing
+    found yet: the skill's first step (:func:`first_step`, the search) first. The internal
+    tools of ``listed`` stay."""
     from reactloop._ranking import select_tools
 
     loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
@@ -549,4 +692,50 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     reader = [t for t in tools if t.name == READ and t not in ranked]
     if reader and _documents_asked(loads[-1].content, question):
         ranked = [*ranked[:max(1, limit) - 1], *reader]
+    acting = [t for t in ranked if t.name != READ]
+    if acting and all(needs_found_id(t, question, False) for t in acting):
+        # "until what time is Cafe Aroma open?": details need the id a search finds first
+        from reactloop._ranking import name_matches
+
+        search = [t for t in own if (_searches(t) or name_matches(t, question))
+                  and not needs_found_id(t, question, False) and t not in ranked]
+        ranked = [*search, *ranked][:max(1, limit)]
     return (*(ranked or first_step(tools, messages)), *(t for t in listed if t.internal))
+
+
+def essential(spec: ToolSpec, question: str = "") -> ToolSpec:
+    """``spec`` with only its required arguments (or its first one, made required, when none
+    is required), and the optional ones whose documented options ``question`` says
+    (:func:`said_options`: "business class" fills ``cabin``, restricted to ``business``)."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    required = [k for k in spec.parameters.get("required") or () if k in props]
+    said = {k: v for k, v in said_options(spec, question).items() if k not in required}
+    keep = (required or list(props)[:1]) + list(said)
+    if len(keep) == len(props) and set(keep) == set(required):
+        return spec
+    kept = {k: {**props[k], "enum": said[k]} if k in said else props[k] for k in keep}
+    params = {**spec.parameters, "properties": kept, "required": keep}
+    return dataclasses.replace(spec, parameters=params)
+
+
+_OPTIONS = re.compile(r"\b[a-z]+(?:,\s*[a-z]+)+,?\s+or\s+[a-z]+\b")
+"""Options a description lists: "economy, premium, business or first"."""
+
+
+def said_options(spec: ToolSpec, question: str) -> dict[str, list[str]]:
+    """The string arguments of ``spec`` whose options (an ``enum``, or a list in their
+    description: "economy, premium, business or first") ``question`` says, each with the
+    options said."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    out: dict[str, list[str]] = {}
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    for name, p in props.items():
+        if not isinstance(p, Mapping) or p.get("type") != "string":
+            continue
+        options = [str(v) for v in p.get("enum") or ()] or [
+            w for m in _OPTIONS.findall(str(p.get("description") or "").lower())
+            for w in re.findall(r"[a-z]+", m) if w != "or"]
+        said = [o for o in options if o.lower() in words]
+        if said and len(said) < len(options):
+            out[name] = said
+    return out

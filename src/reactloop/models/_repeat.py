@@ -40,6 +40,8 @@ class NoRepeatNgram:
         self.is_answer, self.n, self.close = is_answer, n, close
         self._prompt: int | None = None
         self._answer: bool | None = None
+        self._closed = False
+        self._forced = False
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if self._prompt is None:
@@ -49,7 +51,11 @@ class NoRepeatNgram:
             self._answer = self.is_answer(out)
             if self._answer is None:
                 return scores
-        if not self._answer or len(out) < self.n:
+        if self._forced and out and self.close is not None and out[-1] == self.close[0]:
+            self._closed = True  # the quote forced came out (not where a number forbade it)
+        if not self._answer or len(out) < self.n or self._closed:
+            # once the string is closed the grammar ends the reply ("}"): the quote is not
+            # pushed again (with -inf it left no token at all: llama.cpp aborted)
             return scores
         if self.close is not None and degenerate(
                 self.close[1](out[-TAIL:]).decode("utf-8", "ignore")):
@@ -57,6 +63,7 @@ class NoRepeatNgram:
             kept = scores[quote]
             scores -= CLOSING  # not -inf: where the grammar forbids the quote (inside a
             scores[quote] = kept  # number it restricts), what it allows must stay finite
+            self._forced = True
             return scores
         for token in repeating(out, self.n):
             scores[token] -= PENALTY

@@ -69,6 +69,8 @@ def render_result(text: str, question: str = "") -> str:
 
         data = _whole_records(text)  # a shortened JSON result: the records kept whole
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
+        if not data and (found := table_difference(text, question)):
+            items = [found, *items]  # "by how much did february beat january?" in a CSV
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
@@ -97,9 +99,19 @@ _CODE = re.compile(r"\b\d{3,}\b")
 
 
 def _records(data: Any) -> list[Mapping[str, Any]]:
+    """The first list of records of a result (a table's rows, a comparison's differences),
+    each with its nested members (``key: {company: …}``) lifted to its own."""
     if isinstance(data, Mapping):
-        data = next((v for v in data.values() if isinstance(v, list) and v), [])
-    return [r for r in data if isinstance(r, Mapping)] if isinstance(data, list) else []
+        data = next((v for v in data.values() if isinstance(v, list) and v
+                     and isinstance(v[0], Mapping)), [])
+    rows = [r for r in data if isinstance(r, Mapping)] if isinstance(data, list) else []
+    return [{**{k: v for k, v in r.items() if not isinstance(v, Mapping)},
+             **{k: v for n in r.values() if isinstance(n, Mapping) for k, v in n.items()}}
+            for r in rows]
+
+
+_DIFFER = frozenset({"differ", "difference", "gap", "discrepancy", "deviation", "diff", "agree",
+                     "match", "mismatch", "reconcile", "consistent"})
 
 
 _RECORD = re.compile(r"\{[^{}]*\}")
@@ -127,8 +139,10 @@ def figure(data: Any, question: str) -> str:
 
     records = _records(data)
     asked = set(terms(question))
+    if asked & _DIFFER:  # "by how much do they differ", "where's the gap": the difference
+        asked |= {"diff", "total"}
     if not records or not asked & _QUANTITY:
-        return ""
+        return lookup(records, question)
     said = []
     for code in dict.fromkeys(_CODE.findall(question)):
         keys = {k for r in records for k, v in r.items() if _scalar(v) == code}
@@ -137,14 +151,75 @@ def figure(data: Any, question: str) -> str:
             said.append(code)
     measures = [k for k, v in records[0].items() if isinstance(v, int | float)
                 and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
-    named = [k for k in measures if set(terms(k)) & asked]
-    measure = named[0] if len(named) == 1 else measures[0] if len(measures) == 1 else None
+    named = sorted((k for k in measures if set(terms(k)) & asked),  # a difference asked: its own
+                   key=lambda k: "diff" not in terms(k) or not asked & _DIFFER)
+    # several named ("differ": absolute_diff, percentage_diff): the first, the absolute one
+    measure = named[0] if named else measures[0] if len(measures) == 1 else None
     if measure is None or not all(isinstance(r.get(measure), int | float) for r in records):
         return ""
     total = _scalar(round(sum(r[measure] for r in records), 2))
     scope = f"{len(records)} record{'s' if len(records) > 1 else ''}"
     scope += f": {', '.join(said)}" if said else ""
     return f"{measure} {'total ' if len(records) > 1 else ''}{total} ({scope})"
+
+
+def lookup(records: Sequence[Mapping[str, Any]], question: str) -> str:
+    """The value a question asks of the records holding its codes: a field it names
+    ("which currency is company 2001 reported in?": ``currency USD (3 records: 2001)``);
+    empty when it names no code or no text field."""
+    from reactloop._ranking import terms
+
+    codes = [c for c in dict.fromkeys(_CODE.findall(question))
+             if any(_scalar(v) == c for r in records for v in r.values())]
+    if not codes:
+        return ""
+    found = [r for r in records if all(any(_scalar(v) == c for v in r.values()) for c in codes)]
+    asked = set(terms(question))
+    fields = [k for k in (found[0] if found else {}) if set(terms(str(k))) & asked
+              and not any(_scalar(r.get(k)) in codes for r in found)]
+    if len(fields) != 1:
+        return ""
+    values = list(dict.fromkeys(_scalar(r.get(fields[0])) for r in found))
+    scope = f"{len(found)} record{'s' if len(found) > 1 else ''}: {', '.join(codes)}"
+    return f"{fields[0]} {', '.join(values)} ({scope})"
+
+
+_MORE = re.compile(r"\b(?:by\s+how\s+much|beat|exceed|differ\w*|difference|gap)\b|"
+                   r"\b(?:more|less|fewer|higher|lower|bigger|smaller)\b.*\bthan\b", re.I)
+
+
+def table_difference(text: str, question: str) -> str:
+    """The difference a question asks between two rows of a CSV text (a file read, its line
+    numbers left out) that it names by a cell ("By how much did february beat january?":
+    ``amount february 1350 - january 1200 = 150``), in the question's order; empty otherwise."""
+    import csv
+
+    lines = [_NUMBERED.sub("", line) for line in text.splitlines() if line.strip()]
+    rows = list(csv.reader(lines))
+    if len(rows) < 3 or not _MORE.search(question) or len({len(r) for r in rows}) != 1:
+        return ""
+    header, body = rows[0], rows[1:]
+    said = question.lower()
+    named = sorted((r for r in body if any(c.strip() and re.search(
+        rf"\b{re.escape(c.strip().lower())}\b", said) for c in r if not _number(c))),
+        key=lambda r: min(said.find(c.strip().lower()) for c in r
+                          if c.strip() and c.strip().lower() in said))
+    measures = [i for i in range(len(header)) if named and all(
+        _number(r[i]) is not None for r in named)]
+    if len(named) != 2 or len(measures) != 1:
+        return ""
+    i = measures[0]
+    a, b = (_number(r[i]) or 0.0 for r in named)
+    label = [next(c for c in r if _number(c) is None) for r in named]
+    return (f"{header[i]} {label[0]} {_scalar(a)} - {label[1]} {_scalar(b)} = "
+            f"{_scalar(round(a - b, 6))}")
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell.replace(",", "").strip())
+    except ValueError:
+        return None
 
 
 def _asks_list(question: str) -> bool:
@@ -308,16 +383,19 @@ def id_arguments(spec: ToolSpec) -> list[str]:
             and isinstance(props.get(k), Mapping) and props[k].get("type") == "integer"]
 
 
-def headline(text: str, short: int = 120) -> str:
+def headline(text: str, question: str = "", short: int = 120) -> str:
     """``text``, or its JSON object's ``headline`` string when ``text`` is longer than
-    ``short`` characters and starts with one."""
+    ``short`` characters and starts with one — unless ``question`` asks a figure of the
+    records holding its codes (:func:`figure`: "for company 1002"), which comes first."""
     if len(text) <= short or not text.startswith('{"headline"'):
         return text
     try:
-        value = json.loads(text).get("headline")
+        data = json.loads(text)
+        value = data.get("headline")
     except (json.JSONDecodeError, AttributeError):
         return text
-    return value if isinstance(value, str) else text
+    asked = figure(data, question) if _CODE.search(question) else ""
+    return asked or (value if isinstance(value, str) else text)
 
 
 def distinct(tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 
-from reactloop._ranking import best_choice, rank_tools, terms
+from reactloop._ranking import best_choice, evident, rank_tools, terms
 from reactloop.messages import (
     Message,
     ModelRequest,
@@ -25,7 +25,13 @@ from reactloop.messages import (
     Usage,
 )
 from reactloop.models._base import Model
-from reactloop.models._fit import _NAMED, _string_arguments, lacks_format, small_talk
+from reactloop.models._fit import (
+    _NAMED,
+    _string_arguments,
+    lacks_format,
+    small_talk,
+    takes_format,
+)
 from reactloop.models._shaping import is_id
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
@@ -56,8 +62,12 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
     question = _fresh_question(request.messages)
     if not question or request.settings.tool_choice == "none" or small_talk(question):
         return None
-    allowed = {t.name for t in request.tools}
-    best = best_choice([t for t in request.all_tools if t.name in allowed], question)
+    allowed = [t for t in request.all_tools if t.name in {s.name for s in request.tools}]
+    # a value in a tool's documented format ("09:00" of a conversion) is that tool's, even
+    # when the places around it are in a skill's data ("from London to Tokyo")
+    formatted = any(not t.internal and evident(t, question) and takes_format(t, question)
+                    for t in allowed)
+    best = best_choice(allowed, question, names=not formatted)
     if best is None:
         return None
     spec, value = best

@@ -57,6 +57,7 @@ from reactloop.models import _fit
 from reactloop.models._base import Model
 from reactloop.models._fit import (
     container_span,
+    essential,
     file_names,
     fitting,
     foreign_examples,
@@ -418,7 +419,7 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         nxt = None
     extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
-        nxt = essential(nxt) if g.essential_arguments else nxt
+        nxt = essential(nxt, turn.question or "") if g.essential_arguments else nxt
         extra = () if nxt.name in {t.name for t in listed} else (nxt,)
         callable_, answer = [nxt], False
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
@@ -461,7 +462,7 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
         if loaded:  # the skill chosen: its own tools, or its first step
             listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit)
     if g.essential_arguments:
-        listed = tuple(essential(t) for t in listed)
+        listed = tuple(essential(t, turn.question or "") for t in listed)
     return listed
 
 
@@ -504,8 +505,9 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
     question = turn.question or ""
-    candidates = {t.name: _fit.fit_values(t, question, file_names(
-        t, retry_values(t, turn, request.messages) if turn.failed else found)) for t in callable_}
+    names = _fit.loaded_names(request.all_tools, request.messages)  # "Cafe Aroma" of its data
+    candidates = {t.name: _fit.fit_values(t, question, file_names(t, retry_values(
+        t, turn, request.messages) if turn.failed else found), names) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
         if ids and id_arguments(t) and not turn.failed:
@@ -533,18 +535,6 @@ def _context_words(messages: Sequence[Message], turn: Turn) -> set[str]:
             if isinstance(v, str) for w in terms(v)}
 
 
-def essential(spec: ToolSpec) -> ToolSpec:
-    """``spec`` with only its required arguments (or its first one, made required, when none
-    is required)."""
-    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
-    required = [k for k in spec.parameters.get("required") or () if k in props]
-    keep = required or list(props)[:1]
-    if len(keep) == len(props) and set(keep) == set(required):
-        return spec
-    params = {**spec.parameters, "properties": {k: props[k] for k in keep}, "required": keep}
-    return dataclasses.replace(spec, parameters=params)
-
-
 def typed_plan(request: ModelRequest, typed: dict[str, Any]) -> ReplyPlan:
     """A typed final answer (``Agent(output_type=...)``): every tool and the answer's own
     schema, as one JSON schema llama.cpp turns into the grammar (valid by construction)."""
@@ -559,9 +549,8 @@ MAX_PREFIX = 120
 MAX_SPAN_WORDS = 12
 MAX_SPAN_SOURCE_WORDS = 40
 MAX_FAILURES = 2
-AFTER_PREFIX = 160
-"""Characters an answer may add after the result it starts from."""
 """Failed calls of one tool in a turn after which it is no longer offered."""
+AFTER_PREFIX = 160  # characters an answer may add after the result it starts from
 
 
 def result_prefix(turn: Turn) -> str:
@@ -569,7 +558,7 @@ def result_prefix(turn: Turn) -> str:
     JSON object result's own ``headline``, a one-line summary a tool may put first)."""
     if not turn.succeeded or turn.failed:
         return ""
-    text = headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip())
+    text = headline(_REPEAT_NOTE.sub("", turn.succeeded[-1].content).strip(), turn.question or "")
     if text.startswith(("{", "[")) or len(text) > MAX_PREFIX or "\n" in text:
         text = render_result(text, turn.question or "")  # a JSON result, as one line of its records' values
     if not text or len(text) > MAX_RENDERED:

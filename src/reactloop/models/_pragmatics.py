@@ -1,0 +1,105 @@
+"""What kind of utterance a question is, from its form rather than its words: pure functions
+the embedded model's guidance uses to tell a request for a tool from talk that only shares a
+tool's or a skill's words (:func:`reactloop.models._fit.small_talk`).
+
+- **a general question** (:func:`general_question`): "why …", "explain …", "how does X work",
+  "what is a X", "what does a X do" about nothing concrete — no number, quote, file or name,
+  no place, no capitalised name, nothing of the user's ("my …") — asks for knowledge, which
+  the model answers itself ("Can you explain how compound interest is calculated?" is no
+  calculation; "Why do we have daylight saving?" no clock);
+- **advice** (:func:`advice`): "Can you suggest a name for my puppy?", "Recommend a book for
+  my flight." — something the model makes up, about no place and nothing concrete;
+- **a statement about oneself** (:func:`self_statement`): a sentence without a question, a
+  want or a request, said of oneself ("I work as a data analyst", "just landed after a 12
+  hour flight, so tired") is a remark, even with a number in it; so is a question about the
+  assistant itself ("Who are you?", "How's your day going?").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["advice", "anchored", "capitalised_names", "general_question", "self_statement"]
+
+_GENERAL = re.compile(
+    r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
+    r"explain\b|describe\b|why\b|tell\s+me\s+(?:about|why|how)\b|"
+    r"how\s+(?:does|do|did)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,40}?\s+work\b|"
+    r"what(?:\s+is|\s+are|'s|’s)\s+(?:a|an)\s|"
+    r"what\s+(?:does|do)\s+(?:a|an)\s+[\w\s'-]{1,40}?\s+do\b)", re.I)
+"""The forms of a question for knowledge (at the start of a clause)."""
+_ABOUT_YOU = re.compile(r"\b(?:who|how|what)\b[^?.!]*?\b(?:are\s+you|your|call\s+you|you\s+doing)\b"
+                        r"|\bhow(?:'s|’s|\s+is)\s+it\s+going\b", re.I)
+"""A question about the assistant itself ("Who are you?", "What is your favourite colour?")."""
+_VALUE = re.compile(r"\d|(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
+"""A number, a quote or a name (``notes.txt``, ``fi_reporting``): something to act on."""
+_OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.I)
+
+
+def capitalised_names(text: str) -> list[str]:
+    """The capitalised words of ``text`` that do not start a sentence or clause (a name:
+    "Cafe Aroma", "Singapore"); "I" is none."""
+    def starts(at: int) -> bool:
+        before = text[:at].rstrip()
+        return not before or before[-1] in ".!?,;:"
+
+    return [m.group(0) for m in re.finditer(r"\b[A-Z][\w'’-]*", text)
+            if not starts(m.start()) and m.group(0) not in ("I", "I'm", "I’m", "I've", "I'd")]
+
+
+def anchored(text: str) -> bool:
+    """Whether ``text`` names something concrete a tool could act on: a number, a quote, a
+    file or source name, a capitalised name, or a place with a timezone."""
+    from reactloop._zones import places_in
+
+    return bool(_VALUE.search(text) or capitalised_names(text) or places_in(text))
+
+
+_ADVICE = re.compile(
+    r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
+    r"(?:sugg?est|recomm?end|write|compose)\s+(?:me\s+)?(?:a|an|one|some)\s|any\s+ideas\b|"
+    r"what\s+(?:\w+\s+)?should\s+i\s+(?:name|call|learn|read|watch|study|practi[cs]e)\b|help\s+me\s+plan\b|"
+    r"what\s+now\b|any\s+(?:tips|advice)\b)", re.I)
+"""A request for advice or for something made up ("Can you suggest a name for my puppy?",
+"Write one line of a poem"): the model's own to answer, unless it is about a place."""
+_PLACE = re.compile(r"\b(?:where|near|nearby|nearest|closest|around\s+here|close\s+to)\b", re.I)
+
+
+def advice(question: str) -> bool:
+    """Whether ``question`` asks for advice or for something made up (see :data:`_ADVICE`)
+    about nothing concrete: no anchor, no place ("near", "where")."""
+    text = " ".join(question.split())
+    return bool(_ADVICE.search(text)) and not anchored(text) and not _PLACE.search(text)
+
+
+def general_question(question: str) -> bool:
+    """Whether ``question`` asks for knowledge about nothing concrete (see the module):
+    the form of a general question, no anchor (:func:`anchored`), nothing of the user's."""
+    text = " ".join(question.split())
+    asked = _GENERAL.search(text) or _ABOUT_YOU.search(text)
+    return bool(asked) and not anchored(text) and not _OWN.search(text)
+
+
+_QUESTION_WORDS = re.compile(r"\b(?:what|where|when|which|who|whom|whose|why|how)\b", re.I)
+_SELVES = "i i'm im i've i'll i'd we we're we've just finally already"
+_SELF = frozenset(_SELVES.split())
+"""First words of a sentence said of oneself (with its subject left out: "just landed")."""
+_REQUESTS = """need want like wish wonder wondering looking trying please pls plz can
+could would tell show find give help let"""
+_REQUEST = frozenset(_REQUESTS.split())
+_EXPRESSION = re.compile(r"\d\s*(?:\*\*|[-+*/×÷^%])\s*\d")
+_NAME = re.compile(r"(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
+
+
+def self_statement(question: str) -> bool:
+    """Whether ``question`` is a statement about oneself (see the module): it starts with the
+    speaker ("I …", "We …", "just landed …"), asks nothing (no question mark or question
+    word), wants nothing ("need", "please", "could", "I'd …") and holds no expression, quote
+    or file name; numbers are allowed ("a 12 hour flight")."""
+    text = " ".join(question.split()).replace("’", "'")
+    if not text or "?" in text or _QUESTION_WORDS.search(text) or _EXPRESSION.search(text):
+        return False
+    if _NAME.search(text):
+        return False
+    words = [w.strip(".,!;:").lower() for w in text.split()]
+    return words[0] in _SELF and not any(w in _REQUEST or w.endswith("'d") for w in words)

@@ -1,0 +1,104 @@
+"""Times and timezones as a question says them, for a guided call's arguments (pure functions
+used by :mod:`reactloop.models._fit`):
+
+- **times of day** (:func:`spoken_times`): "2 pm", "half past 3", "quarter to 9", "noon",
+  "7:05" are the ``HH:MM`` values an argument documented as ``HH:MM`` takes ("14:00",
+  "03:30", "08:45", "12:00", "07:05");
+- **a time argument** (:func:`time_choices`): an ``HH:MM`` argument chooses among them;
+- **two zones in the question's order** (:func:`paired_zones`): a conversion between two
+  places said plainly ("11:00 in Cairo … in Bangkok") takes the first as its source and the
+  second as its target (or the other way where the question says so: "to B from A"), never
+  one zone twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reactloop.messages import ToolCall, ToolSpec
+
+__all__ = ["HHMM", "paired_zones", "spoken_times", "time_choices"]
+
+HHMM = r"\b\d{1,2}:\d{2}\b"
+"""How a documented ``HH:MM`` value is found in a question."""
+
+_HOUR = r"(1[0-2]|0?[1-9])"
+_MERIDIEM = r"\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"
+_TIMES = re.compile(
+    rf"\b(?P<clock>([01]?\d|2[0-3]):([0-5]\d))(?:{_MERIDIEM})?"
+    rf"|\b(?P<hour>{_HOUR}){_MERIDIEM}"
+    rf"|\b(?P<part>half|quarter)\s+(?P<rel>past|to|after)\s+(?P<of>{_HOUR})\b(?:{_MERIDIEM})?"
+    rf"|\b(?P<oclock>{_HOUR})\s*o'?\s?clock\b(?:{_MERIDIEM})?"
+    r"|\b(?P<named>noon|midday|midnight)\b", re.I)
+
+
+def _hm(hour: int, minute: int, meridiem: str | None) -> str:
+    if meridiem:
+        pm = meridiem.lower().startswith("p")
+        hour = hour % 12 + (12 if pm else 0)
+    return f"{hour % 24:02d}:{minute:02d}"
+
+
+def _one(m: re.Match[str]) -> str:
+    groups = [g for g in m.groups() if g and g.lower().replace(".", "").replace(" ", "") in (
+        "am", "pm")]
+    meridiem = groups[-1] if groups else None
+    if m.group("clock"):
+        hour, minute = (int(x) for x in m.group("clock").split(":"))
+        return _hm(hour, minute, meridiem if hour <= 12 else None)
+    if m.group("hour"):
+        return _hm(int(m.group("hour")), 0, meridiem)
+    if m.group("part"):
+        hour = int(m.group("of"))
+        minute = 30 if m.group("part").lower() == "half" else 15
+        if m.group("rel").lower() == "to":
+            hour, minute = (hour - 1) or 12, 60 - minute
+        return _hm(hour, minute, meridiem)
+    if m.group("oclock"):
+        return _hm(int(m.group("oclock")), 0, meridiem)
+    return "00:00" if m.group("named").lower() == "midnight" else "12:00"
+
+
+def spoken_times(question: str) -> list[str]:
+    """The times of day ``question`` says, as ``HH:MM``, in its order (see the module)."""
+    return list(dict.fromkeys(_one(m) for m in _TIMES.finditer(question)))
+
+
+def _hhmm_arguments(spec: ToolSpec) -> list[str]:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"
+            and "enum" not in p and ("HH:MM" in str(p.get("description") or "")
+                                     or p.get("format") == "time")]
+
+
+def time_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with its ``HH:MM`` arguments restricted to the times the question says (typed
+    or spoken, :func:`spoken_times`), when it says any."""
+    names = _hhmm_arguments(spec)
+    times = spoken_times(question) if names else []
+    if not times:
+        return spec
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    changed = {k: {**p, "enum": times} if k in names else p for k, p in props.items()}
+    return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
+
+
+def paired_zones(spec: ToolSpec, names: Sequence[str], zones: Sequence[str],
+                 question: str) -> dict[str, list[str]] | None:
+    """For a source/target pair among the timezone arguments ``names`` and exactly two zones
+    the question names: each argument's one zone, the source first as said, unless the
+    question says them the other way (:func:`~reactloop.models._shaping.order_directions`);
+    None otherwise."""
+    from reactloop.models._shaping import _role, order_directions
+
+    if len(zones) != 2 or len(names) != 2:
+        return None
+    roles = {(_role(n) or ("", ""))[0]: n for n in names}
+    if set(roles) != {"source", "target"}:
+        return None
+    call = order_directions(ToolCall(spec.name, {roles["source"]: zones[0],
+                                                 roles["target"]: zones[1]}), question)
+    return {n: [str(call.arguments[n])] for n in names}

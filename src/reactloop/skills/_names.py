@@ -1,0 +1,99 @@
+"""The names a skill's bundled data holds ("Cafe Aroma" in the airport's ``data/pois.json``,
+"Singapore" in book-flight's ``data/airports.csv``): a question naming one of them is about
+that skill, whatever else its words say ("until what time is Cafe Aroma open?" is the
+airport's, not the clock's). Collected once per skill folder (cached by the files' sizes and
+modification times), only from data files (JSON, CSV, TSV), never from code.
+
+They travel with ``load_skill``'s choices (:attr:`~reactloop.messages.ToolSpec.choices`,
+after :data:`NAMES_MARK`), which only ranking reads (:func:`reactloop._ranking.best_choice`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from reactloop._ranking import NAMES_MARK
+
+__all__ = ["NAMES_MARK", "data_names"]
+
+_SUFFIXES = (".json", ".csv", ".tsv")
+_MAX_BYTES = 2_000_000
+_MAX_NAMES = 2000
+_NAME = re.compile(r"[A-Z][\w'&.-]*(?: [\w'&.-]+){0,3}")
+"""A name: a capitalised word and up to three more ("Cafe Aroma", "Terminal A", "EUR")."""
+
+
+def _is_name(value: str) -> bool:
+    text = value.strip()
+    return (len(text) <= 40 and bool(_NAME.fullmatch(text)) and not text.endswith(".")
+            and any(c.isalpha() for c in text[1:] or text))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _file_names(path: Path) -> Iterator[str]:
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            return
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if path.suffix == ".json":
+        try:
+            yield from _strings(json.loads(text))
+        except ValueError:
+            return
+    else:
+        for row in csv.reader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv"
+                              else ","):
+            yield from row[:50]
+
+
+def _data_files(folder: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+        out += [Path(dirpath, f) for f in sorted(filenames) if f.endswith(_SUFFIXES)]
+    return out[:200]
+
+
+@lru_cache(maxsize=64)
+def _cached(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for name, _, _ in stamp:
+        for value in _file_names(Path(folder, name)):
+            if _is_name(value):
+                names[" ".join(value.split())] = None
+            if len(names) >= _MAX_NAMES:
+                return tuple(names)
+    return tuple(names)
+
+
+def data_names(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The names (capitalised, up to four words) in the data files of the skill in
+    ``folder``, in file order, each once (see the module)."""
+    root = Path(folder)
+    stamp = []
+    for path in _data_files(root):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        stamp.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+    return _cached(str(root), tuple(stamp)) if stamp else ()
