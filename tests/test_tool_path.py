@@ -229,11 +229,20 @@ def test_a_broken_annotation_names_its_own_attribute_error() -> None:
         t.wants_context  # noqa: B018
 
 
-def test_a_long_run_finds_identical_calls_by_key_not_by_scanning() -> None:
+def test_a_long_run_finds_identical_calls_by_key_not_by_scanning(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Past ``SCAN`` results a call is looked up by key: the same answers as the scan, and
     an identical call among hundreds is still answered from the earlier one."""
     from reactloop import _repeats
 
+    looked_up: list[str] = []
+    by_key = Repeats.earlier
+
+    def earlier(self: Repeats, seen: Any, call: ToolCall) -> Any:
+        looked_up.append(call.id or "")
+        return by_key(self, seen, call)
+
+    monkeypatch.setattr(Repeats, "earlier", earlier)
     ran: list[int] = []
 
     @tool
@@ -252,6 +261,7 @@ def test_a_long_run_finds_identical_calls_by_key_not_by_scanning() -> None:
     [again], [five, fresh] = result.steps[1].results, result.steps[2].results
     assert (again.cached, again.result, five.cached, five.result) == (True, 49, True, 25)
     assert (fresh.cached, fresh.result) == (False, n * n)
+    assert {"x", "y"} <= set(looked_up)  # the batch of two after 96 results: by key
 
     # one call per step: past SCAN steps the same, by key
     steps: list[Any] = [ToolCall("square", {"n": i}, f"s{i}") for i in range(_repeats.SCAN + 8)]
@@ -261,6 +271,7 @@ def test_a_long_run_finds_identical_calls_by_key_not_by_scanning() -> None:
     assert result.state is RunState.COMPLETED and ran == list(range(_repeats.SCAN + 8))
     [last] = result.steps[-2].results
     assert (last.cached, last.result) == (True, 9)
+    assert len(looked_up) > 2  # the one-call steps past SCAN: by key too
 
     # the index follows RunContext.seen: added to, then filtered (a held call taken out)
     repeats = Repeats()

@@ -289,7 +289,8 @@ def said_names(names: Sequence[str], query: str) -> list[str]:
     as whole words (a code in capitals only in capitals: "ACTUAL" is not "actual"). A place
     the world knows (a city with a timezone) is the skill's only in a trip between two of its
     names ("from London to Singapore"), never alone ("the time in London")."""
-    said = [n for n in names if n.strip() and re.search(
+    lowered = query.lower()  # a substring test first: a skill's data may hold 2,000 names
+    said = [n for n in names if n.strip() and n.lower() in lowered and re.search(
         rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query, 0 if n.isupper() else re.I)]
     if len(said) >= 2 and _TRIP.search(query):
         return said
