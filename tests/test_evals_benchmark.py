@@ -61,7 +61,7 @@ def test_everyday_has_thirty_cases_over_eight_tools_and_ci_is_a_subset() -> None
                                   "holdout_everyday.yaml", "holdout_everyday2.yaml",
                                   "holdout_everyday3.yaml", "holdout_everyday4.yaml",
                                   "holdout_everyday5.yaml", "holdout_everyday6.yaml",
-                                  "holdout_everyday7.yaml"])
+                                  "holdout_everyday7.yaml", "everyday_more4.yaml"])
 def test_everyday_expects_only_offered_tools(name: str) -> None:
     """Every expected call names a tool the agent offers: its own, a skill's, the workspace's,
     or the MCP server's (the time server's convert_time, namespaced ``time_``)."""
