@@ -213,6 +213,25 @@ def test_the_side_a_question_word_asks_about_is_the_target() -> None:
                                    "Europe/Paris?") is right
 
 
+def test_the_place_a_time_is_said_in_is_the_source() -> None:
+    from reactloop.models._shaping import order_directions
+    from reactloop.models._times import zone_of_time
+
+    said_first = ToolCall("convert_time", {"source_timezone": "America/Lima", "time": "06:40",
+                                           "target_timezone": "Asia/Seoul"})
+    fixed = order_directions(said_first, "what time in America/Lima is 06:40 in Asia/Seoul?")
+    assert (fixed.arguments["source_timezone"], fixed.arguments["target_timezone"]) == (
+        "Asia/Seoul", "America/Lima")
+    later = "What time is it in America/Lima when it's 6:40am in Asia/Seoul?"
+    assert order_directions(said_first, later).arguments["source_timezone"] == "Asia/Seoul"
+    # "to" ties no place to the time: the direction words decide, as before
+    assert zone_of_time("convert 9:00 to lima time from seoul", ("lima", "seoul")) is None
+    assert zone_of_time("in lima at 9am, what time is it in seoul?", ("lima", "seoul")) == "lima"
+    assert zone_of_time("lima's 08:00 is what in seoul?", ("lima", "seoul")) == "lima"
+    assert order_directions(said_first, "Convert 06:40 from America/Lima to Asia/Seoul") is (
+        said_first)
+
+
 def test_a_file_tool_copies_a_file_name_not_a_verb() -> None:
     request = _first("Could you open setup.md in the docs directory?", [], workspace=WORKSPACE)
     plan = plan_reply(request, Guidance())

@@ -524,7 +524,7 @@ def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
     zones = zones_in(question) if names else []
     if not zones:
         return spec
-    from reactloop.models._times import paired_zones
+    from reactloop.models._shaping import paired_zones
 
     # two places said plainly: the first is the source, the second the target, never one twice
     pair = paired_zones(spec, names, zones, question) or {}

@@ -26,7 +26,7 @@ from reactloop._ranking import terms
 from reactloop.messages import Message, ToolCall, ToolSpec
 
 __all__ = ["MAX_RENDERED", "content_span", "culprits", "distinct", "headline", "id_arguments",
-           "is_id", "order_directions", "render_result", "result_ids"]
+           "is_id", "order_directions", "paired_zones", "render_result", "result_ids"]
 
 MAX_RENDERED = 240
 """The longest rendering of a structured result an answer starts with."""
@@ -327,13 +327,16 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
     """``call`` with a source/target (from/to) pair of string arguments swapped when the question
     says them the other way: "from B" for the target's value, "to A" for the source's, or the
     source's value after the question word and the target's before it ("When it is 09:00 in
-    A, what time is it in B?")."""
+    A, what time is it in B?"); a time said in a place ties that place to the source ("what
+    time in B is 19:25 in A?", :func:`~reactloop.models._times.zone_of_time`) before all."""
     args = call.arguments
     roles: dict[str, dict[str, str]] = {}
     for name in args:
         role = _role(str(name))
         if role is not None and isinstance(args[name], str):
             roles.setdefault(role[1], {})[role[0]] = str(name)
+    from reactloop.models._times import zone_of_time
+
     text = " ".join(question.lower().split())
     swapped = dict(args)
     for pair in roles.values():
@@ -346,10 +349,29 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
         # question word asks about is the target, the side said before it the source
         asked = max(text.rfind(w) for w in ("what ", "how ", "which "))
         asked_source = asked > 0 and -1 < text.find(dst) < asked < text.find(src)
-        if src != dst and (said_from_target or said_to_source or asked_source):
+        timed = zone_of_time(text, (src, dst))  # "what time in B is 19:25 in A": A is the source
+        if src != dst and (timed == dst if timed else (
+                said_from_target or said_to_source or asked_source)):
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
+
+
+def paired_zones(spec: ToolSpec, names: Sequence[str], zones: Sequence[str],
+                 question: str) -> dict[str, list[str]] | None:
+    """For a source/target pair among the timezone arguments ``names`` and exactly two zones
+    the question names: each argument's one zone, the source first as said, unless the
+    question says them the other way (:func:`order_directions`): a conversion between two
+    places said plainly ("11:00 in Cairo … in Bangkok") never takes one zone twice;
+    None otherwise."""
+    if len(zones) != 2 or len(names) != 2:
+        return None
+    roles = {(_role(n) or ("", ""))[0]: n for n in names}
+    if set(roles) != {"source", "target"}:
+        return None
+    call = order_directions(ToolCall(spec.name, {roles["source"]: zones[0],
+                                                 roles["target"]: zones[1]}), question)
+    return {n: [str(call.arguments[n])] for n in names}
 
 
 def _said(value: str, question: str) -> str:

@@ -5,10 +5,8 @@ used by :mod:`reactloop.models._fit`):
   "7:05" are the ``HH:MM`` values an argument documented as ``HH:MM`` takes ("14:00",
   "03:30", "08:45", "12:00", "07:05");
 - **a time argument** (:func:`time_choices`): an ``HH:MM`` argument chooses among them;
-- **two zones in the question's order** (:func:`paired_zones`): a conversion between two
-  places said plainly ("11:00 in Cairo … in Bangkok") takes the first as its source and the
-  second as its target (or the other way where the question says so: "to B from A"), never
-  one zone twice.
+- **the zone a time is said in** (:func:`zone_of_time`): "what time in B is 19:25 in A?" and
+  "9am London time" tie the time to A and London, the conversion's source.
 """
 
 from __future__ import annotations
@@ -18,9 +16,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop.messages import ToolCall, ToolSpec
+from reactloop.messages import ToolSpec
 
-__all__ = ["HHMM", "paired_zones", "spoken_times", "time_choices"]
+__all__ = ["HHMM", "spoken_times", "time_choices", "zone_of_time"]
 
 HHMM = r"\b\d{1,2}:\d{2}\b"
 """How a documented ``HH:MM`` value is found in a question."""
@@ -86,19 +84,21 @@ def time_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
-def paired_zones(spec: ToolSpec, names: Sequence[str], zones: Sequence[str],
-                 question: str) -> dict[str, list[str]] | None:
-    """For a source/target pair among the timezone arguments ``names`` and exactly two zones
-    the question names: each argument's one zone, the source first as said, unless the
-    question says them the other way (:func:`~reactloop.models._shaping.order_directions`);
-    None otherwise."""
-    from reactloop.models._shaping import _role, order_directions
-
-    if len(zones) != 2 or len(names) != 2:
-        return None
-    roles = {(_role(n) or ("", ""))[0]: n for n in names}
-    if set(roles) != {"source", "target"}:
-        return None
-    call = order_directions(ToolCall(spec.name, {roles["source"]: zones[0],
-                                                 roles["target"]: zones[1]}), question)
-    return {n: [str(call.arguments[n])] for n in names}
+def zone_of_time(text: str, places: Sequence[str]) -> str | None:
+    """Which one of ``places`` (lower case, as ``text`` says them) the question ties to a time
+    of day: said right after it ("19:25 in Prague", "9am London time", "noon here in Lima";
+    not "9:00 to Paris") or, failing that, right before it ("in Tokyo at 9am", "Oslo's
+    08:00"); None when it ties none or several."""
+    spans = [m.span() for m in _TIMES.finditer(text)]
+    for after in (True, False):
+        tied = set()
+        for place in places:
+            p = re.escape(place)
+            rx = (re.compile(rf"\s*(?:(?!(?:in)?to\b)[a-z.]+\s+)?(?:(?:in|at)\s+)?{p}\b")
+                  if after else re.compile(rf"\b{p}(?:'s|\s+time)?\s+(?:at\s+)?$"))
+            if any(rx.match(text, end) if after else rx.search(text[:start])
+                   for start, end in spans):
+                tied.add(place)
+        if tied:
+            return tied.pop() if len(tied) == 1 else None
+    return None
