@@ -253,3 +253,18 @@ def test_phrasings_are_not_the_eval_sets() -> None:
                 for case in mark.args[1]:
                     question = case if isinstance(case, str) else case[0]
                     assert question.lower() not in texts, question
+
+
+@pytest.mark.parametrize(("question", "offered"), [
+    ("what's the difference between ISO and ANSI keyboards?", False),  # names, no number
+    ("how many miles is a half marathon?", None),  # a number said in words: may convert
+    ("what's the difference between 930 and 477?", True),
+])
+def test_a_tool_of_numbers_only_needs_a_number_in_the_question(question: str,
+                                                               offered: bool | None) -> None:
+    from reactloop.models._operators import lacks_number
+
+    assert lacks_number(subtract.spec(), question) is (offered is False)
+    names, _ = _offer(_first(question, [subtract, current_time], skills=False))
+    if offered is not None:
+        assert ("subtract" in names) is offered, (question, names)

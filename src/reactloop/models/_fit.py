@@ -208,15 +208,17 @@ _REFERENCE = re.compile(r"\breferences?/[\w./-]+")  # a document the skill says 
 def fitting(tools: Sequence[ToolSpec], question: str, keep: Sequence[str], *,
             guided_skills: bool, loaded: bool) -> list[ToolSpec]:
     """``tools`` without those that cannot fit a fresh ``question`` (small talk: none; a
-    documented format the question lacks), ranked afterwards; ``keep`` (loop control) stays.
+    documented format the question lacks; numbers when it gives none), ranked afterwards; ``keep`` (loop control) stays.
     With ``guided_skills`` (the guidance loads skills itself) ``load_skill`` is never offered,
     and the skill-document reader only once a skill was ``loaded``: a workspace file is no
     skill reference."""
+    from reactloop.models._operators import lacks_number
+
     if small_talk(question):
         return [t for t in tools if t.name in keep]
     return [t for t in tools if t.name in keep or not (
         (guided_skills and (t.choices or (t.name == READ and not loaded)))
-        or lacks_format(t, question))]
+        or lacks_format(t, question) or lacks_number(t, question))]
 
 
 def preferred(listed: Sequence[ToolSpec], question: str, keep: Sequence[str]

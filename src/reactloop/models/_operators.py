@@ -18,7 +18,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["expression_operators", "spoken_arithmetic", "whole_expression"]
+__all__ = ["expression_operators", "lacks_number", "spoken_arithmetic", "whole_expression"]
 
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 _OPERATOR = re.compile(r"\*\*|[-+*/×÷^%]")
@@ -107,3 +107,20 @@ def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]
     if SPOKEN_POWER.search(question) and not found:
         single = "**"  # "2 to the power of 10": a power tool's, or the expression's
     return [t for t in tools if not _numeric(t) or (single is not None and _kind(t) == single)]
+
+
+_NUMBER_WORD = re.compile(r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+                          r"twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
+                          r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
+                          r"thousand|million|billion|half|dozen|pi)\b", re.I)
+
+
+def lacks_number(spec: ToolSpec, question: str) -> bool:
+    """Whether ``spec`` takes numbers only (``subtract``, ``km_to_miles``; not an id a search
+    finds) and ``question`` gives none, in digits or in words: "What's the difference between
+    a terminal and a gate?" is no subtraction, whatever word it shares with one."""
+    from reactloop.models._shaping import is_id
+
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return (not spec.internal and _numeric(spec) and not any(is_id(k) for k in props)
+            and not any(c.isdigit() for c in question) and not _NUMBER_WORD.search(question))
