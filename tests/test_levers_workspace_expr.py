@@ -141,6 +141,7 @@ def test_a_table_total_sums_the_rows_named_or_every_row(question: str, figure: s
     ("did we note down the wifi password anywhere?", {"wifi", "password"}),
     ("any docs about restarting the server?", {"restart", "server"}),
     ("Do any of our notes mention the landlord?", {"landlord"}),
+    ("do I have something written about the parking permit?", {"park", "permit"}),
 ])
 def test_a_question_whether_the_files_say_something_searches_them(
         question: str, words: set[str]) -> None:
@@ -175,6 +176,8 @@ def test_a_question_that_names_a_folder_is_still_a_listing() -> None:
     "Could you figure out 50 - 3 * 4",
     "what is 900 divided by 3 minus 75?",
     "how much is 14 times 6 plus 9",
+    "what's the sum of 17, 23 and 41?",  # three numbers: more than add takes
+    "multiply 3, 5 and 11 please",
 ])
 def test_an_expression_of_several_operators_is_calculated_whole(question: str) -> None:
     plan = plan_reply(_first(question), Guidance())
@@ -189,6 +192,7 @@ def test_a_spoken_expression_is_written_as_typed() -> None:
 
     assert spoken_arithmetic("what is 900 divided by 3 minus 75?") == ["900 / 3 - 75"]
     assert spoken_arithmetic("what is 6 plus 7") == ["6 + 7"]
+    assert spoken_arithmetic("add up 1,250, 40 and 7") == ["1250 + 40 + 7"]
     assert expression_operators("what's 880/8 - 6 on 2024-05-01?") == [["/", "-"]]
     assert expression_operators("open data/q3.csv at 10:30") == []
 

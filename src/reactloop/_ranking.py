@@ -108,6 +108,12 @@ SPOKEN_ARITHMETIC = re.compile(
     rf"\s*){_OPERAND})*(?![\w.])", re.I)
 """Arithmetic said in words, or partly in words ("1260 divided by 4 plus 15", "45 times 3 - 10"):
 an expression as well."""
+LISTED_OPERANDS = re.compile(
+    r"\b(sum|total|add|adding|plus|multiply|multiplying|product)(?:\s+(?:up|together|of|all))*"
+    r"\s+(?:the\s+numbers\s+)?(\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)+,?\s+(?:and|&)\s+"
+    r"\d+(?:\.\d+)?)(?![\w.])", re.I)
+"""Three numbers or more to add or multiply ("the sum of 3, 4 and 5"): more than a tool of two
+numbers takes, an expression as well."""
 _AMOUNT = r"(\d[\d,]*(?:\.\d+)?)(?:\s+(hundred|thousand|million|billion)\b)?"
 SPOKEN_SHARE = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:%|per\s*cent\b)|\b(half|a\s+third|one\s+"
                           r"third|a\s+quarter|one\s+quarter|a\s+fifth|one\s+fifth|a\s+tenth|"
@@ -135,6 +141,7 @@ _ABOUT_DOCUMENTS = re.compile(
     rf"telling|with|listing)\b|\b(?:do|does|did)\s+(?:any|one)\s+of\s+(?:my|the|our)\s+"
     rf"{_DOC}\b|\bdo\s+(?:i|we)\s+have\s+(?:a|an|any)\s+{_DOC}\b|\b(?:where|did)\s+(?:i|we)"
     rf"\s+(?:write|wrote|note|noted|jot|jotted|put|keep|kept|mention|mentioned|save|saved)\b|"
+    rf"\b(?:anything|something)\s+(?:written|noted|jotted|saved)\b|"
     rf"\b(?:what|"
     rf"which)\b.*\b(?:says?|said|written|mentions?|mentioned)\b.*\b(?:in|among)\s+(?:my|our|"
     rf"the)\s+{_DOC}\b", re.I)
@@ -200,7 +207,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
         out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
-                   or SPOKEN_SHARE.search(text) or _spoken_chain(text)):
+                   or SPOKEN_SHARE.search(text) or _spoken_chain(text)
+                   or LISTED_OPERANDS.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
