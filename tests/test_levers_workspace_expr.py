@@ -69,7 +69,17 @@ def divide(a: float, b: float) -> float:
     return a / b
 
 
-ARITHMETIC = [add, subtract, multiply, divide, calculate, current_time]
+@tool
+def km_to_miles(km: float) -> float:
+    """Convert a distance from kilometres to miles.
+
+    Args:
+        km: the distance in kilometres
+    """
+    return km * 0.621371
+
+
+ARITHMETIC = [add, subtract, multiply, divide, calculate, current_time, km_to_miles]
 
 
 def _first(question: str, tools: list[Any] | None = None, *, skills: bool = True
@@ -207,6 +217,7 @@ def test_one_operation_may_still_go_to_its_two_number_tool(question: str, kept: 
     from reactloop.models._operators import whole_expression
 
     specs = [t.spec() for t in ARITHMETIC]
+    # a tool of numbers of no operation (km_to_miles) is no part of an expression either
     assert {t.name for t in whole_expression(specs, question)} == kept | {"current_time"}
 
 
@@ -219,6 +230,8 @@ def test_one_operation_may_still_go_to_its_two_number_tool(question: str, kept: 
     "What's the difference between a hostel and a hotel, generally speaking?",
     "how do a carry-on and a personal item differ?",
     "In general, why do planes fly so high?",
+    "okay, talk to you soon!",  # acknowledgements and farewells only
+    "perfect, got it. bye for now",
 ])
 def test_greetings_and_general_questions_call_no_tool(question: str) -> None:
     assert small_talk(question), question
@@ -232,6 +245,7 @@ def test_greetings_and_general_questions_call_no_tool(question: str) -> None:
     ("hey, what's the time in Oslo?", None, "current_time"),
     ("good morning, can you add 41 and 17?", None, "add"),
     ("hi, what's the difference between 930 and 477?", None, "subtract"),
+    ("ok, now convert 12 km to miles", None, "km_to_miles"),
 ])
 def test_a_request_after_a_greeting_is_still_served(question: str, skill: str | None,
                                                    tool_name: str | None) -> None:

@@ -14,8 +14,9 @@ tool's or a skill's words (:func:`reactloop.models._fit.small_talk`).
   hour flight, so tired") is a remark, even with a number in it; so is a question about the
   assistant itself ("Who are you?", "How's your day going?");
 - **a greeting** (:func:`greeting`): "hi!", "good morning, sitting at the lounge", "just
-  saying hello", "hope your day is going well" — a greeting alone, or with a remark, that
-  asks and wants nothing, is answered in kind, whatever tool or skill word it says.
+  saying hello", "hope your day is going well", "sounds good, see you later" — a greeting
+  or a farewell alone, or with a remark, that asks and wants nothing, is answered in kind,
+  whatever tool or skill word it says.
 
 A general question's form includes a comparison of two kinds of thing ("What's the
 difference between a layover and a stopover?", "How do a visa and a passport differ?") and
@@ -127,12 +128,23 @@ _PHATIC = re.compile(r"\b(?:saying|say|said)\s+(?:hi|hello|hey|hiya|howdy)\b|\bj
 """Words that only keep in touch ("just saying hi", "hope your day is going well")."""
 
 
+_CLOSING = re.compile(
+    r"^(?:\W*(?:ok(?:ay)?|cool|great|nice|perfect|awesome|alright|sure|noted|got\s+it|sounds\s+"
+    r"(?:good|great)|no\s+worries|cheers|see\s+(?:you|ya)(?:\s+(?:later|soon|tomorrow|around))?|"
+    r"take\s+care|talk\s+(?:to\s+you\s+)?(?:later|soon)|catch\s+you\s+later|later|bye(?:\s+for\s+"
+    r"now)?|good\s*(?:bye|night)|night)\b)+\W*$", re.I)
+"""A message of acknowledgements and farewells only ("sounds good", "see you later",
+"cheers!")."""
+
+
 def greeting(question: str) -> bool:
     """Whether ``question`` is a greeting (see the module): a greeting word alone, a phrase
     that only keeps in touch, or a greeting before a statement about oneself; never with a
     question (other than about the assistant) or a want ("hi, where is gate 2?", "hey, can
     you add 4 and 5?")."""
     text = " ".join(question.split()).replace("’", "'")
+    if _CLOSING.match(text):
+        return True
     opening = _GREETING.match(text)
     rest = text[opening.end():] if opening else text
     if not opening and not _PHATIC.search(text):
