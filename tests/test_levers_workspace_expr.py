@@ -152,6 +152,9 @@ def test_a_table_total_sums_the_rows_named_or_every_row(question: str, figure: s
     ("any docs about restarting the server?", {"restart", "server"}),
     ("Do any of our notes mention the landlord?", {"landlord"}),
     ("do I have something written about the parking permit?", {"park", "permit"}),
+    ("can you look through my notes for anything on the boiler?", {"boiler"}),
+    ("when is the water bill due, according to our docs?", {"water", "bill", "due"}),
+    ("does the readme explain the configuration?", {"configur"}),  # the root: "configure"
 ])
 def test_a_question_whether_the_files_say_something_searches_them(
         question: str, words: set[str]) -> None:

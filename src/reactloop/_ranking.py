@@ -141,7 +141,10 @@ _ABOUT_DOCUMENTS = re.compile(
     rf"telling|with|listing)\b|\b(?:do|does|did)\s+(?:any|one)\s+of\s+(?:my|the|our)\s+"
     rf"{_DOC}\b|\bdo\s+(?:i|we)\s+have\s+(?:a|an|any)\s+{_DOC}\b|\b(?:where|did)\s+(?:i|we)"
     rf"\s+(?:write|wrote|note|noted|jot|jotted|put|keep|kept|mention|mentioned|save|saved)\b|"
-    rf"\b(?:anything|something)\s+(?:written|noted|jotted|saved)\b|"
+    rf"\b(?:anything|something)\s+(?:written|noted|jotted|saved)\b|\baccording\s+to\s+(?:my|our|"
+    rf"the)\s+{_DOC}\b|\b(?:check|search|scan|look\s+(?:through|in|at)|go\s+through)\s+(?:my|our|"
+    rf"the)\s+{_DOC}\s+(?:for|about|to)\b|\b(?:do|does|did)\s+(?:my|our|the)\s+{_DOC}\s+(?:say|"
+    rf"mention|tell|list|cover|explain)\b|"
     rf"\b(?:what|"
     rf"which)\b.*\b(?:says?|said|written|mentions?|mentioned)\b.*\b(?:in|among)\s+(?:my|our|"
     rf"the)\s+{_DOC}\b", re.I)

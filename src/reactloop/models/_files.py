@@ -117,7 +117,8 @@ def any_word_pattern(values: Sequence[str], question: str) -> tuple[str, ...]:
     """The regular-expression values of a content search (``(?i)time``, ``(?i)open``,
     ``(?i)morning``) as one pattern matching any of the words the files would say: without
     the kind of answer asked ("what time"), each word as its stem ("opens": ``open``), the
-    question's order kept; ``values`` unchanged with fewer than two such words."""
+    question's order kept, a derived noun as its root ("installation": ``install``); ``values``
+    unchanged when none is left."""
     from reactloop._ranking import terms
 
     asked = {m.group(1).lower() for m in _ASKED.finditer(question)} & _KINDS
@@ -128,10 +129,25 @@ def any_word_pattern(values: Sequence[str], question: str) -> tuple[str, ...]:
             if word.lower() in asked or re.search(r"[^\w-]", word):
                 continue
             stems = terms(word) or ([word] if word.isdigit() else [])
-            words += [s for s in stems if len(s) >= 3 or s.isdigit()]
+            # a name keeps its capitals ("Globex"), a derived word its root
+            words += [word if _root(s) == word.lower() else _root(s) for s in stems
+                      if len(s) >= 3 or s.isdigit()]
     said = question.lower()
-    words = sorted(dict.fromkeys(words), key=lambda w: (said.find(w) < 0, said.find(w)))
-    if len(words) < 2:
+    words = sorted(dict.fromkeys(words), key=lambda w: (said.find(w.lower()) < 0,
+                                                        said.find(w.lower())))
+    if not words or (len(words) == 1 and len(values) > 1):  # "the server port": a phrase
         kept = tuple(v for v in values if v.removeprefix(_PREFIX).lower() not in asked)
         return kept or tuple(values)
     return (_PREFIX + "|".join(words),)
+
+
+_SUFFIXES = ("ations", "ation")
+
+
+def _root(stem: str) -> str:
+    """``stem`` without a suffix that derives a noun ("installation": ``install``), so that a
+    search finds the verb a file writes ("Install the package")."""
+    for suffix in _SUFFIXES:
+        if stem.endswith(suffix) and len(stem) - len(suffix) >= 4:
+            return stem[: -len(suffix)]
+    return stem
