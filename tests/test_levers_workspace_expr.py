@@ -133,8 +133,10 @@ def test_after_the_read_the_answer_starts_with_the_figure_the_question_asks() ->
     ("average of march and january, please", "amount average of"),
     ("mean monthly amount?", "amount average 1275 (2 rows)"),
     ("which month was it?", ""),  # asks no sum
+    ("in which month did we earn the most?", "amount highest february 1350"),
+    ("what was our weakest... er, lowest month?", "amount lowest january 1200"),
 ])
-def test_a_table_total_sums_the_rows_named_or_every_row(question: str, figure: str) -> None:
+def test_a_table_figure_sums_or_picks_the_rows_named_or_every_row(question: str, figure: str) -> None:
     from reactloop.models._tables import table_total
 
     text = "1\tmonth,amount\n2\tjanuary,1200\n3\tfebruary,1350\n"
