@@ -266,8 +266,14 @@ def test_a_request_after_a_greeting_is_still_served(question: str, skill: str | 
 
 
 def test_phrasings_are_not_the_eval_sets() -> None:
-    texts = " ".join(p.read_text(encoding="utf-8").lower()
-                     for p in (ROOT / "benchmarks" / "evals").glob("*.yaml"))
+    # the sets tuned on or already run; a blind set (a later held-out or validation set) is
+    # never read, not even by a test
+    sets = ["everyday.yaml", "everyday_more.yaml", "everyday_more2.yaml", "everyday_more3.yaml",
+            "holdout.yaml", "holdout_everyday.yaml", "holdout_everyday2.yaml",
+            "holdout_everyday3.yaml", "holdout_everyday4.yaml", "holdout_everyday5.yaml",
+            "holdout_everyday6.yaml"]
+    texts = " ".join((ROOT / "benchmarks" / "evals" / name).read_text(encoding="utf-8").lower()
+                     for name in sets)
     module = sys.modules[__name__]
     for name in dir(module):
         marks = getattr(getattr(module, name), "pytestmark", [])
