@@ -297,3 +297,14 @@ def test_a_tool_of_numbers_only_needs_a_number_in_the_question(question: str,
     names, _ = _offer(_first(question, [subtract, current_time], skills=False))
     if offered is not None:
         assert ("subtract" in names) is offered, (question, names)
+
+
+def test_words_of_looking_through_files_are_no_filler_of_other_searches() -> None:
+    # "check" says where to look only for the files' search: the airport's "check-in hall"
+    # is still searched by its name
+    model = ScriptedModel([ToolCall("load_skill", {"name": "airport"}), "done"])
+    Agent(model=model, tools=[calculate, current_time], skills=[SKILLS],
+          workspace=WORKSPACE).run_sync("please put the check-in hall on the map")
+    plan = plan_reply(model.requests[1], Guidance())
+    assert [t.name for t in plan.callable] == ["search_pois"] and plan.candidates is not None
+    assert plan.candidates["search_pois"].strings == ("check-in hall",)

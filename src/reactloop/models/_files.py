@@ -111,6 +111,10 @@ def document_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questi
 _KINDS = frozenset(["time", "times", "day", "days", "date", "dates", "hour", "hours", "year", "years", "month", "months", "week", "weeks", "number", "numbers", "amount", "price", "cost", "many", "much", "long", "often", "far", "old", "big"])
 """The kind of answer a question asks for ("what time", "how many"): no word of the files."""
 _ASKED = re.compile(r"\b(?:what|which|how)\s+(\w+)", re.I)
+_LOOKING = """saying got down jot jotted noted docs readme according check checking look looking
+through scan go"""
+_NOT_SAID = frozenset(_LOOKING.split())
+"""Words of looking, writing down or of the files themselves: no word the files say."""
 
 
 def any_word_pattern(values: Sequence[str], question: str) -> tuple[str, ...]:
@@ -126,7 +130,7 @@ def any_word_pattern(values: Sequence[str], question: str) -> tuple[str, ...]:
     for value in values:
         bare = value.removeprefix(_PREFIX)
         for word in bare.split():
-            if word.lower() in asked or re.search(r"[^\w-]", word):
+            if word.lower() in asked or word.lower() in _NOT_SAID or re.search(r"[^\w-]", word):
                 continue
             stems = terms(word) or ([word] if word.isdigit() else [])
             # a name keeps its capitals ("Globex"), a derived word its root
@@ -135,7 +139,7 @@ def any_word_pattern(values: Sequence[str], question: str) -> tuple[str, ...]:
     said = question.lower()
     words = sorted(dict.fromkeys(words), key=lambda w: (said.find(w.lower()) < 0,
                                                         said.find(w.lower())))
-    if not words or (len(words) == 1 and len(values) > 1):  # "the server port": a phrase
+    if not words:
         kept = tuple(v for v in values if v.removeprefix(_PREFIX).lower() not in asked)
         return kept or tuple(values)
     return (_PREFIX + "|".join(words),)

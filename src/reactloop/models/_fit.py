@@ -354,8 +354,7 @@ def spoken_shares(question: str) -> list[str]:
 _SEARCH_ARGS = frozenset({"pattern", "term", "query", "keyword", "keywords", "regex"})
 _WHERE_WORDS = ("file document folder workspace directory note mention talk configure define search "
                 "map screen mark put display pin highlight doc explain say tell write wrote written "
-                "describe cover about something anything somewhere anywhere word page says tells "
-                "saying got down jot jotted noted docs readme according check through")
+                "describe cover about something anything somewhere anywhere word page says tells")
 _PATTERNS = frozenset({"pattern", "regex"})
 """A text search's pattern argument: a word or two of the contents, never a clause (a whole
 clause of a question is seldom written in a file as such), and, for a regular expression,
