@@ -228,7 +228,7 @@ def test_an_optional_argument_whose_documented_option_the_question_says_is_fille
 @pytest.mark.parametrize(("question", "patterns"), [
     ("Which page describes how to reset the router?", ("reset", "router")),
     ("I jotted something down about a dentist appointment. Which note was that in?",
-     ("dentist", "dentist appointment", "appointment")),
+     ("dentist", "appointment")),
     ("Which file says anything about the invoice?", ("invoice",)),
 ])
 def test_a_question_for_the_file_that_holds_something_searches_for_it(
@@ -237,8 +237,9 @@ def test_a_question_for_the_file_that_holds_something_searches_for_it(
     assert skill_call(request) is None
     plan = plan_reply(request, Guidance())
     assert [t.name for t in plan.callable] == ["grep"] and plan.candidates is not None
-    found = {v.removeprefix("(?i)") for v in plan.candidates["grep"].strings}
-    assert found <= {*patterns, "jotted", "down"}
+    # several words: one pattern matching any of them (levers6a: any_word_pattern)
+    found = {w for v in plan.candidates["grep"].strings for w in v.removeprefix("(?i)").split("|")}
+    assert found <= {*patterns, "jotted", "jot", "down"}
     assert set(patterns) <= found
 
 

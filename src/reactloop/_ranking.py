@@ -19,7 +19,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["NAMES_MARK", "SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
+__all__ = ["NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -100,6 +100,20 @@ SPOKEN_POWER = re.compile(r"(\d+(?:\.\d+)?)\s+(?:(?:raised\s+)?to\s+the\s+(?:pow
                           r"(squared|cubed)\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+the\s+(\d+)"
                           r"(?:st|nd|rd|th)(?:\s+power)?\b", re.I)
 """A power said in words ("2 to the power of 5", "7 squared"): an expression as well."""
+_OPERAND = r"\d[\d,]*(?:\.\d+)?"
+SPOKEN_ARITHMETIC = re.compile(
+    rf"(?<![\w.]){_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|"
+    rf"\s*[-+*/×÷]\s*){_OPERAND})*\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over)\s+"
+    rf"{_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|\s*[-+*/×÷]"
+    rf"\s*){_OPERAND})*(?![\w.])", re.I)
+"""Arithmetic said in words, or partly in words ("1260 divided by 4 plus 15", "45 times 3 - 10"):
+an expression as well."""
+LISTED_OPERANDS = re.compile(
+    r"\b(sum|total|add|adding|plus|multiply|multiplying|product)(?:\s+(?:up|together|of|all))*"
+    r"\s+(?:the\s+numbers\s+)?(\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)+,?\s+(?:and|&)\s+"
+    r"\d+(?:\.\d+)?)(?![\w.])", re.I)
+"""Three numbers or more to add or multiply ("the sum of 3, 4 and 5"): more than a tool of two
+numbers takes, an expression as well."""
 _AMOUNT = r"(\d[\d,]*(?:\.\d+)?)(?:\s+(hundred|thousand|million|billion)\b)?"
 SPOKEN_SHARE = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:%|per\s*cent\b)|\b(half|a\s+third|one\s+"
                           r"third|a\s+quarter|one\s+quarter|a\s+fifth|one\s+fifth|a\s+tenth|"
@@ -119,6 +133,24 @@ _WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:[a-z]+\s+)?(?:file|doc|document
                          r"document|note)s?\s+(?:was|is)\s+(?:that|it)\s+in\b", re.I)
 """A question for the file that holds something ("Which note mentions the printer?", "Which
 file was that in?"): a search through the files' contents."""
+_DOC = r"(?:file|doc|document|note|page|text|readme|faq|memo|record)s?"
+_ABOUT_DOCUMENTS = re.compile(
+    rf"\bis\s+there\s+(?:a|an|any|some)\s+(?:\w+\s+)?{_DOC}\s+(?:that|which|where|saying|"
+    rf"about|on|mentioning|explaining|describing|telling|with|listing)\b|\b(?:any|some)\s+"
+    rf"(?:\w+\s+)?{_DOC}\s+(?:that|which|saying|about|on|mentioning|explaining|describing|"
+    rf"telling|with|listing)\b|\b(?:do|does|did)\s+(?:any|one)\s+of\s+(?:my|the|our)\s+"
+    rf"{_DOC}\b|\bdo\s+(?:i|we)\s+have\s+(?:a|an|any)\s+{_DOC}\b|\b(?:where|did)\s+(?:i|we)"
+    rf"\s+(?:write|wrote|note|noted|jot|jotted|put|keep|kept|mention|mentioned|save|saved)\b|"
+    rf"\b(?:anything|something)\s+(?:written|noted|jotted|saved)\b|\baccording\s+to\s+(?:my|our|"
+    rf"the)\s+{_DOC}\b|\b(?:check|search|scan|look\s+(?:through|in|at)|go\s+through)\s+(?:my|our|"
+    rf"the)\s+{_DOC}\s+(?:for|about|to)\b|\b(?:do|does|did)\s+(?:my|our|the)\s+{_DOC}\s+(?:say|"
+    rf"mention|tell|list|cover|explain)\b|"
+    rf"\b(?:what|"
+    rf"which)\b.*\b(?:says?|said|written|mentions?|mentioned)\b.*\b(?:in|among)\s+(?:my|our|"
+    rf"the)\s+{_DOC}\b", re.I)
+"""A question whether the files say something ("is there a doc that says when we open?",
+"did I write down the port anywhere?", "any notes about the printer?"): a search through
+the files' contents, whatever other tool a word of it names ("time")."""
 _OVER = re.compile(r"\d\s+over\s+\d")
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
@@ -131,8 +163,10 @@ _NEED = re.compile(r"\b(?:where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there\
                    re.I)
 """A need said without a place word ("I need to refill my water bottle", "where can I get some
 medicine?"): a question for a place or service that provides it."""
-_FILENAME = re.compile(r"(?<![\w.])[\w/-]*[a-z_][\w-]+\.[a-z]{1,4}\b(?!\.\w)")
-"""A file's name ("notes.txt", "docs/faq.md"): a signal for the tool that reads files."""
+_FILENAME = re.compile(r"(?<![\w.@])[\w/-]*[a-z_][\w-]+\.(?!(?:com|org|net|edu|gov|io|co|uk|de|fr)"
+                       r"\b)[a-z]{1,4}\b(?![.@]\w)")
+"""A file's name ("notes.txt", "docs/faq.md"), not a web or mail address ("example.com"): a
+signal for the tool that reads files."""
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 """Dates are not expressions ("2024-01-01" is no subtraction)."""
 
@@ -165,7 +199,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and (_LISTING.search(text) or _ALL.search(text) or (
             _INSIDE.search(text) and not _FILENAME.search(text))):  # "which sources can I ...": asks for a list
         out.append("list")
-    if expand and _WHICH_FILE.search(text) and not _FILENAME.search(text):
+    if expand and asks_documents(text) and not _FILENAME.search(text):
         out += ["search", "grep", "contents"]  # "which doc explains X": search the files
     if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
         out += ["time", "current", "timezone"]
@@ -176,11 +210,26 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
         out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
-                   or SPOKEN_SHARE.search(text)):
+                   or SPOKEN_SHARE.search(text) or _spoken_chain(text)
+                   or LISTED_OPERANDS.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
     return out
+
+
+def _spoken_chain(text: str) -> bool:
+    """Whether ``text`` says an arithmetic of two operators or more partly in words ("1260
+    divided by 4 plus 15"): one ("15 plus 27") is a two-number tool's as well."""
+    ops = re.compile(r"\b(?:plus|minus|times|by|over|x)\b|[-+*/×÷]")
+    return any(len(ops.findall(m.group(0))) >= 2 for m in SPOKEN_ARITHMETIC.finditer(
+        _DATE.sub(" ", text)))
+
+
+def asks_documents(text: str) -> bool:
+    """Whether ``text`` asks which file holds something, or whether the files say something
+    ("Which note mentions the printer?", "is there a doc that says when we open?")."""
+    return bool(_WHICH_FILE.search(text) or _ABOUT_DOCUMENTS.search(text))
 
 
 def _has_zone(text: str) -> bool:

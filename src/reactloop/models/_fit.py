@@ -120,13 +120,14 @@ def small_talk(question: str) -> bool:
     (:mod:`reactloop.models._pragmatics`), also a general question about nothing concrete
     ("Why do we have daylight saving?"), a request for advice or something made up, and a
     statement about oneself with a number in it ("just landed after a 12 hour flight")."""
-    from reactloop.models._pragmatics import advice, general_question, self_statement
+    from reactloop.models._pragmatics import advice, general_question, greeting, self_statement
 
     text = question.strip()
     plain = _QUOTED_WORD.sub(" x ", text)  # the word asked about is no value to act on
     if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
         return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning
-    if text and (general_question(text) or self_statement(text) or advice(text)):
+    if text and (general_question(text) or self_statement(text) or advice(text)
+                 or greeting(text)):
         return True  # "Why do we have daylight saving?", "just landed after a 12 hour flight"
     if not text or "?" in text or _VALUE.search(text):
         return False
@@ -178,29 +179,16 @@ def takes_format(spec: ToolSpec, question: str) -> bool:
     return any(_has(rx, question) for rx in _formats(spec))
 
 
-_COMPOUND = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*[\d(].*?[\d)]\s*(?:\*\*|[-+*/×÷^%])\s*"
-                       r"[\d(]|[\d)]\s*(?:\*\*|\^)\s*[\d(]")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}:\d{2}\b")
 
 
 def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
-    """``tools`` without those that take numbers only, when ``question`` holds an expression
-    of several operators (or a power) and another of ``tools`` takes a text argument: "(3 + 4)
-    * (10 - 6)" goes whole to ``calculate``, not as ``add(3, 10)``."""
-    if not _COMPOUND.search(_DATE.sub(" ", question)):
-        return list(tools)
+    """``tools`` without the two-number tools an expression of ``question`` is not exactly one
+    operation of, when another takes the expression whole ("(3 + 4) * (10 - 6)", "1260/4 +
+    15": ``calculate``, not ``add(3, 10)``): :func:`reactloop.models._operators.whole_expression`."""
+    from reactloop.models._operators import whole_expression as whole
 
-    def numeric(spec: ToolSpec) -> bool:
-        props: Mapping[str, Any] = spec.parameters.get("properties") or {}
-        kinds = [p.get("type") for p in props.values() if isinstance(p, Mapping)]
-        return bool(kinds) and all(k in ("number", "integer") for k in kinds)
-
-    from reactloop._ranking import evident
-
-    texts = [t for t in tools if not t.internal and not numeric(t) and evident(t, question)
-             and any(isinstance(p, Mapping) and p.get("type") == "string"
-                     for p in (t.parameters.get("properties") or {}).values())]
-    return [t for t in tools if not numeric(t)] if texts else list(tools)
+    return whole(tools, question)
 
 
 _CONTAINERS = frozenset({"folder", "folders", "directory", "directories", "dir", "file",
@@ -220,15 +208,17 @@ _REFERENCE = re.compile(r"\breferences?/[\w./-]+")  # a document the skill says 
 def fitting(tools: Sequence[ToolSpec], question: str, keep: Sequence[str], *,
             guided_skills: bool, loaded: bool) -> list[ToolSpec]:
     """``tools`` without those that cannot fit a fresh ``question`` (small talk: none; a
-    documented format the question lacks), ranked afterwards; ``keep`` (loop control) stays.
+    documented format the question lacks; numbers when it gives none), ranked afterwards; ``keep`` (loop control) stays.
     With ``guided_skills`` (the guidance loads skills itself) ``load_skill`` is never offered,
     and the skill-document reader only once a skill was ``loaded``: a workspace file is no
     skill reference."""
+    from reactloop.models._operators import lacks_number
+
     if small_talk(question):
         return [t for t in tools if t.name in keep]
     return [t for t in tools if t.name in keep or not (
         (guided_skills and (t.choices or (t.name == READ and not loaded)))
-        or lacks_format(t, question))]
+        or lacks_format(t, question) or lacks_number(t, question))]
 
 
 def preferred(listed: Sequence[ToolSpec], question: str, keep: Sequence[str]
@@ -420,6 +410,9 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
         if _REGEX.search(_described(spec, strings[0])):  # "instal" finds "Install the package"
             kept = tuple(v if v.startswith("(?i)") else "(?i)" + _META.sub(r"\\\g<0>", v)
                          for v in kept)
+            from reactloop.models._files import any_word_pattern
+
+            kept = any_word_pattern(kept, question)  # "(?i)open|morn", not "(?i)time"
     kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
     known = {n.lower() for n in names if not _located(n, question)}
     kept = tuple(v for v in kept if v.lower() in known) or kept
@@ -499,7 +492,10 @@ def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates
     if len(strings) != 1 or "expression" not in strings[0].lower() or not values.strings:
         return values
     typed = [e for e in values.strings if EXPRESSION.fullmatch(e)]
-    found = [*spoken_powers(question), *spoken_shares(question), *typed]
+    from reactloop.models._operators import spoken_arithmetic
+
+    found = [*spoken_powers(question), *spoken_shares(question), *spoken_arithmetic(question),
+             *typed]
     if not found:
         return values
     return dataclasses.replace(values, strings=tuple(dict.fromkeys(found)))

@@ -12,22 +12,35 @@ tool's or a skill's words (:func:`reactloop.models._fit.small_talk`).
 - **a statement about oneself** (:func:`self_statement`): a sentence without a question, a
   want or a request, said of oneself ("I work as a data analyst", "just landed after a 12
   hour flight, so tired") is a remark, even with a number in it; so is a question about the
-  assistant itself ("Who are you?", "How's your day going?").
+  assistant itself ("Who are you?", "How's your day going?");
+- **a greeting** (:func:`greeting`): "hi!", "good morning, sitting at the lounge", "just
+  saying hello", "hope your day is going well", "sounds good, see you later" — a greeting
+  or a farewell alone, or with a remark, that asks and wants nothing, is answered in kind,
+  whatever tool or skill word it says.
+
+A general question's form includes a comparison of two kinds of thing ("What's the
+difference between a layover and a stopover?", "How do a visa and a passport differ?") and
+a question said to be general ("…, generally speaking?", "In general, …").
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["advice", "anchored", "capitalised_names", "general_question", "self_statement"]
+__all__ = ["advice", "anchored", "capitalised_names", "general_question", "greeting",
+           "self_statement"]
 
 _GENERAL = re.compile(
     r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
     r"explain\b|describe\b|why\b|tell\s+me\s+(?:about|why|how)\b|"
     r"how\s+(?:does|do|did)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,40}?\s+work\b|"
     r"what(?:\s+is|\s+are|'s|’s)\s+(?:a|an)\s|"
-    r"what\s+(?:does|do)\s+(?:a|an)\s+[\w\s'-]{1,40}?\s+do\b)", re.I)
-"""The forms of a question for knowledge (at the start of a clause)."""
+    r"what\s+(?:does|do)\s+(?:a|an)\s+[\w\s'-]{1,40}?\s+do\b|"
+    r"what(?:\s+is|\s+are|'s|’s)\s+the\s+differences?\s+between\b|"
+    r"how\s+(?:do|does|is|are)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,50}?\s+(?:differ|different)\b)"
+    r"|\b(?:generally|broadly)\s+speaking\b|\bin\s+general\b", re.I)
+"""The forms of a question for knowledge (at the start of a clause), or a question said to
+be general."""
 _ABOUT_YOU = re.compile(r"\b(?:who|how|what)\b[^?.!]*?\b(?:are\s+you|your|call\s+you|you\s+doing)\b"
                         r"|\bhow(?:'s|’s|\s+is)\s+it\s+going\b", re.I)
 """A question about the assistant itself ("Who are you?", "What is your favourite colour?")."""
@@ -81,7 +94,8 @@ def general_question(question: str) -> bool:
 
 
 _QUESTION_WORDS = re.compile(r"\b(?:what|where|when|which|who|whom|whose|why|how)\b", re.I)
-_SELVES = "i i'm im i've i'll i'd we we're we've just finally already"
+_SELVES = """i i'm im i've i'll i'd we we're we've just finally already stuck sitting waiting
+bored tired exhausted jetlagged excited nervous killing"""
 _SELF = frozenset(_SELVES.split())
 """First words of a sentence said of oneself (with its subject left out: "just landed")."""
 _REQUESTS = """need want like wish wonder wondering looking trying please pls plz can
@@ -103,3 +117,43 @@ def self_statement(question: str) -> bool:
         return False
     words = [w.strip(".,!;:").lower() for w in text.split()]
     return words[0] in _SELF and not any(w in _REQUEST or w.endswith("'d") for w in words)
+
+
+_GREETING = re.compile(r"^\W*(?:hi|hello|hey|hiya|howdy|heya|yo|greetings|good\s+(?:morning|"
+                       r"afternoon|evening|day)|morning|evening)\b(?:\s+(?:there|all|again|"
+                       r"friend|buddy))?[\s!,.:;)(~-]*", re.I)
+_PHATIC = re.compile(r"\b(?:saying|say|said)\s+(?:hi|hello|hey|hiya|howdy)\b|\bjust\s+checking\s+"
+                     r"in\b|\bhope\s+(?:you|your|ur)\b|\bhappy\s+(?:monday|tuesday|wednesday|"
+                     r"thursday|friday|saturday|sunday|weekend|holidays|new\s+year)\b", re.I)
+"""Words that only keep in touch ("just saying hi", "hope your day is going well")."""
+
+
+_CLOSING = re.compile(
+    r"^(?:\W*(?:ok(?:ay)?|cool|great|nice|perfect|awesome|alright|sure|noted|got\s+it|sounds\s+"
+    r"(?:good|great)|no\s+worries|cheers|see\s+(?:you|ya)(?:\s+(?:later|soon|tomorrow|around))?|"
+    r"take\s+care|talk\s+(?:to\s+you\s+)?(?:later|soon)|catch\s+you\s+later|later|bye(?:\s+for\s+"
+    r"now)?|good\s*(?:bye|night)|night)\b)+\W*$", re.I)
+"""A message of acknowledgements and farewells only ("sounds good", "see you later",
+"cheers!")."""
+
+
+def greeting(question: str) -> bool:
+    """Whether ``question`` is a greeting (see the module): a greeting word alone, a phrase
+    that only keeps in touch, or a greeting before a statement about oneself; never with a
+    question (other than about the assistant) or a want ("hi, where is gate 2?", "hey, can
+    you add 4 and 5?")."""
+    text = " ".join(question.split()).replace("’", "'")
+    if _CLOSING.match(text):
+        return True
+    opening = _GREETING.match(text)
+    rest = text[opening.end():] if opening else text
+    if not opening and not _PHATIC.search(text):
+        return False
+    if ("?" in text or _QUESTION_WORDS.search(text)) and not _ABOUT_YOU.search(text):
+        return False
+    words = [w.strip(".,!;:()").lower() for w in text.split()]
+    if any(w in _REQUEST or w.endswith("'d") for w in words):
+        return False
+    if not rest.strip() or _PHATIC.search(text):
+        return True
+    return self_statement(rest)

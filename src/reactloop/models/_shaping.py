@@ -69,7 +69,7 @@ def render_result(text: str, question: str = "") -> str:
 
         data = _whole_records(text)  # a shortened JSON result: the records kept whole
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
-        if not data and (found := table_difference(text, question)):
+        if not data and (found := table_difference(text, question) or _total(text, question)):
             items = [found, *items]  # "by how much did february beat january?" in a CSV
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
@@ -213,6 +213,12 @@ def table_difference(text: str, question: str) -> str:
     label = [next(c for c in r if _number(c) is None) for r in named]
     return (f"{header[i]} {label[0]} {_scalar(a)} - {label[1]} {_scalar(b)} = "
             f"{_scalar(round(a - b, 6))}")
+
+
+def _total(text: str, question: str) -> str:
+    from reactloop.models._tables import table_total
+
+    return table_total(text, question)
 
 
 def _number(cell: str) -> float | None:

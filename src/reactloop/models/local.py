@@ -55,6 +55,7 @@ from reactloop.messages import (
 )
 from reactloop.models import _fit
 from reactloop.models._base import Model
+from reactloop.models._files import document_offer, file_offer
 from reactloop.models._fit import (
     container_span,
     essential,
@@ -459,6 +460,8 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
             # outside a skill's turn, a tool one description word matches is not offered
             listed = tuple(t for t in listed if t.internal or evident(t, turn.question))
         listed = preferred(listed, turn.question, keep)
+        if not turn.results and not loaded:  # a file named: read it; do the files say: search
+            listed = document_offer(file_offer(listed, fit, turn.question), fit, turn.question)
         if loaded:  # the skill chosen: its own tools, or its first step
             listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit)
     if g.essential_arguments:
