@@ -1,5 +1,6 @@
 """The names a skill's bundled data holds ("Cafe Aroma" in the airport's ``data/pois.json``,
-"Singapore" in book-flight's ``data/airports.csv``): a question naming one of them is about
+"Singapore" in book-flight's ``data/airports.csv``, and labels in lower case of two or three
+words such as a place's tag "lost and found"): a question naming one of them is about
 that skill, whatever else its words say ("until what time is Cafe Aroma open?" is the
 airport's, not the clock's). Collected once per skill folder (cached by the files' sizes and
 modification times), only from data files (JSON, CSV, TSV), never from code.
@@ -34,6 +35,19 @@ def _is_name(value: str) -> bool:
     text = value.strip()
     return (len(text) <= 40 and bool(_NAME.fullmatch(text)) and not text.endswith(".")
             and any(c.isalpha() for c in text[1:] or text))
+
+
+_PHRASE = re.compile(r"[a-z][a-z'-]+(?: (?:&|[a-z][a-z'-]*)){1,2}")
+_COMMON = frozenset(["a", "an", "and", "at", "for", "in", "of", "on", "or", "the", "to", "with", "by", "from", "per"])
+
+
+def _is_phrase(value: str) -> bool:
+    """A label in lower case of two or three words, two of them more than a little word
+    ("lost and found", "first aid", "duty free" among a place's tags): said in a question, it
+    names the skill's thing as well as a capitalised name ("on time" or "per day" do not)."""
+    text = " ".join(value.split())
+    return (len(text) <= 30 and bool(_PHRASE.fullmatch(text))
+            and sum(w not in _COMMON and w != "&" for w in text.split()) >= 2)
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -78,7 +92,7 @@ def _cached(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple[str, 
     names: dict[str, None] = {}
     for name, _, _ in stamp:
         for value in _file_names(Path(folder, name)):
-            if _is_name(value):
+            if _is_name(value) or _is_phrase(value):
                 names[" ".join(value.split())] = None
             if len(names) >= _MAX_NAMES:
                 return tuple(names)
@@ -86,8 +100,9 @@ def _cached(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple[str, 
 
 
 def data_names(folder: str | os.PathLike[str]) -> tuple[str, ...]:
-    """The names (capitalised, up to four words) in the data files of the skill in
-    ``folder``, in file order, each once (see the module)."""
+    """The names (capitalised, up to four words; or labels of two or three words in lower
+    case, :func:`_is_phrase`) in the data files of the skill in ``folder``, in file order,
+    each once (see the module)."""
     root = Path(folder)
     stamp = []
     for path in _data_files(root):

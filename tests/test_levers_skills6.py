@@ -1,0 +1,106 @@
+"""Skill levers of the embedded model (issue 23, eighth sitting), each checked without running
+the model, on small skills written here (not only the example skills): a name of a skill's
+data said however punctuated ("lost and found" for "Lost & Found") or a label of its data in
+lower case chooses the skill; the headings and table labels of a skill's documents rank it
+for a question on them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, tool
+from reactloop._ranking import said_names
+from reactloop.models._skill_select import reference_call, skill_call
+from reactloop.testing import ScriptedModel
+
+
+@tool
+def convert_units(value: float, unit: str) -> str:
+    """Convert a value from one unit to another.
+
+    Args:
+        value: the amount to convert
+        unit: the unit to convert to
+    """
+    return "converted"
+
+
+def _skill(root: Path, name: str, description: str, files: dict[str, str]) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n"
+                                     "Answer from the skill's files.\n")
+    for path, text in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Path:
+    """A stadium (places with names and lower-case tags) and a ferry line (crossings, and a
+    document of its ticket rules as a table)."""
+    places = [{"name": "Lost & Found", "tags": ["help desk", "umbrellas"], "stand": "North"},
+              {"name": "East Stand Kiosks", "tags": ["hot dogs", "first aid"], "stand": "East"}]
+    _skill(tmp_path, "stadium", "Seats, stands and services of the city stadium.",
+           {"data/places.json": json.dumps(places)})
+    rules = ("# Ticket rules\n\n| ticket | hand luggage | pets |\n|---|---|---|\n"
+             "| saver | 1 bag | no |\n| flexi | 2 bags | small dogs |\n")
+    _skill(tmp_path, "ferry", "Book ferry crossings between the islands.",
+           {"data/crossings.csv": "from,to,departs\nNorthport,Gull Island,08:15\n",
+            "references/ticket_rules.md": rules})
+    return tmp_path
+
+
+def _first_request(question: str, skills: Path) -> Any:
+    model = ScriptedModel(["ok"])
+    Agent(model=model, tools=[convert_units], skills=[skills]).run_sync(question)
+    return model.requests[0]
+
+
+def test_a_name_said_however_punctuated_is_said() -> None:
+    names = ["Lost & Found", "Restrooms", "Check-in Hall", "Gate 1", "EUR"]
+    assert said_names(names, "is there a lost and found around?") == ["Lost & Found"]
+    assert said_names(names, "any restroom nearby") == ["Restrooms"]
+    assert said_names(names, "where's the check in hall") == ["Check-in Hall"]
+    assert said_names(names, "the corridor at gates 1-2") == []  # a range names no gate
+    assert said_names(names, "I'm at gate 1.") == ["Gate 1"]
+    assert said_names(names, "in eur please") == []  # a code in capitals only in capitals
+
+
+@pytest.mark.parametrize("question", [
+    "I left my umbrella on the ferry... where's the lost and found?",
+    "Where is lost-and-found?",
+    "are hot dogs sold anywhere here?",
+])
+def test_a_name_or_label_of_a_skills_data_chooses_it(question: str, skills: Path) -> None:
+    call = skill_call(_first_request(question, skills))
+    assert call is not None and call.arguments == {"name": "stadium"}, question
+
+
+def test_a_lower_case_label_of_little_words_is_no_name(tmp_path: Path) -> None:
+    from reactloop.skills._names import data_names
+
+    folder = _skill(tmp_path, "trains", "Train times.", {"data/status.json": json.dumps(
+        [{"status": "on time"}, {"status": "per day"}, {"note": "Delayed by the weather."},
+         {"tags": ["dining car", "quiet zone"]}])})
+    assert data_names(folder) == ("dining car", "quiet zone")
+
+
+def test_the_labels_of_a_skills_documents_rank_it(skills: Path) -> None:
+    from reactloop.skills._documents import document_terms
+
+    assert document_terms(skills / "ferry") == (
+        "Ticket rules", "ticket", "hand luggage", "pets", "saver", "flexi")
+    question = "How much hand luggage can I take on a flexi?"
+    call = skill_call(_first_request(question, skills))
+    assert call is not None and call.arguments == {"name": "ferry"}
+    # and once loaded, its document is what the question reads
+    model = ScriptedModel([call, "done"])
+    Agent(model=model, tools=[convert_units], skills=[skills]).run_sync(question)
+    read = reference_call(model.requests[1])
+    assert read is not None and read.arguments["path"] == "references/ticket_rules.md"
