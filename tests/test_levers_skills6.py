@@ -52,8 +52,36 @@ def skills(tmp_path: Path) -> Path:
              "| saver | 1 bag | no |\n| flexi | 2 bags | small dogs |\n")
     _skill(tmp_path, "ferry", "Book ferry crossings between the islands.",
            {"data/crossings.csv": "from,to,departs\nNorthport,Gull Island,08:15\n",
-            "references/ticket_rules.md": rules})
+            "references/ticket_rules.md": rules, "tools.py": FERRY_TOOLS})
     return tmp_path
+
+
+FERRY_TOOLS = '''
+from reactloop import tool
+
+
+@tool
+def find_crossings(origin: str, destination: str, date: str, fare: str = "saver") -> str:
+    """Find ferry crossings from one port to another on a day, with their prices.
+
+    Args:
+        origin: the port the ferry leaves from, e.g. 'Northport'.
+        destination: the port it goes to.
+        date: the day of the crossing, YYYY-MM-DD.
+        fare: saver, flexi, premium or family.
+    """
+    return "found"
+
+
+@tool
+def reserve_crossing(crossing_id: str) -> str:
+    """Reserve a crossing found with find_crossings.
+
+    Args:
+        crossing_id: the crossing's id from find_crossings, e.g. 'NP1-20270303'.
+    """
+    return "reserved"
+'''
 
 
 def _first_request(question: str, skills: Path) -> Any:
@@ -104,3 +132,50 @@ def test_the_labels_of_a_skills_documents_rank_it(skills: Path) -> None:
     Agent(model=model, tools=[convert_units], skills=[skills]).run_sync(question)
     read = reference_call(model.requests[1])
     assert read is not None and read.arguments["path"] == "references/ticket_rules.md"
+
+
+@pytest.mark.parametrize(("said", "iso"), [
+    ("on 3 March 2027", "2027-03-03"), ("March 3rd, 2027", "2027-03-03"),
+    ("the 14th of feb 2028", "2028-02-14"), ("Sept 9 2027", "2027-09-09"),
+    ("2027-03-03", "2027-03-03")])
+def test_a_date_said_in_words_is_a_yyyy_mm_dd_value(said: str, iso: str) -> None:
+    import datetime as dt
+
+    from reactloop.models._dates import spoken_dates
+
+    assert spoken_dates(f"a crossing {said} please", dt.date(2026, 11, 26)) == [iso]
+    assert spoken_dates("on 30 February 2027", dt.date(2026, 11, 26)) == []
+    assert spoken_dates("I may need 3 seats") == []
+    # without a year: the next such day
+    assert spoken_dates("on 3 March", dt.date(2027, 4, 1)) == ["2028-03-03"]
+
+
+def _loaded(question: str, skills: Path) -> Any:
+    from reactloop import ToolCall
+
+    pytest.importorskip("llama_cpp")
+    from reactloop.models.local import Guidance, plan_reply
+
+    model = ScriptedModel([ToolCall("load_skill", {"name": "ferry"}), "done"])
+    Agent(model=model, tools=[convert_units], skills=[skills]).run_sync(question)
+    return model.requests[1], plan_reply(model.requests[1], Guidance())
+
+
+def test_a_priced_trip_on_a_date_in_words_searches_not_reads_the_rules(skills: Path) -> None:
+    question = "How much is a flexi ticket from Northport to Gull Island on 3 March 2027?"
+    request, plan = _loaded(question, skills)
+    assert reference_call(request) is None  # the search takes the date: no document read
+    assert [t.name for t in plan.callable if not t.internal] == ["find_crossings"]
+    props = plan.callable[0].parameters["properties"]
+    assert props["date"]["enum"] == ["2027-03-03"]
+    assert props["fare"]["enum"] == ["flexi"]
+
+
+def test_an_option_said_before_another_qualifies_it() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import said_options
+
+    spec = ToolSpec("hire_car", "Hire a car.", {"type": "object", "properties": {
+        "category": {"type": "string", "description": "compact, premium, suv or van"}}})
+    assert said_options(spec, "a premium suv for two days") == {"category": ["premium"]}
+    assert said_options(spec, "a compact or a van?") == {"category": ["compact", "van"]}

@@ -79,6 +79,7 @@ __all__ = [
     "preferred",
     "said_options",
     "search_terms",
+    "settled",
     "skill_offer",
     "small_talk",
     "spoken_powers",
@@ -160,10 +161,13 @@ def _formats(spec: ToolSpec) -> list[str]:
 
 def _has(rx: str, question: str) -> bool:
     """Whether ``question`` has a value matching ``rx``; a time of day said in words ("2 pm",
-    "half past 3", "noon") is an ``HH:MM`` value too."""
+    "half past 3", "noon") is an ``HH:MM`` value too, a date in words ("21 October 2027") a
+    ``YYYY-MM-DD`` one."""
+    from reactloop.models._dates import YYYY_MM_DD, spoken_dates
     from reactloop.models._times import HHMM, spoken_times
 
-    return bool(re.search(rx, question) or (rx == HHMM and spoken_times(question)))
+    return bool(re.search(rx, question) or (rx == HHMM and spoken_times(question))
+                or (rx == YYYY_MM_DD and spoken_dates(question)))
 
 
 def lacks_format(spec: ToolSpec, question: str) -> bool:
@@ -573,6 +577,22 @@ def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
+def settled(spec: ToolSpec, question: str) -> bool:
+    """Whether ``question`` gives every required argument of ``spec``: a trip's start and
+    destination (:func:`trip_places`), a value in each documented format (a date, said any
+    way), an option said ("How much is a flexi ticket from Northport to Gull Island on 3 March
+    2027?" settles a search by origin, destination and date): a task for the tool, not a
+    question for a document."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    required = [k for k in spec.parameters.get("required") or () if k in props]
+    places = trip_places(question) if _route(spec) else None
+    options = said_options(spec, question)
+    return bool(required) and all(
+        (places is not None and k.lower() in _STARTS | _ENDS)
+        or ((rx := _format_of(props[k])) is not None and _has(rx, question))
+        or k in options for k in required)
+
+
 def _searches(spec: ToolSpec) -> bool:
     """Whether ``spec``'s first argument says what to look for (``term``, ``query``): a search."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
@@ -588,11 +608,14 @@ def _route(spec: ToolSpec) -> bool:
 def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
     """``spec`` with the arguments the question settles restricted to its values: timezones
     (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`), a time of
-    day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`)."""
+    day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`), a
+    date said any way ("21 October 2027": ``2027-10-21``, :func:`~reactloop.models._dates.
+    date_choices`)."""
+    from reactloop.models._dates import date_choices
     from reactloop.models._times import time_choices
 
-    return name_choices(time_choices(trip_choices(zone_choices(spec, question), question),
-                                     question), question)
+    timed = time_choices(trip_choices(zone_choices(spec, question), question), question)
+    return name_choices(date_choices(timed, question), question)
 
 
 def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
@@ -616,10 +639,11 @@ def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
     ``flight_id``) while nothing was found yet (``found``: a result of this turn) and the
     question gives no value for it (no digit: "Show me the Burger Point on the map" must
     search first, never show an invented id)."""
+    from reactloop.models._dates import without_dates
     from reactloop.models._shaping import is_id
 
-    # a date or a time of day is no id ("flights to Paris on 2027-11-05")
-    if found or any(c.isdigit() for c in _DATE.sub(" ", question)):
+    # a date or a time of day is no id ("flights to Paris on 2027-11-05", "on 21 October")
+    if found or any(c.isdigit() for c in _DATE.sub(" ", without_dates(question))):
         return False
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 
@@ -725,7 +749,8 @@ _OPTIONS = re.compile(r"\b[a-z]+(?:,\s*[a-z]+)+,?\s+or\s+[a-z]+\b")
 def said_options(spec: ToolSpec, question: str) -> dict[str, list[str]]:
     """The string arguments of ``spec`` whose options (an ``enum``, or a list in their
     description: "economy, premium, business or first") ``question`` says, each with the
-    options said."""
+    options said; of two said one after the other ("premium economy") the first, which
+    qualifies the second."""
     words = set(re.findall(r"[a-z]+", question.lower()))
     out: dict[str, list[str]] = {}
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
@@ -736,6 +761,10 @@ def said_options(spec: ToolSpec, question: str) -> dict[str, list[str]]:
             w for m in _OPTIONS.findall(str(p.get("description") or "").lower())
             for w in re.findall(r"[a-z]+", m) if w != "or"]
         said = [o for o in options if o.lower() in words]
+        # "premium economy": an option said before another qualifies it, the first is meant
+        said = [o for o in said if not any(re.search(
+            rf"\b{re.escape(x.lower())}\s+{re.escape(o.lower())}\b", question.lower())
+            for x in said if x != o)]
         if said and len(said) < len(options):
             out[name] = said
     return out
