@@ -179,3 +179,41 @@ def test_an_option_said_before_another_qualifies_it() -> None:
         "category": {"type": "string", "description": "compact, premium, suv or van"}}})
     assert said_options(spec, "a premium suv for two days") == {"category": ["premium"]}
     assert said_options(spec, "a compact or a van?") == {"category": ["compact", "van"]}
+
+
+@pytest.mark.parametrize(("question", "trip"), [
+    ("I just returned my bike at the bike shed. What's the way to the library?",
+     ("bike shed", "library")),
+    ("I'm sitting in the canteen - how do I get to lecture hall 4?",
+     ("canteen", "lecture hall 4")),
+    ("Just got off the shuttle bus, which way to the sports centre?",
+     ("shuttle bus", "sports centre")),
+    ("Directions to room 12 please, I'm near the main gate.", ("main gate", "room 12")),
+])
+def test_where_one_goes_and_where_one_is_said_apart_make_a_trip(
+        question: str, trip: tuple[str, str]) -> None:
+    from reactloop.models._fit import trip_places
+
+    assert trip_places(question) == trip
+    assert trip_places("What's the way to the library?") is None  # no start said
+
+
+def test_a_start_in_the_datas_words_is_the_datas_name() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import argument_choices, trip_places
+
+    names = ["Bike Shed North", "Library", "Lecture Hall 4", "Room 12"]
+    # said apart, the one other place of the data the question names is the start
+    assert trip_places("Shed for bikes is behind me; the way to room 12?", names) is None
+    assert trip_places("Bike shed north done. Which way to room 12?", names) == (
+        "Bike Shed North", "Room 12")
+    assert trip_places("I'm at the north bike shed, the way to room 12?", names) == (
+        "Bike Shed North", "Room 12")
+    route = ToolSpec("find_route", "Walking route between two places.", {
+        "type": "object", "properties": {"start": {"type": "string"},
+                                         "destination": {"type": "string"}},
+        "required": ["start", "destination"]})
+    props = argument_choices(route, "I just left the bike shed north. Way to lecture hall 4?",
+                             names).parameters["properties"]
+    assert (props["start"]["enum"], props["destination"]["enum"]) == (
+        ["Bike Shed North"], ["Lecture Hall 4"])

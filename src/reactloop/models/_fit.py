@@ -56,6 +56,9 @@ from typing import Any
 
 from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
+from reactloop.models._trips import ENDS as _ENDS
+from reactloop.models._trips import STARTS as _STARTS
+from reactloop.models._trips import trip_places
 
 __all__ = [
     "EXPRESSION",
@@ -537,30 +540,7 @@ def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
-_STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
-_ENDS = frozenset({"destination", "to", "end", "to_place", "target"})
-_PLACE = r"([A-Za-z0-9'-]+(?:\s+[A-Za-z0-9'-]+){0,4}?)"
-_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|[,.?!;]|$)"
-_LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
-                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?:the\s+)?{_PLACE}\s+"
-                    rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
-
-
-def trip_places(question: str) -> tuple[str, str] | None:
-    """The start and the destination of a trip the question says: "from gate 12 to the water
-    refill station", "to Paris from London", "I'm at gate 3. How far is it to the pharmacy?"."""
-    for i, leg in enumerate(_LEGS):
-        m = leg.search(question)
-        if m:
-            a, b = m.group(1).strip(), m.group(2).strip()
-            return (b, a) if i == 1 else (a, b)
-    return None
-
-
-def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
+def trip_choices(spec: ToolSpec, question: str, names: Sequence[str] = ()) -> ToolSpec:
     """``spec`` with its start and destination string arguments (``start``/``origin``,
     ``destination``) restricted to the places of the trip the question says
     (:func:`trip_places`): a route goes from where the user is to where they go, never from
@@ -569,7 +549,7 @@ def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
     required = spec.parameters.get("required") or ()
     start = [k for k in required if k.lower() in _STARTS]
     end = [k for k in required if k.lower() in _ENDS]
-    places = trip_places(question) if len(start) == len(end) == 1 else None
+    places = trip_places(question, names) if len(start) == len(end) == 1 else None
     if places is None or any("enum" in (props.get(k) or {}) for k in (*start, *end)):
         return spec
     changed = {k: {**p, "type": "string", "enum": [places[0] if k in start else places[1]]}
@@ -605,7 +585,7 @@ def _route(spec: ToolSpec) -> bool:
     return bool(required & _STARTS and required & _ENDS)
 
 
-def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
+def argument_choices(spec: ToolSpec, question: str, names: Sequence[str] = ()) -> ToolSpec:
     """``spec`` with the arguments the question settles restricted to its values: timezones
     (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`), a time of
     day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`), a
@@ -614,7 +594,7 @@ def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
     from reactloop.models._dates import date_choices
     from reactloop.models._times import time_choices
 
-    timed = time_choices(trip_choices(zone_choices(spec, question), question), question)
+    timed = time_choices(trip_choices(zone_choices(spec, question), question, names), question)
     return name_choices(date_choices(timed, question), question)
 
 
