@@ -217,3 +217,47 @@ def test_a_start_in_the_datas_words_is_the_datas_name() -> None:
                              names).parameters["properties"]
     assert (props["start"]["enum"], props["destination"]["enum"]) == (
         ["Bike Shed North"], ["Lecture Hall 4"])
+
+
+@tool
+def query_sales(table: str, filters: dict[str, str] | None = None) -> str:
+    """Rows of one sales table.
+
+    Args:
+        table: the table's name.
+        filters: column values to keep, e.g. {"store": "S12", "year": "2024"}.
+    """
+    return "rows"
+
+
+def test_the_values_a_question_gives_for_an_examples_keys_fill_the_filters() -> None:
+    from reactloop import ToolCall
+    from reactloop.models._filters import said_filters
+
+    spec = query_sales.spec()
+    call = ToolCall("query_sales", {"table": "weekly_sales"})
+    filled = said_filters(call, [spec], "What did store S7 sell in year 2023 in weekly_sales?")
+    assert filled.arguments == {"table": "weekly_sales",
+                                "filters": {"store": "S7", "year": "2023"}}
+    assert said_filters(call, [spec], "How is store 12's trend?").arguments["filters"] == {
+        "store": "12"}
+    # nothing said for its keys, or the call gave them: the call as it was
+    assert said_filters(call, [spec], "Show weekly_sales") == call
+    given = ToolCall("query_sales", {"table": "t", "filters": {"store": "S1"}})
+    assert said_filters(given, [spec], "store S7 please") == given
+
+
+def test_a_figure_asked_of_named_records_is_theirs_and_a_difference_shows_its_parts() -> None:
+    from reactloop.models._shaping import figure
+
+    rows = {"rows": [
+        {"store": "S7", "year": "2023", "line": "Garden furniture", "revenue": 1200.0},
+        {"store": "S7", "year": "2023", "line": "Kitchen tools", "revenue": 800.0},
+        {"store": "S9", "year": "2023", "line": "Garden furniture", "revenue": 500.0}]}
+    assert figure(rows, "What did store S7 earn on garden furniture in 2023?") == (
+        "revenue 1200 (1 record: 2023, Garden furniture, S7)")
+    diffs = {"top_differences": [
+        {"key": {"store": "S7", "month": "202301"}, "absolute_diff": -40, "status": "minor"},
+        {"key": {"store": "S7", "month": "202302"}, "absolute_diff": 950, "status": "major"}]}
+    assert figure(diffs, "Where do the two ledgers differ for store S7?") == (
+        "absolute_diff total 910 (2 records; 202302 major S7 950, 202301 minor S7 -40)")

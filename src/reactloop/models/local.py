@@ -55,6 +55,7 @@ from reactloop.messages import (
 )
 from reactloop.models import _fit
 from reactloop.models._base import Model
+from reactloop.models._filters import said_filters
 from reactloop.models._fit import (
     container_span,
     essential,
@@ -306,8 +307,8 @@ class LocalModel(Model):
         parsed = parse_reply(text, request.tools) if structured else ModelResponse(text)
         question = current_turn(request.messages).question
         if parsed.tool_calls and question and self.guidance.copy_arguments:
-            parsed = dataclasses.replace(parsed, tool_calls=[
-                order_directions(c, question) for c in parsed.tool_calls])
+            parsed = dataclasses.replace(parsed, tool_calls=[said_filters(order_directions(
+                c, question), request.all_tools, question) for c in parsed.tool_calls])
         answer = parsed.text
         if answer is not None and self.guidance.strip_notes and typed is None:
             answer = strip_notes(answer, request) or plan.prefix
