@@ -261,3 +261,22 @@ def test_a_figure_asked_of_named_records_is_theirs_and_a_difference_shows_its_pa
         {"key": {"store": "S7", "month": "202302"}, "absolute_diff": 950, "status": "major"}]}
     assert figure(diffs, "Where do the two ledgers differ for store S7?") == (
         "absolute_diff total 910 (2 records; 202302 major S7 950, 202301 minor S7 -40)")
+
+
+def test_the_cells_of_a_documents_table_that_a_question_asks_for_begin_the_answer() -> None:
+    from reactloop.models._shaping import render_result
+    from reactloop.models._tables import table_cells
+
+    rules = ("# Room rules\n\n| room | late checkout | breakfast | pets |\n|---|---|---|---|\n"
+             "| standard | until 11:00 | extra | no |\n| deluxe | until 13:00 | included | no |\n"
+             "| suite | until 15:00 | included | small dogs |\n\n- Quiet hours from 22:00.\n")
+    # a row and a column said: their cell; of "deluxe standard" the first qualifies
+    assert table_cells(rules, "Until when is late checkout in a deluxe standard room?") == (
+        "deluxe late checkout: until 13:00")
+    assert table_cells(rules, "Tell me about the suite") == (
+        "suite: late checkout until 15:00, breakfast included, pets small dogs")
+    assert table_cells(rules, "Is breakfast included?") == (
+        "breakfast: standard extra, deluxe included, suite included")
+    assert table_cells(rules, "When are quiet hours?") == ""  # no row, no column
+    assert render_result(rules, "Can I bring pets to the suite?").startswith(
+        "suite pets: small dogs; ")

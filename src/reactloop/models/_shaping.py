@@ -24,6 +24,7 @@ from typing import Any
 
 from reactloop._ranking import terms
 from reactloop.messages import Message, ToolCall, ToolSpec
+from reactloop.models._tables import table_cells
 
 __all__ = ["MAX_RENDERED", "content_span", "culprits", "distinct", "headline", "id_arguments",
            "is_id", "order_directions", "render_result", "result_ids"]
@@ -59,7 +60,8 @@ def render_result(text: str, question: str = "") -> str:
     records as their values, plain text (a file read, a document) as its lines, joined by
     ``;`` and cut at one within :data:`MAX_RENDERED` characters; empty for a JSON scalar. The
     records or lines that share the most words with ``question`` come first ("gate 15": Gate
-    15 before Gate 1; "a refund": the fare table's refund row before the title)."""
+    15 before Gate 1; "a refund": the fare table's refund row before the title), and the cells
+    of a document's table it asks for first (:func:`~reactloop.models._tables.table_cells`)."""
     cut = False
     try:
         data = json.loads(text)
@@ -71,6 +73,8 @@ def render_result(text: str, question: str = "") -> str:
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
         if not data and (found := table_difference(text, question)):
             items = [found, *items]  # "by how much did february beat january?" in a CSV
+        if not data and (found := table_cells(text, question)):
+            items = [found, *items]  # "the carry-on limit in premium?" of a fare table
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
