@@ -29,6 +29,16 @@ def convert_units(value: float, unit: str) -> str:
     return "converted"
 
 
+@tool
+def count_items(text: str) -> int:
+    """Count how many items, pieces or words a text lists.
+
+    Args:
+        text: the text whose items to count
+    """
+    return len(text.split())
+
+
 def _skill(root: Path, name: str, description: str, files: dict[str, str]) -> Path:
     folder = root / name
     folder.mkdir(parents=True)
@@ -120,10 +130,17 @@ def test_a_lower_case_label_of_little_words_is_no_name(tmp_path: Path) -> None:
 
 
 def test_the_labels_of_a_skills_documents_rank_it(skills: Path) -> None:
-    from reactloop.skills._documents import document_terms
+    from reactloop.skills._documents import document_phrases, document_terms
 
     assert document_terms(skills / "ferry") == (
         "Ticket rules", "ticket", "hand luggage", "pets", "saver", "flexi")
+    # its labels of two words or more count as names: said, they choose the skill
+    assert document_phrases(skills / "ferry") == ("Ticket rules", "hand luggage")
+    model = ScriptedModel(["ok"])
+    Agent(model=model, tools=[convert_units, count_items], skills=[skills]).run_sync(
+        "How many pieces of hand-luggage can I bring?")
+    call = skill_call(model.requests[0])
+    assert call is not None and call.arguments == {"name": "ferry"}
     question = "How much hand luggage can I take on a flexi?"
     call = skill_call(_first_request(question, skills))
     assert call is not None and call.arguments == {"name": "ferry"}

@@ -6,7 +6,8 @@ the word. Collected once per skill folder (cached by the files' sizes and modifi
 times), from Markdown and text files other than ``SKILL.md``, never from code.
 
 They travel in ``load_skill``'s choice text (:attr:`~reactloop.messages.ToolSpec.choices`),
-which only ranking reads.
+which only ranking reads; those of two words or more also with the names of the skill's data
+(:func:`document_phrases`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["document_terms"]
+__all__ = ["document_phrases", "document_terms"]
 
 _SUFFIXES = (".md", ".txt", ".rst")
 _MAX_FILES = 20
@@ -83,3 +84,12 @@ def document_terms(folder: str | os.PathLike[str]) -> tuple[str, ...]:
             continue
         stamp.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
     return _cached(str(root), tuple(stamp)) if stamp else ()
+
+
+def document_phrases(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Of :func:`document_terms`, the labels of two or three words, two of them more than a
+    little word ("checked bags", "cancellation refund"): said in a question, they name the
+    skill's matter as a name of its data does."""
+    from reactloop.skills._names import _is_phrase
+
+    return tuple(t for t in document_terms(folder) if _is_phrase(t.lower()))
