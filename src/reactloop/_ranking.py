@@ -15,9 +15,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
+from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
 __all__ = ["NAMES_MARK", "SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
@@ -288,7 +288,7 @@ _TRIP = re.compile(r"\bfrom\b.+\bto\b|\bto\b.+\bfrom\b", re.I)
 def said_names(names: Sequence[str], query: str) -> list[str]:
     """The ``names`` (a skill's data: "Cafe Aroma", "Singapore", "EUR") that ``query`` says,
     as whole words, however punctuated ("lost and found" says "Lost & Found", "restrooms" a
-    "Restroom"; :func:`_plain`), a code in capitals only in capitals ("ACTUAL" is not
+    "Restroom"; :func:`reactloop._words.plain`), a code in capitals only in capitals ("ACTUAL" is not
     "actual"). A place
     the world knows (a city with a timezone) is the skill's only in a trip between two of its
     names ("from London to Singapore"), never alone ("the time in London")."""
@@ -298,21 +298,6 @@ def said_names(names: Sequence[str], query: str) -> list[str]:
     if len(said) >= 2 and _TRIP.search(query):
         return said
     return _own(said)
-
-
-_AND = re.compile(r"\s*(?:&|\+)\s*")
-_APART = re.compile(r"[^\w'/-]+|'s\b|'(?!\w)|_|(?<=[^\W\d])-(?=[^\W\d])|(?<!\w)[-/]|[-/](?!\w)")
-
-
-@lru_cache(maxsize=8192)
-def _plain(text: str) -> str:
-    """``text`` as words to compare names by: lower-cased, "&" said as "and", punctuation as
-    spaces, a plural as its singular ("Lost & Found" is "lost and found", "Restrooms" is a
-    "restroom", "check-in" is "check in"); a dash or slash at a digit stays ("gates 1-2" does
-    not say "Gate 1")."""
-    words = _APART.sub(" ", _AND.sub(" and ", text.lower())).split()
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-                    for w in words)
 
 
 def _own(names: Sequence[str]) -> list[str]:

@@ -173,7 +173,7 @@ def _narrowed(records: list[Mapping[str, Any]], question: str
               ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """The records holding the question's codes ("company 2001") and the text values it says
     ("on rent and facilities": an account named "Rent and facilities"), with what it said."""
-    from reactloop._ranking import _plain
+    from reactloop._words import says
 
     said = []
     for code in dict.fromkeys(_CODE.findall(question)):
@@ -181,9 +181,8 @@ def _narrowed(records: list[Mapping[str, Any]], question: str
         if keys:
             records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]
             said.append(code)
-    spoken = f" {_plain(question)} "
     named = sorted({v for r in records for v in r.values() if isinstance(v, str)
-                    and v not in said and _WORDY.search(v) and f" {_plain(v)} " in spoken})
+                    and v not in said and _WORDY.search(v) and says(question, v)})
     for value in named:  # each said value narrows the records that hold it
         kept = [r for r in records if value in r.values()]
         if kept and len(kept) < len(records):

@@ -44,7 +44,7 @@ def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
 def _said_rows(rows: Sequence[list[str]], question: str) -> list[list[str]]:
     """The rows whose label (first cell) the question says; of two said one right after the
     other ("premium economy") the first, which qualifies the second."""
-    from reactloop._ranking import _plain
+    from reactloop._words import plain as _plain
 
     spoken = f" {_plain(question)} "
     said = [r for r in rows if r[0] and f" {_plain(r[0])} " in spoken]

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from reactloop._words import plain as _plain
+
 __all__ = ["ENDS", "STARTS", "trip_places"]
 
 STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
@@ -72,12 +74,6 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
             return None
         start = said[0]
     return (start, end) if _plain(start) != _plain(end) else None
-
-
-def _plain(text: str) -> str:
-    from reactloop._ranking import _plain as plain
-
-    return plain(text)
 
 
 def _words(text: str) -> list[str]:
