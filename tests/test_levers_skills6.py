@@ -15,6 +15,7 @@ import pytest
 from reactloop import Agent, tool
 from reactloop._ranking import said_names
 from reactloop.models._skill_select import reference_call, skill_call
+from reactloop.skills._names import data_names
 from reactloop.testing import ScriptedModel
 
 
@@ -55,15 +56,31 @@ def skills(tmp_path: Path) -> Path:
     """A stadium (places with names and lower-case tags) and a ferry line (crossings, and a
     document of its ticket rules as a table)."""
     places = [{"name": "Lost & Found", "tags": ["help desk", "umbrellas"], "stand": "North"},
-              {"name": "East Stand Kiosks", "tags": ["hot dogs", "first aid"], "stand": "East"}]
+              {"name": "East Stand Kiosks", "tags": ["hot dogs", "first aid", "blankets"],
+               "stand": "East"}]
     _skill(tmp_path, "stadium", "Seats, stands and services of the city stadium.",
-           {"data/places.json": json.dumps(places)})
+           {"data/places.json": json.dumps(places), "tools.py": STADIUM_TOOLS})
     rules = ("# Ticket rules\n\n| ticket | hand luggage | pets |\n|---|---|---|\n"
              "| saver | 1 bag | no |\n| flexi | 2 bags | small dogs |\n")
     _skill(tmp_path, "ferry", "Book ferry crossings between the islands.",
            {"data/crossings.csv": "from,to,departs\nNorthport,Gull Island,08:15\n",
             "references/ticket_rules.md": rules, "tools.py": FERRY_TOOLS})
     return tmp_path
+
+
+STADIUM_TOOLS = '''
+from reactloop import tool
+
+
+@tool
+def find_places(term: str) -> str:
+    """Find places of the stadium by what they are or offer.
+
+    Args:
+        term: what to look for, e.g. 'kiosk'.
+    """
+    return "found"
+'''
 
 
 FERRY_TOOLS = '''
@@ -121,8 +138,6 @@ def test_a_name_or_label_of_a_skills_data_chooses_it(question: str, skills: Path
 
 
 def test_a_lower_case_label_of_little_words_is_no_name(tmp_path: Path) -> None:
-    from reactloop.skills._names import data_names
-
     folder = _skill(tmp_path, "trains", "Train times.", {"data/status.json": json.dumps(
         [{"status": "on time"}, {"status": "per day"}, {"note": "Delayed by the weather."},
          {"tags": ["dining car", "quiet zone"]}])})
@@ -297,3 +312,20 @@ def test_the_cells_of_a_documents_table_that_a_question_asks_for_begin_the_answe
     assert table_cells(rules, "When are quiet hours?") == ""  # no row, no column
     assert render_result(rules, "Can I bring pets to the suite?").startswith(
         "suite pets: small dogs; ")
+
+
+def test_a_search_looks_for_the_word_the_skills_data_holds(skills: Path) -> None:
+    from reactloop import ToolCall
+
+    pytest.importorskip("llama_cpp")
+    from reactloop.models.local import Guidance, plan_reply
+    from reactloop.skills._names import data_words
+
+    assert "blankets" in data_words(skills / "stadium")
+    assert "blankets" not in data_names(skills / "stadium")  # a word never chooses the skill
+    model = ScriptedModel([ToolCall("load_skill", {"name": "stadium"}), "done"])
+    Agent(model=model, tools=[convert_units], skills=[skills]).run_sync(
+        "Brr, I am freezing, is there a blanket somewhere?")
+    plan = plan_reply(model.requests[1], Guidance())
+    assert plan.candidates is not None
+    assert plan.candidates["find_places"].strings == ("blanket",)

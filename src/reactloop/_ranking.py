@@ -20,7 +20,7 @@ from typing import Any
 from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
-__all__ = ["NAMES_MARK", "SPOKEN_POWER", "SPOKEN_SHARE", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
+__all__ = ["NAMES_MARK", "SPOKEN_POWER", "SPOKEN_SHARE", "WORDS_MARK", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -282,6 +282,9 @@ def evident(spec: ToolSpec, query: str) -> bool:
 NAMES_MARK = "\nNames in its data: "
 """Where a choice's text lists the names its skill's data holds (``; ``-separated), which
 count for a query that says them (:func:`said_names`)."""
+WORDS_MARK = "\nWords in its data: "
+"""After the names (:data:`NAMES_MARK`), the one-word values of the skill's data (``; ``-
+separated): what its search finds, never counted for choosing the skill."""
 _TRIP = re.compile(r"\bfrom\b.+\bto\b|\bto\b.+\bfrom\b", re.I)
 
 
@@ -320,7 +323,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
     docs = [s for s in specs if not s.internal]
     for spec in specs:
         for value, text in spec.choices:
-            text, _, listed = text.partition(NAMES_MARK)
+            text, _, listed = text.partition(WORDS_MARK)[0].partition(NAMES_MARK)
             said = said_names(listed.split("; ") if listed and names else [], query)
             # a name the skill's data holds ("Cafe Aroma") counts as much as its own name
             doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})

@@ -428,8 +428,13 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
             kept = tuple(v if v.startswith("(?i)") else "(?i)" + _META.sub(r"\\\g<0>", v)
                          for v in kept)
     kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
-    known = {n.lower() for n in names if not _located(n, question)}
-    kept = tuple(v for v in kept if v.lower() in known) or kept
+    from reactloop._words import plain
+
+    known = {plain(n) for n in names if not _located(n, question)}
+    if data := tuple(v for v in kept if plain(v) in known):
+        # "the family room": the longer span the data knows, not its word "family"
+        kept = tuple(v for v in data if not any(
+            v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
     return dataclasses.replace(values, strings=kept) if kept else values
 
 
@@ -484,17 +489,19 @@ def fit_values(spec: ToolSpec, question: str, values: Candidates,
 
 
 def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
-    """The names the data of the skill loaded last holds ("Cafe Aroma"), as its
-    ``load_skill`` choice lists them (:data:`reactloop._ranking.NAMES_MARK`)."""
-    from reactloop._ranking import NAMES_MARK
+    """The names the data of the skill loaded last holds ("Cafe Aroma"), and its one-word
+    values ("doctor"), as its ``load_skill`` choice lists them
+    (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`)."""
+    from reactloop._ranking import NAMES_MARK, WORDS_MARK
 
     ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
     loaded = [v for m in messages for c in m.tool_calls if c.id in ok
               and isinstance(c.arguments, Mapping) for v in c.arguments.values()
               if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
     text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
-    listed = text.partition(NAMES_MARK)[2]
-    return tuple(listed.split("; ")) if listed else ()
+    names, _, words = text.partition(WORDS_MARK)
+    listed = [*names.partition(NAMES_MARK)[2].split("; "), *words.split("; ")]
+    return tuple(n for n in listed if n)
 
 
 def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:

@@ -20,14 +20,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import NAMES_MARK
+from reactloop._ranking import NAMES_MARK, WORDS_MARK
 
-__all__ = ["NAMES_MARK", "data_names"]
+__all__ = ["NAMES_MARK", "WORDS_MARK", "data_names", "data_words"]
 
 _SUFFIXES = (".json", ".csv", ".tsv")
 _MAX_BYTES = 2_000_000
 _MAX_NAMES = 2000
 _NAME = re.compile(r"[A-Z][\w'&.-]*(?: [\w'&.-]+){0,3}")
+_WORD = re.compile(r"[a-z]{3,20}")
 """A name: a capitalised word and up to three more ("Cafe Aroma", "Terminal A", "EUR")."""
 
 
@@ -88,21 +89,22 @@ def _data_files(folder: Path) -> list[Path]:
 
 
 @lru_cache(maxsize=64)
-def _cached(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
+def _cached(folder: str, stamp: tuple[tuple[str, int, int], ...]
+            ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     names: dict[str, None] = {}
+    words: dict[str, None] = {}
     for name, _, _ in stamp:
         for value in _file_names(Path(folder, name)):
             if _is_name(value) or _is_phrase(value):
                 names[" ".join(value.split())] = None
+            elif _WORD.fullmatch(value) and len(words) < _MAX_NAMES:
+                words[value] = None
             if len(names) >= _MAX_NAMES:
-                return tuple(names)
-    return tuple(names)
+                return tuple(names), tuple(words)
+    return tuple(names), tuple(words)
 
 
-def data_names(folder: str | os.PathLike[str]) -> tuple[str, ...]:
-    """The names (capitalised, up to four words; or labels of two or three words in lower
-    case, :func:`_is_phrase`) in the data files of the skill in ``folder``, in file order,
-    each once (see the module)."""
+def _stamp(folder: str | os.PathLike[str]) -> tuple[str, tuple[tuple[str, int, int], ...]]:
     root = Path(folder)
     stamp = []
     for path in _data_files(root):
@@ -111,4 +113,21 @@ def data_names(folder: str | os.PathLike[str]) -> tuple[str, ...]:
         except OSError:
             continue
         stamp.append((path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    return _cached(str(root), tuple(stamp)) if stamp else ()
+    return str(root), tuple(stamp)
+
+
+def data_names(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The names (capitalised, up to four words; or labels of two or three words in lower
+    case, :func:`_is_phrase`) in the data files of the skill in ``folder``, in file order,
+    each once (see the module)."""
+    root, stamp = _stamp(folder)
+    return _cached(root, stamp)[0] if stamp else ()
+
+
+def data_words(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The values of one word in lower case in the data files of the skill in ``folder``
+    (a place's tags and category: "doctor", "pharmacy"), each once: what its search can find
+    by name, which a search's term is chosen among ("is there a doctor?": ``doctor``, not
+    "feel"). They never choose the skill (too common: "help", "city")."""
+    root, stamp = _stamp(folder)
+    return _cached(root, stamp)[1] if stamp else ()

@@ -32,7 +32,7 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 from reactloop.skills._documents import document_phrases, document_terms
-from reactloop.skills._names import NAMES_MARK, data_names
+from reactloop.skills._names import NAMES_MARK, WORDS_MARK, data_names, data_words
 from reactloop.skills._skill import MAX_FILES_LISTED, Skill, discover_skills
 from reactloop.tools._tool import Tool, ToolContext
 
@@ -164,7 +164,9 @@ class SkillSet(Extension):
             # "Cafe Aroma" of its data, "checked bags" of its documents' tables: a question
             # naming one is this skill's
             names = data_names(skill.path) + document_phrases(skill.path)
-            out.append((skill.name, text + (NAMES_MARK + "; ".join(names) if names else "")))
+            words = data_words(skill.path)  # "doctor": what its search finds, by name
+            out.append((skill.name, text + (NAMES_MARK + "; ".join(names) if names else "")
+                        + (WORDS_MARK + "; ".join(words) if words else "")))
         return tuple(out)
 
     # -- the extension hooks -----------------------------------------------------------------
