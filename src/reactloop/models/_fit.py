@@ -29,8 +29,11 @@ questions:
 - **found ids** (:func:`needs_found_id`): an action on what a search finds (``show_poi``)
   waits for the search, never an invented id;
 - **routes** (:func:`trip_query`, :func:`trip_choices`): a next step for a question "from"
-  one place "to" another (or "at" one, "how far ... to" another) is the route between them,
-  its start and destination the places said; a question for one place offers no route;
+  one place "to" another (or "at" one, "how far ... to" another, or the two said apart:
+  :mod:`reactloop.models._trips`) is the route between them, its start and destination the
+  places said; a question for one place offers no route;
+- **dates** (:mod:`reactloop.models._dates`): "21 October 2027" is a ``YYYY-MM-DD`` value; a
+  search whose arguments a question settles (:func:`settled`) is no question for a document;
 - **shares** (:func:`spoken_shares`): "15 % of 240", "half of 3 thousand" are expressions;
 - **what a search looks for** (:func:`search_terms`, :func:`need_clause`): the thing, never
   where to look ("my documents", "on my map") nor when ("before boarding");
@@ -44,7 +47,8 @@ questions:
 - **options said** (:func:`essential`, :func:`said_options`): an optional argument whose
   documented option the question says ("business class": ``cabin``) is filled with it;
 - **names of the skill's data** (:func:`loaded_names`): a search copies the name of the data
-  the question says ("pop the check-in hall up on my map": ``check-in hall``).
+  the question says ("pop the check-in hall up on my map": ``check-in hall``), or a word of
+  it ("is there a doctor?": ``doctor``).
 """
 
 from __future__ import annotations
