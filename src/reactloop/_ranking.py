@@ -17,9 +17,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
-__all__ = ["NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
+__all__ = ["NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -330,17 +331,22 @@ def evident(spec: ToolSpec, query: str) -> bool:
 NAMES_MARK = "\nNames in its data: "
 """Where a choice's text lists the names its skill's data holds (``; ``-separated), which
 count for a query that says them (:func:`said_names`)."""
+WORDS_MARK = "\nWords in its data: "
+"""After the names (:data:`NAMES_MARK`), the one-word values of the skill's data (``; ``-
+separated): what its search finds, never counted for choosing the skill."""
 _TRIP = re.compile(r"\bfrom\b.+\bto\b|\bto\b.+\bfrom\b", re.I)
 
 
 def said_names(names: Sequence[str], query: str) -> list[str]:
     """The ``names`` (a skill's data: "Cafe Aroma", "Singapore", "EUR") that ``query`` says,
-    as whole words (a code in capitals only in capitals: "ACTUAL" is not "actual"). A place
+    as whole words, however punctuated ("lost and found" says "Lost & Found", "restrooms" a
+    "Restroom"; :func:`reactloop._words.plain`), a code in capitals only in capitals ("ACTUAL" is not
+    "actual"). A place
     the world knows (a city with a timezone) is the skill's only in a trip between two of its
     names ("from London to Singapore"), never alone ("the time in London")."""
-    lowered = query.lower()  # a substring test first: a skill's data may hold 2,000 names
-    said = [n for n in names if n.strip() and n.lower() in lowered and re.search(
-        rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query, 0 if n.isupper() else re.I)]
+    spoken = f" {_plain(query)} "  # a substring test: a skill's data may hold 2,000 names
+    said = [n for n in names if n.strip() and f" {_plain(n)} " in spoken and (
+        not n.isupper() or re.search(rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query))]
     if len(said) >= 2 and _TRIP.search(query):
         return said
     return _own(said)
@@ -366,7 +372,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
     docs = [s for s in specs if not s.internal]
     for spec in specs:
         for value, text in spec.choices:
-            text, _, listed = text.partition(NAMES_MARK)
+            text, _, listed = text.partition(WORDS_MARK)[0].partition(NAMES_MARK)
             said = said_names(listed.split("; ") if listed and names else [], query)
             # a name the skill's data holds ("Cafe Aroma") counts as much as its own name
             doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})

@@ -29,8 +29,11 @@ questions:
 - **found ids** (:func:`needs_found_id`): an action on what a search finds (``show_poi``)
   waits for the search, never an invented id;
 - **routes** (:func:`trip_query`, :func:`trip_choices`): a next step for a question "from"
-  one place "to" another (or "at" one, "how far ... to" another) is the route between them,
-  its start and destination the places said; a question for one place offers no route;
+  one place "to" another (or "at" one, "how far ... to" another, or the two said apart:
+  :mod:`reactloop.models._trips`) is the route between them, its start and destination the
+  places said; a question for one place offers no route;
+- **dates** (:mod:`reactloop.models._dates`): "21 October 2027" is a ``YYYY-MM-DD`` value; a
+  search whose arguments a question settles (:func:`settled`) is no question for a document;
 - **shares** (:func:`spoken_shares`): "15 % of 240", "half of 3 thousand" are expressions;
 - **what a search looks for** (:func:`search_terms`, :func:`need_clause`): the thing, never
   where to look ("my documents", "on my map") nor when ("before boarding");
@@ -44,7 +47,8 @@ questions:
 - **options said** (:func:`essential`, :func:`said_options`): an optional argument whose
   documented option the question says ("business class": ``cabin``) is filled with it;
 - **names of the skill's data** (:func:`loaded_names`): a search copies the name of the data
-  the question says ("pop the check-in hall up on my map": ``check-in hall``).
+  the question says ("pop the check-in hall up on my map": ``check-in hall``), or a word of
+  it ("is there a doctor?": ``doctor``).
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ from typing import Any
 
 from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
+from reactloop.models._trips import ENDS as _ENDS
+from reactloop.models._trips import STARTS as _STARTS
+from reactloop.models._trips import trip_places
 
 __all__ = [
     "EXPRESSION",
@@ -79,6 +86,7 @@ __all__ = [
     "preferred",
     "said_options",
     "search_terms",
+    "settled",
     "skill_offer",
     "small_talk",
     "spoken_powers",
@@ -161,10 +169,13 @@ def _formats(spec: ToolSpec) -> list[str]:
 
 def _has(rx: str, question: str) -> bool:
     """Whether ``question`` has a value matching ``rx``; a time of day said in words ("2 pm",
-    "half past 3", "noon") is an ``HH:MM`` value too."""
+    "half past 3", "noon") is an ``HH:MM`` value too, a date in words ("21 October 2027") a
+    ``YYYY-MM-DD`` one."""
+    from reactloop.models._dates import YYYY_MM_DD, spoken_dates
     from reactloop.models._times import HHMM, spoken_times
 
-    return bool(re.search(rx, question) or (rx == HHMM and spoken_times(question)))
+    return bool(re.search(rx, question) or (rx == HHMM and spoken_times(question))
+                or (rx == YYYY_MM_DD and spoken_dates(question)))
 
 
 def lacks_format(spec: ToolSpec, question: str) -> bool:
@@ -414,8 +425,13 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
 
             kept = any_word_pattern(kept, question)  # "(?i)open|morn", not "(?i)time"
     kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
-    known = {n.lower() for n in names if not _located(n, question)}
-    kept = tuple(v for v in kept if v.lower() in known) or kept
+    from reactloop._words import plain
+
+    known = {plain(n) for n in names if not _located(n, question)}
+    if data := tuple(v for v in kept if plain(v) in known):
+        # "the family room": the longer span the data knows, not its word "family"
+        kept = tuple(v for v in data if not any(
+            v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
     return dataclasses.replace(values, strings=kept) if kept else values
 
 
@@ -470,17 +486,19 @@ def fit_values(spec: ToolSpec, question: str, values: Candidates,
 
 
 def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
-    """The names the data of the skill loaded last holds ("Cafe Aroma"), as its
-    ``load_skill`` choice lists them (:data:`reactloop._ranking.NAMES_MARK`)."""
-    from reactloop._ranking import NAMES_MARK
+    """The names the data of the skill loaded last holds ("Cafe Aroma"), and its one-word
+    values ("doctor"), as its ``load_skill`` choice lists them
+    (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`)."""
+    from reactloop._ranking import NAMES_MARK, WORDS_MARK
 
     ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
     loaded = [v for m in messages for c in m.tool_calls if c.id in ok
               and isinstance(c.arguments, Mapping) for v in c.arguments.values()
               if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
     text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
-    listed = text.partition(NAMES_MARK)[2]
-    return tuple(listed.split("; ")) if listed else ()
+    names, _, words = text.partition(WORDS_MARK)
+    listed = [*names.partition(NAMES_MARK)[2].split("; "), *words.split("; ")]
+    return tuple(n for n in listed if n)
 
 
 def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:
@@ -529,30 +547,7 @@ def zone_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
-_STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
-_ENDS = frozenset({"destination", "to", "end", "to_place", "target"})
-_PLACE = r"([A-Za-z0-9'-]+(?:\s+[A-Za-z0-9'-]+){0,4}?)"
-_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|[,.?!;]|$)"
-_LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
-                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?:the\s+)?{_PLACE}\s+"
-                    rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
-
-
-def trip_places(question: str) -> tuple[str, str] | None:
-    """The start and the destination of a trip the question says: "from gate 12 to the water
-    refill station", "to Paris from London", "I'm at gate 3. How far is it to the pharmacy?"."""
-    for i, leg in enumerate(_LEGS):
-        m = leg.search(question)
-        if m:
-            a, b = m.group(1).strip(), m.group(2).strip()
-            return (b, a) if i == 1 else (a, b)
-    return None
-
-
-def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
+def trip_choices(spec: ToolSpec, question: str, names: Sequence[str] = ()) -> ToolSpec:
     """``spec`` with its start and destination string arguments (``start``/``origin``,
     ``destination``) restricted to the places of the trip the question says
     (:func:`trip_places`): a route goes from where the user is to where they go, never from
@@ -561,12 +556,28 @@ def trip_choices(spec: ToolSpec, question: str) -> ToolSpec:
     required = spec.parameters.get("required") or ()
     start = [k for k in required if k.lower() in _STARTS]
     end = [k for k in required if k.lower() in _ENDS]
-    places = trip_places(question) if len(start) == len(end) == 1 else None
+    places = trip_places(question, names) if len(start) == len(end) == 1 else None
     if places is None or any("enum" in (props.get(k) or {}) for k in (*start, *end)):
         return spec
     changed = {k: {**p, "type": "string", "enum": [places[0] if k in start else places[1]]}
                if k in (*start, *end) else p for k, p in props.items()}
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
+
+
+def settled(spec: ToolSpec, question: str) -> bool:
+    """Whether ``question`` gives every required argument of ``spec``: a trip's start and
+    destination (:func:`trip_places`), a value in each documented format (a date, said any
+    way), an option said ("How much is a flexi ticket from Northport to Gull Island on 3 March
+    2027?" settles a search by origin, destination and date): a task for the tool, not a
+    question for a document."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    required = [k for k in spec.parameters.get("required") or () if k in props]
+    places = trip_places(question) if _route(spec) else None
+    options = said_options(spec, question)
+    return bool(required) and all(
+        (places is not None and k.lower() in _STARTS | _ENDS)
+        or ((rx := _format_of(props[k])) is not None and _has(rx, question))
+        or k in options for k in required)
 
 
 def _searches(spec: ToolSpec) -> bool:
@@ -581,14 +592,17 @@ def _route(spec: ToolSpec) -> bool:
     return bool(required & _STARTS and required & _ENDS)
 
 
-def argument_choices(spec: ToolSpec, question: str) -> ToolSpec:
+def argument_choices(spec: ToolSpec, question: str, names: Sequence[str] = ()) -> ToolSpec:
     """``spec`` with the arguments the question settles restricted to its values: timezones
     (:func:`zone_choices`), a trip's start and destination (:func:`trip_choices`), a time of
-    day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`)."""
+    day said any way ("2 pm": ``14:00``, :func:`reactloop.models._times.time_choices`), a
+    date said any way ("21 October 2027": ``2027-10-21``, :func:`~reactloop.models._dates.
+    date_choices`)."""
+    from reactloop.models._dates import date_choices
     from reactloop.models._times import time_choices
 
-    return name_choices(time_choices(trip_choices(zone_choices(spec, question), question),
-                                     question), question)
+    timed = time_choices(trip_choices(zone_choices(spec, question), question, names), question)
+    return name_choices(date_choices(timed, question), question)
 
 
 def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
@@ -612,10 +626,11 @@ def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
     ``flight_id``) while nothing was found yet (``found``: a result of this turn) and the
     question gives no value for it (no digit: "Show me the Burger Point on the map" must
     search first, never show an invented id)."""
+    from reactloop.models._dates import without_dates
     from reactloop.models._shaping import is_id
 
-    # a date or a time of day is no id ("flights to Paris on 2027-11-05")
-    if found or any(c.isdigit() for c in _DATE.sub(" ", question)):
+    # a date or a time of day is no id ("flights to Paris on 2027-11-05", "on 21 October")
+    if found or any(c.isdigit() for c in _DATE.sub(" ", without_dates(question))):
         return False
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 
@@ -721,7 +736,8 @@ _OPTIONS = re.compile(r"\b[a-z]+(?:,\s*[a-z]+)+,?\s+or\s+[a-z]+\b")
 def said_options(spec: ToolSpec, question: str) -> dict[str, list[str]]:
     """The string arguments of ``spec`` whose options (an ``enum``, or a list in their
     description: "economy, premium, business or first") ``question`` says, each with the
-    options said."""
+    options said; of two said one after the other ("premium economy") the first, which
+    qualifies the second."""
     words = set(re.findall(r"[a-z]+", question.lower()))
     out: dict[str, list[str]] = {}
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
@@ -732,6 +748,10 @@ def said_options(spec: ToolSpec, question: str) -> dict[str, list[str]]:
             w for m in _OPTIONS.findall(str(p.get("description") or "").lower())
             for w in re.findall(r"[a-z]+", m) if w != "or"]
         said = [o for o in options if o.lower() in words]
+        # "premium economy": an option said before another qualifies it, the first is meant
+        said = [o for o in said if not any(re.search(
+            rf"\b{re.escape(x.lower())}\s+{re.escape(o.lower())}\b", question.lower())
+            for x in said if x != o)]
         if said and len(said) < len(options):
             out[name] = said
     return out

@@ -24,6 +24,7 @@ from typing import Any
 
 from reactloop._ranking import terms
 from reactloop.messages import Message, ToolCall, ToolSpec
+from reactloop.models._doc_tables import table_cells
 
 __all__ = ["MAX_RENDERED", "content_span", "culprits", "distinct", "headline", "id_arguments",
            "is_id", "order_directions", "paired_zones", "render_result", "result_ids"]
@@ -59,7 +60,8 @@ def render_result(text: str, question: str = "") -> str:
     records as their values, plain text (a file read, a document) as its lines, joined by
     ``;`` and cut at one within :data:`MAX_RENDERED` characters; empty for a JSON scalar. The
     records or lines that share the most words with ``question`` come first ("gate 15": Gate
-    15 before Gate 1; "a refund": the fare table's refund row before the title)."""
+    15 before Gate 1; "a refund": the fare table's refund row before the title), and the cells
+    of a document's table it asks for first (:func:`~reactloop.models._doc_tables.table_cells`)."""
     cut = False
     try:
         data = json.loads(text)
@@ -71,6 +73,8 @@ def render_result(text: str, question: str = "") -> str:
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
         if not data and (found := table_difference(text, question) or _total(text, question)):
             items = [found, *items]  # "by how much did february beat january?" in a CSV
+        if not data and (found := table_cells(text, question)):
+            items = [found, *items]  # "the carry-on limit in premium?" of a fare table
     if isinstance(data, Mapping):
         items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
@@ -94,7 +98,8 @@ def render_result(text: str, question: str = "") -> str:
     return " ".join(out.split())
 
 
-_QUANTITY = frozenset({"total", "sum", "much", "altogether", "overall", "year"})
+_QUANTITY = frozenset({"total", "sum", "much", "altogether", "overall", "year", "spend", "spent",
+                       "paid", "pay", "earn", "cost"})
 _CODE = re.compile(r"\b\d{3,}\b")
 
 
@@ -143,12 +148,7 @@ def figure(data: Any, question: str) -> str:
         asked |= {"diff", "total"}
     if not records or not asked & _QUANTITY:
         return lookup(records, question)
-    said = []
-    for code in dict.fromkeys(_CODE.findall(question)):
-        keys = {k for r in records for k, v in r.items() if _scalar(v) == code}
-        if keys:
-            records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]
-            said.append(code)
+    records, said = _narrowed(records, question)
     measures = [k for k, v in records[0].items() if isinstance(v, int | float)
                 and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
     named = sorted((k for k in measures if set(terms(k)) & asked),  # a difference asked: its own
@@ -160,7 +160,47 @@ def figure(data: Any, question: str) -> str:
     total = _scalar(round(sum(r[measure] for r in records), 2))
     scope = f"{len(records)} record{'s' if len(records) > 1 else ''}"
     scope += f": {', '.join(said)}" if said else ""
+    if asked & _DIFFER and 1 < len(records) <= _PARTS:  # where the difference is: its parts
+        scope += "; " + ", ".join(_part(r, measure, said) for r in sorted(
+            records, key=lambda r: -abs(r[measure])))
     return f"{measure} {'total ' if len(records) > 1 else ''}{total} ({scope})"
+
+
+_PARTS = 5
+
+
+def _narrowed(records: list[Mapping[str, Any]], question: str
+              ) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The records holding the question's codes ("company 2001") and the text values it says
+    ("on rent and facilities": an account named "Rent and facilities"), with what it said."""
+    from reactloop._words import says
+
+    said = []
+    for code in dict.fromkeys(_CODE.findall(question)):
+        keys = {k for r in records for k, v in r.items() if _scalar(v) == code}
+        if keys:
+            records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]
+            said.append(code)
+    named = sorted({v for r in records for v in r.values() if isinstance(v, str)
+                    and v not in said and _WORDY.search(v) and says(question, v)})
+    for value in named:  # each said value narrows the records that hold it
+        kept = [r for r in records if value in r.values()]
+        if kept and len(kept) < len(records):
+            records, said = kept, [*said, value]
+    return records, said
+
+
+_WORDY = re.compile(r"[^\W\d_]{3}|[^\W\d_]\d|\d[^\W\d_]")
+"""A text value to look for in a question: a word ("Rent and facilities") or a code of
+letters and digits ("S7"), not a bare number ("2": 2 kg of anything)."""
+
+
+def _part(record: Mapping[str, Any], measure: str, said: Sequence[str]) -> str:
+    """One record of a summed difference as its own labels (those the question did not say)
+    and its value: ``202401 major_diff 8000``."""
+    labels = sorted((v for v in record.values() if isinstance(v, str) and v not in said),
+                    key=lambda v: not _CODE.fullmatch(v))  # its codes (202401) first
+    return " ".join([*labels, _scalar(record[measure])])
 
 
 def lookup(records: Sequence[Mapping[str, Any]], question: str) -> str:

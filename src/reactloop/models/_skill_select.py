@@ -29,6 +29,7 @@ from reactloop.models._fit import (
     _NAMED,
     _string_arguments,
     lacks_format,
+    settled,
     small_talk,
     takes_format,
 )
@@ -140,6 +141,8 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     # shares them, so what the question asks of the skill is in its other words
     given = set(_NAMED.findall(question))  # a task on the things it names is a tool's
     if given and any(_string_arguments(t) == len(given) for t in tools):
+        return None
+    if any(settled(t, question) for t in tools):  # a trip on a day: the search, not the rules
         return None
     named = set(terms(skill))
     asked = " ".join(w for w in question.split() if not set(terms(w)) & named) or question

@@ -56,6 +56,7 @@ from reactloop.messages import (
 from reactloop.models import _fit
 from reactloop.models._base import Model
 from reactloop.models._files import document_offer, file_offer
+from reactloop.models._filters import said_filters
 from reactloop.models._fit import (
     container_span,
     essential,
@@ -307,8 +308,8 @@ class LocalModel(Model):
         parsed = parse_reply(text, request.tools) if structured else ModelResponse(text)
         question = current_turn(request.messages).question
         if parsed.tool_calls and question and self.guidance.copy_arguments:
-            parsed = dataclasses.replace(parsed, tool_calls=[
-                order_directions(c, question) for c in parsed.tool_calls])
+            parsed = dataclasses.replace(parsed, tool_calls=[said_filters(order_directions(
+                c, question), request.all_tools, question) for c in parsed.tool_calls])
         answer = parsed.text
         if answer is not None and self.guidance.strip_notes and typed is None:
             answer = strip_notes(answer, request) or plan.prefix
@@ -427,7 +428,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
     if g.copy_arguments and not turn.failed:  # a city said: its zone is the value
-        callable_ = [_fit.argument_choices(t, turn.question or "") for t in callable_]
+        names = _fit.loaded_names(request.all_tools, request.messages)  # the data's places
+        callable_ = [_fit.argument_choices(t, turn.question or "", names) for t in callable_]
     candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
         g.copy_arguments and turn.question) else None
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,

@@ -31,7 +31,8 @@ from reactloop.extensions import Extension
 from reactloop.messages import Message, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
-from reactloop.skills._names import NAMES_MARK, data_names
+from reactloop.skills._documents import document_phrases, document_terms
+from reactloop.skills._names import NAMES_MARK, WORDS_MARK, data_names, data_words
 from reactloop.skills._skill import MAX_FILES_LISTED, Skill, discover_skills
 from reactloop.tools._tool import Tool, ToolContext
 
@@ -145,8 +146,10 @@ class SkillSet(Extension):
 
     def _choices(self) -> tuple[tuple[str, str], ...]:
         """Each skill with what it brings: its description, its tools' names and summaries
-        (imports every skill's ``tools.py``; a model that ranks skills like tools reads it) and
-        the names its data files hold (after ``NAMES_MARK``, cached per skill)."""
+        (imports every skill's ``tools.py``; a model that ranks skills like tools reads it), the
+        headings and table labels of its documents, and the names its data files hold with the
+        labels of two words or more of its documents (after ``NAMES_MARK``; all cached per
+        skill)."""
         out = []
         for skill in self:
             try:
@@ -155,9 +158,15 @@ class SkillSet(Extension):
                 tools = []
             about = [f"{t.name}: {t.description.splitlines()[0] if t.description else ''}"
                      for t in tools]
-            text = " ".join([skill.description, *about, *_document_sentences(skill.body)])
-            names = data_names(skill.path)  # "Cafe Aroma": a question naming it is this skill's
-            out.append((skill.name, text + (NAMES_MARK + "; ".join(names) if names else "")))
+            # what its documents are about ("carry-on" of fare_rules.md's table) ranks it too
+            text = " ".join([skill.description, *about, *_document_sentences(skill.body),
+                             *document_terms(skill.path)])
+            # "Cafe Aroma" of its data, "checked bags" of its documents' tables: a question
+            # naming one is this skill's
+            names = data_names(skill.path) + document_phrases(skill.path)
+            words = data_words(skill.path)  # "doctor": what its search finds, by name
+            out.append((skill.name, text + (NAMES_MARK + "; ".join(names) if names else "")
+                        + (WORDS_MARK + "; ".join(words) if words else "")))
         return tuple(out)
 
     # -- the extension hooks -----------------------------------------------------------------

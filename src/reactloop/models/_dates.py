@@ -1,0 +1,81 @@
+"""Dates as a question says them, for a guided call's arguments (pure functions used by
+:mod:`reactloop.models._fit`): "21 October 2027", "Oct 21st, 2027", "the 3rd of March" and
+"2027-10-21" are the ``YYYY-MM-DD`` values an argument documented as ``YYYY-MM-DD`` (or with
+the JSON-schema format ``date``) takes — a model may only copy what the conversation says, so
+a date said in words would otherwise never reach such an argument. A date without a year is
+the next one on or after today.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from reactloop.messages import ToolSpec
+
+__all__ = ["YYYY_MM_DD", "date_choices", "spoken_dates", "without_dates"]
+
+YYYY_MM_DD = r"\b\d{4}-\d{1,2}-\d{1,2}\b"
+"""How a documented ``YYYY-MM-DD`` value is found in a question."""
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH = r"(?P<{}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY = r"(?P<{}>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(?P<{}>(?:19|20)\d\d))?"
+_DATES = re.compile(
+    r"(?P<iso>\b\d{4}-\d{1,2}-\d{1,2}\b)"
+    rf"|\b(?:the\s+)?{_DAY.format('d1')}(?:\s+of)?\s+{_MONTH.format('m1')}{_YEAR.format('y1')}\b"
+    rf"|\b{_MONTH.format('m2')}\s+(?:the\s+)?{_DAY.format('d2')}{_YEAR.format('y2')}\b", re.I)
+
+
+def _date(m: re.Match[str], today: dt.date) -> str | None:
+    if m.group("iso"):
+        return m.group("iso")
+    day, month, year = ((m.group("d1"), m.group("m1"), m.group("y1")) if m.group("d1")
+                        else (m.group("d2"), m.group("m2"), m.group("y2")))
+    number = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(month[:3].lower()))
+    try:
+        when = dt.date(int(year) if year else today.year, number, int(day))
+        if not year and when < today:  # "on 3 March" said in April: next year's
+            when = dt.date(today.year + 1, number, int(day))
+    except ValueError:  # "31 February"
+        return None
+    return when.isoformat()
+
+
+def spoken_dates(question: str, today: dt.date | None = None) -> list[str]:
+    """The dates ``question`` says, typed or in words, as ``YYYY-MM-DD``, in its order (see
+    the module); ``today`` (default: the local date) places a date said without a year."""
+    today = today or dt.date.today()
+    found = (_date(m, today) for m in _DATES.finditer(question))
+    return list(dict.fromkeys(d for d in found if d))
+
+
+def without_dates(question: str) -> str:
+    """``question`` with the dates it says (typed or in words) blanked: their numbers are no
+    ids or amounts ("flights on 21 October 2027" gives no flight id)."""
+    return _DATES.sub(" ", question)
+
+
+def _date_arguments(spec: ToolSpec) -> list[str]:
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"
+            and "enum" not in p and ("YYYY-MM-DD" in str(p.get("description") or "")
+                                     or p.get("format") == "date")]
+
+
+def date_choices(spec: ToolSpec, question: str) -> ToolSpec:
+    """``spec`` with its ``YYYY-MM-DD`` arguments restricted to the dates the question says
+    (typed or in words, :func:`spoken_dates`), when it says any."""
+    names = _date_arguments(spec)
+    dates = spoken_dates(question) if names else []
+    if not dates:
+        return spec
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    changed = {k: {**p, "enum": dates} if k in names else p for k, p in props.items()}
+    return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})

@@ -1,0 +1,64 @@
+"""Filters a question says, for a tool's object argument (a pure function used by
+:mod:`reactloop.models.local` on a guided call): an argument documented with an example object
+(``filters: dimension values to keep, e.g. {"company": "1001", "period": "202401"}``) takes
+the values the question gives for those keys ("what did company 2001 spend in period
+202403?": ``{"company": "2001", "period": "202403"}``). A small model never writes such an
+object well, and without it a table's first rows answer for the wrong company.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reactloop.messages import ToolCall, ToolSpec
+
+__all__ = ["said_filters"]
+
+_KEY = re.compile(r"[\"'](\w+)[\"']\s*:")
+"""A key of the example object a description shows: ``{"company": "1001"}``."""
+
+
+def _object_arguments(spec: ToolSpec) -> dict[str, list[str]]:
+    """The object arguments of ``spec`` with the keys their description's example shows."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    out = {}
+    for name, p in props.items():
+        if not isinstance(p, Mapping):
+            continue
+        types = [p.get("type"), *(a.get("type") for a in p.get("anyOf") or ()
+                                  if isinstance(a, Mapping))]
+        keys = list(dict.fromkeys(_KEY.findall(str(p.get("description") or ""))))
+        if "object" in types and keys:
+            out[name] = keys
+    return out
+
+
+def _value(key: str, question: str) -> str | None:
+    """The value ``question`` gives for ``key``, said right after it ("company 2001",
+    "period: 202403", "company 2001's"): a code with a digit, or a capitalised name."""
+    m = re.search(rf"\b{re.escape(key.replace('_', ' '))}s?\s*(?:[:=#]\s*|no\.?\s+)?"
+                  r"([A-Za-z]*\d[\w.-]*|[A-Z][\w.-]*)", question, re.I)
+    if m is None:
+        return None
+    return re.sub(r"'s$|[.]$", "", m.group(1))
+
+
+def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> ToolCall:
+    """``call`` with its object arguments (see the module) that it left out or left empty
+    filled with the keys the question gives values for, when it gives any."""
+    spec = next((t for t in tools if t.name == call.name), None)
+    if spec is None or not isinstance(call.arguments, Mapping):
+        return call
+    added = {}
+    for name, keys in _object_arguments(spec).items():
+        if call.arguments.get(name):
+            continue
+        said = {k: v for k in keys if (v := _value(k, question)) is not None}
+        if said:
+            added[name] = said
+    if not added:
+        return call
+    return dataclasses.replace(call, arguments={**call.arguments, **added})

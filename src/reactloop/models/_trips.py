@@ -1,0 +1,106 @@
+"""The two places of a trip a question says, for a route's start and destination arguments
+(pure functions used by :mod:`reactloop.models._fit`):
+
+- **both legs said** ("from gate 12 to the water refill station", "to Paris from London",
+  "I'm at gate 3. How far is it to the pharmacy?", "flights frankfurt to new york");
+- **where one goes, and where one is** said apart: the place after "the way to", "get to",
+  "walk to", "directions to" is the destination, and the place the traveller is at or has
+  just left ("I'm by the bookshop", "I just dropped off my rental car", "coming from gate 9")
+  is the start: "I just dropped off my rental car. Can you show me the way to gate 2?" goes
+  from the rental car to gate 2, never from "2" to "2"; where the question says neither, the
+  one other place of the data it names (``names``: "Rental car returned, which way to gate
+  2?" names the data's "Car Rental Center") is the start. A place said in other words than
+  the data's one name it fits ("rental car": "Car Rental Center") is that name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reactloop._words import plain as _plain
+
+__all__ = ["ENDS", "STARTS", "trip_places"]
+
+STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
+"""Names of a route's start argument."""
+ENDS = frozenset({"destination", "to", "end", "to_place", "target"})
+"""Names of a route's destination argument."""
+
+_PLACE = r"([A-Za-z0-9'-]+(?:\s+[A-Za-z0-9'-]+){0,4}?)"
+_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|\s+[-–—]\s|[,.?!;]|$)"
+_LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
+                    rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
+         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?:the\s+)?{_PLACE}\s+"
+                    rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
+_TO = re.compile(rf"\b(?:way|directions?|route|path|walk|walking|get|go|head|guide\s+me|"
+                 rf"take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
+                 rf"{_PLACE}{_STOP_PLACE}", re.I)
+"""Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
+_OWN = r"(?:(?:my|our|the|a|an)\s+)?"
+_AT = re.compile(
+    rf"\b(?:i'?m|i\s+am|we'?re|we\s+are|i'?ve\s+been|standing|sitting|waiting)\s+(?:at|in|near|"
+    rf"by|next\s+to|outside)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|\b(?:just\s+)?(?:left|dropped\s+off|returned|parked(?:\s+at)?|got\s+off|arrived\s+at|"
+    rf"(?:came|coming|walked|walking)\s+(?:out\s+of|from))\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+"""Where one is: "I'm by the bookshop", "I just dropped off my rental car", "from gate 9"."""
+_THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+
+
+def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | None:
+    """The start and the destination of a trip the question says (see the module), or
+    None; ``names`` are the places the data holds."""
+    for i, leg in enumerate(_LEGS):
+        m = leg.search(question)
+        if m:
+            a, b = _named(m.group(1).strip(), names), _named(m.group(2).strip(), names)
+            return (b, a) if i == 1 else (a, b)
+    to = _TO.search(question)
+    if to is None:
+        return None
+    end = _named(to.group(1).strip(), names)
+    at = _AT.search(question)
+    if at is not None:  # "returned my bike at the bike shed": the place after "at"
+        there = _THERE.match(question, at.end())
+        said = there.group(1) if there else next(g for g in at.groups() if g)
+        start = _named(said.strip(), names)
+    else:  # the one other place of the data the question names
+        said = [n for n in _said(question[:to.start(1)] + " " + question[to.end(1):], names)
+                if _plain(n) != _plain(end)]
+        if len(said) != 1:
+            return None
+        start = said[0]
+    return (start, end) if _plain(start) != _plain(end) else None
+
+
+def _words(text: str) -> list[str]:
+    return _plain(text).split()
+
+
+def _said(question: str, names: Sequence[str]) -> list[str]:
+    """The ``names`` of two words or more that ``question`` says as a run of two or more of
+    their words, in any order ("rental car" says "Car Rental Center")."""
+    asked = _words(question)
+    out = []
+    for name in names:
+        own = set(_words(name))
+        if len(own) < 2:
+            continue
+        run = longest = 0
+        for w in asked:
+            run = run + 1 if w in own else 0
+            longest = max(longest, run)
+        if longest >= 2:
+            out.append(name)
+    return out
+
+
+def _named(place: str, names: Sequence[str]) -> str:
+    """``place`` as the one data name it fits, all its words (two or more) among the name's
+    ("rental car": "Car Rental Center"); else as said."""
+    words = set(_words(place))
+    fits = [n for n in names if len(words) >= 2 and words <= set(_words(n))]
+    return fits[0] if len(fits) == 1 else place
