@@ -86,10 +86,29 @@ def test_the_read_file_is_quoted_by_the_line_of_the_question(workspace: Path) ->
     "check the weather for me",  # "the X" is no file unless said to be one
     "open my files",  # no one file
     "is there anything in my notes about the gym?",  # a search of the contents
+    "what time is it in my city?",  # a clock, no file
 ])
 def test_no_listing_when_no_one_file_is_said(workspace: Path, question: str) -> None:
     plan = plan_reply(_requests(workspace, question, [])[0], Guidance())
     assert "list_dir" not in [t.name for t in plan.callable] or len(plan.callable) > 1, question
+
+
+@tool
+def calendar_events(day: str) -> str:
+    """List the calendar's events of a day.
+
+    Args:
+        day: the day, e.g. 'monday'
+    """
+    return "none"
+
+
+def test_a_tool_named_by_the_request_is_no_file_to_list(workspace: Path) -> None:
+    model = ScriptedModel(["ok"])
+    Agent(model=model, tools=[*TOOLS, calendar_events], workspace=workspace).run_sync(
+        "check my calendar for monday please")
+    plan = plan_reply(model.requests[0], Guidance())
+    assert "calendar_events" in [t.name for t in plan.callable]
 
 
 # -- how many files: a listing, recursive when asked, the count first -----------------------

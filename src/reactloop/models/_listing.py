@@ -32,11 +32,14 @@ _EVERYWHERE = re.compile(r"\b(?:in\s+total|total|altogether|all\s+together|insid
                          r"sub-?folders?|sub-?director(?:y|ies)|nested|recursive(?:ly)?|"
                          r"everywhere|including|counting|below|under)\b", re.I)
 _OPEN = re.compile(
-    r"\b(?:open|read|check|show|see|view|display|skim|pull|bring|grab|fetch|get|go\s+over|"
-    r"summari[sz]e|total|sum|add\s+up|average|look\s+(?:at|"
-    r"in(?:to|side)?|through)|go\s+through|what(?:'s|’s|\s+is|\s+does)\s+(?:in|inside)|"
-    r"(?:what|which)\b[^?.!]*?\b(?:in|from))\s+(?:up\s+)?(?:my|our|the)\s+([a-z][\w-]*)"
+    r"\b(?:open|read|check|show|see|view|display|skim|pull|bring|grab|fetch|go\s+over|"
+    r"summari[sz]e|total|sum|add\s+up|average|look\s+(?:at|in(?:to|side)?|through)|go\s+"
+    r"through|what(?:'s|’s|\s+is)\s+(?:in|inside))\s+(?:up\s+)?(?:my|our|the)\s+([a-z][\w-]*)"
     r"(?:\s+(file|doc|document|sheet|spreadsheet|list))?\b", re.I)
+_SAYS = re.compile(r"\b(?:what|which|how|where)\b[^?.!]*?\b(?:do|does|did)\s+(?:my|our|the)\s+"
+                   r"([a-z][\w-]*)(?:\s+(file))?\s+(?:say|said|contain|hold|list|mention)", re.I)
+"""A request to open or read a file by its name ("open my notes", "what's in my readme",
+"the sales file"), or a question what it says ("what does my todo say about …")."""
 _GENERIC_WORDS = """files file folder folders documents document docs directory workspace
 directories project stuff things everything all data"""
 _GENERIC = frozenset(_GENERIC_WORDS.split())
@@ -55,7 +58,7 @@ def asked_file(question: str) -> str | None:
 
     if named_file(question) is not None:
         return None
-    m = _OPEN.search(question) or re.search(r"\b(?:my|our|the)\s+([a-z][\w-]*)\s+(file)\b",
+    m = _OPEN.search(question) or _SAYS.search(question) or re.search(r"\b(?:my|our|the)\s+([a-z][\w-]*)\s+(file)\b",
                                             question, re.I)
     if m is None or m.group(1).lower() in _GENERIC:
         return None
@@ -111,10 +114,13 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     ``tools`` (recursive where it can be, and for a count only when asked "in total",
     "inside folders" …) and the internal tools of ``listed``; ``listed`` unchanged otherwise,
     or when no tool lists folders (or, for a file named without a path, none reads one)."""
-    from reactloop.models._files import reader
+    from reactloop._ranking import name_matches
+    from reactloop.models._files import reader, searches_contents
 
-    if not _wants_listing(question):
-        return tuple(listed)
+    if not _wants_listing(question) or (not asks_count(question) and any(
+            name_matches(t, question) for t in listed if not t.internal and not lister(t)
+            and not reader(t) and not searches_contents(t))):
+        return tuple(listed)  # "check my calendar" with a calendar tool: that tool
     found = [t for t in tools if lister(t)][:1]
     if not found or (not asks_count(question) and not any(reader(t) for t in tools)):
         return tuple(listed)
