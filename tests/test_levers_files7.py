@@ -126,6 +126,13 @@ def test_how_many_files_is_a_listing_not_a_letter_count(workspace: Path, questio
     assert "path" not in props  # the root, not a word of the question
 
 
+def test_a_count_in_a_named_folder_lists_that_folder(workspace: Path) -> None:
+    plan = plan_reply(_requests(workspace, "how many files sit in the reports folder?", [])[0],
+                      Guidance())
+    assert [t.name for t in plan.callable] == ["list_dir"] and not plan.answer
+    assert "path" in plan.callable[0].parameters["properties"]
+
+
 def test_the_answer_starts_with_the_count_of_files_listed(workspace: Path) -> None:
     question = "count all my files including the ones in subfolders"
     requests = _requests(workspace, question, [ToolCall("list_dir", {"recursive": True})])

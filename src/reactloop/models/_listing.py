@@ -70,7 +70,7 @@ def asked_file(question: str) -> str | None:
 
 def lister(spec: ToolSpec) -> bool:
     """Whether ``spec`` lists a folder: its name or description says list and folder (or
-    directory), and it requires no string argument."""
+    directory), and it requires no string argument but the folder's path."""
     from reactloop._ranking import terms
 
     words = set(terms(f"{spec.name} {spec.description}"))
@@ -78,6 +78,7 @@ def lister(spec: ToolSpec) -> bool:
     return (not spec.internal and "list" in words and bool(words & {"folder", "dir", "directori",
                                                                      "directory"})
             and not any(isinstance(props.get(k), Mapping) and props[k].get("type") == "string"
+                        and k not in ("path", "folder", "dir", "directory")
                         for k in spec.parameters.get("required") or ()))
 
 
