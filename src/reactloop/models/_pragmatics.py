@@ -85,12 +85,32 @@ def advice(question: str) -> bool:
     return bool(_ADVICE.search(text)) and not anchored(text) and not _PLACE.search(text)
 
 
+_OWN_ADVICE = re.compile(
+    r"(?:^|[,.;:!?]\s+|\b(?:and|so|but)\s+)(?:(?:do|does|should|must|can|would)\s+(?:i|we)\s+|"
+    r"(?:do|will)\s+(?:i|we)\s+(?:need|have)\s+to\s+|is\s+it\s+(?:worth|necessary|ok(?:ay)?)\s+)"
+    r"[^?.!]*", re.I)
+"""A question for advice about the thing just asked of ("…, do I need to print mine?",
+"…, should I get one for my trip?"): the user's own copy of it, nothing to look up."""
+
+
+_PLACE_ASKED = re.compile(r"\b(?:is|are)\s+there\b[^?.!]*?" + _PLACE.pattern + r"|\bwhere\b",
+                          re.I)
+
+
 def general_question(question: str) -> bool:
     """Whether ``question`` asks for knowledge about nothing concrete (see the module):
-    the form of a general question, no anchor (:func:`anchored`), nothing of the user's."""
+    the form of a general question, no anchor (:func:`anchored`), nothing of the user's —
+    but for a question for advice about the general thing ("what is a boarding pass
+    exactly, do I need to print mine?"), no place in it ("where", "near")."""
     text = " ".join(question.split())
     asked = _GENERAL.search(text) or _ABOUT_YOU.search(text)
-    return bool(asked) and not anchored(text) and not _OWN.search(text)
+    if not asked or anchored(text) or _PLACE_ASKED.search(text, asked.end()):
+        return False  # "what is a lounge, is there one near me?": a place to find
+    if (own := _OWN_ADVICE.search(text)) and own.start() > asked.start():
+        if _PLACE.search(own.group(0)):
+            return False
+        text = text[: own.start()]  # "do I need to print mine": advice on the thing asked of
+    return not _OWN.search(text)
 
 
 _QUESTION_WORDS = re.compile(r"\b(?:what|where|when|which|who|whom|whose|why|how)\b", re.I)

@@ -71,7 +71,8 @@ def render_result(text: str, question: str = "") -> str:
 
         data = _whole_records(text)  # a shortened JSON result: the records kept whole
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
-        if not data and (found := table_difference(text, question) or _total(text, question)):
+        if not data and (found := table_change(text, question) or table_difference(
+                text, question) or _total(text, question)):
             items = [found, *items]  # "by how much did february beat january?" in a CSV
         if not data and (found := table_cells(text, question)):
             items = [found, *items]  # "the carry-on limit in premium?" of a fare table
@@ -85,7 +86,7 @@ def render_result(text: str, question: str = "") -> str:
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
     elif data is not None:
         return ""
-    if not cut and (found := figure(data, question)):  # "the total for company 1002": the sum, first
+    if not cut and (found := file_count(data, question) or figure(data, question)):  # "the total for company 1002": the sum, first
         items = [found, *items]
     out = ""
     for item in items:
@@ -253,6 +254,18 @@ def table_difference(text: str, question: str) -> str:
     label = [next(c for c in r if _number(c) is None) for r in named]
     return (f"{header[i]} {label[0]} {_scalar(a)} - {label[1]} {_scalar(b)} = "
             f"{_scalar(round(a - b, 6))}")
+
+
+def table_change(text: str, question: str) -> str:
+    from reactloop.models._changes import table_change as change
+
+    return change(text, question)
+
+
+def file_count(data: Any, question: str) -> str:
+    from reactloop.models._listing import file_count as count
+
+    return count(data, question)
 
 
 def _total(text: str, question: str) -> str:

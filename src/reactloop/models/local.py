@@ -68,6 +68,7 @@ from reactloop.models._fit import (
 )
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._gguf import check_gguf_magic, n_params
+from reactloop.models._listing import entry_step, listing_offer, must_list
 from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
     _REPEAT_NOTE,
     render_messages,
@@ -406,10 +407,10 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
         callable_ = said_tools(callable_, turn.question)
     if choice == "required" and callable_:
         answer = False
-    elif g.require_call and not turn.results and turn.question and any(
+    elif g.require_call and not turn.results and turn.question and (any(
             (loaded and (t.name not in internal or reads_document(t.name)))
             or name_matches(t, turn.question)
-            for t in callable_):
+            for t in callable_) or must_list(turn.question, callable_)):
         answer = False  # a tool clearly fits a fresh question (or its skill): call it
     else:
         answer = True
@@ -419,6 +420,8 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
     if nxt is not None and g.copy_arguments and _fit.needs_found_id(nxt, turn.question or "", found):
         nxt = None
+    nxt = (entry_step(turn.results, every, allowed, turn.question or "")  # "my notes" listed
+           if g.follow_up and choice != "none" else None) or nxt  # read notes.txt
     extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
         nxt = essential(nxt, turn.question or "") if g.essential_arguments else nxt
@@ -464,6 +467,7 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
         listed = preferred(listed, turn.question, keep)
         if not turn.results and not loaded:  # a file named: read it; do the files say: search
             listed = document_offer(file_offer(listed, fit, turn.question), fit, turn.question)
+            listed = listing_offer(listed, fit, turn.question)  # "open my notes": list first
         if loaded:  # the skill chosen: its own tools, or its first step
             listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit)
     if g.essential_arguments:

@@ -1,0 +1,195 @@
+"""Questions about the workspace's files that name no path: pure functions the embedded
+model's guidance (:func:`reactloop.models.local.plan_reply`) applies so that the listing the
+question needs is a visible step.
+
+- **how many files** (:func:`asks_count`): "how many files/folders/documents …" is a listing
+  question: the folder lister is offered alone (recursive when the question counts "in total",
+  "inside folders", "subfolders" …), a call is required (no counting tool takes "files"), and
+  the answer starts with the count of files in the listing (:func:`file_count`);
+- **a file named without a path** (:func:`asked_file`): "open my notes", "what's in my
+  readme", "total the sales file" — the guidance cannot see the files' names, so the lister is
+  called first, then the reader on the listed file whose name is the one said (its stem, in
+  the singular or the plural: :func:`entry_step`), and the answer quotes the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reactloop.messages import Message, ToolSpec
+
+__all__ = ["asked_file", "asks_count", "entry_step", "file_count", "lister", "listing_offer",
+           "must_list"]
+
+_COUNT = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?:files?|folders?|documents?|docs|"
+                    r"director(?:y|ies)|sub-?folders?)\b|\b(?:count|number\s+of)\s+(?:(?:the|my|"
+                    r"our|all)\s+)*(?:\w+\s+)?(?:files|folders|documents|directories)\b", re.I)
+_EVERYWHERE = re.compile(r"\b(?:in\s+total|total|altogether|all\s+together|inside|within|"
+                         r"sub-?folders?|sub-?director(?:y|ies)|nested|recursive(?:ly)?|"
+                         r"everywhere|including|counting|below|under)\b", re.I)
+_OPEN = re.compile(
+    r"\b(?:open|read|check|show|see|view|display|skim|pull|bring|grab|fetch|go\s+over|"
+    r"summari[sz]e|total|sum|add\s+up|average|look\s+(?:at|in(?:to|side)?|through)|go\s+"
+    r"through|what(?:'s|’s|\s+is)\s+(?:in|inside))\s+(?:up\s+)?(?:my|our|the)\s+([a-z][\w-]*)"
+    r"(?:\s+(file|doc|document|sheet|spreadsheet|list))?\b", re.I)
+_SAYS = re.compile(r"\b(?:what|which|how|where)\b[^?.!]*?\b(?:do|does|did)\s+(?:my|our|the)\s+"
+                   r"([a-z][\w-]*)(?:\s+(file))?\s+(?:say|said|contain|hold|list|mention)", re.I)
+"""A request to open or read a file by its name ("open my notes", "what's in my readme",
+"the sales file"), or a question what it says ("what does my todo say about …")."""
+_GENERIC_WORDS = """files file folder folders documents document docs directory workspace
+directories project stuff things everything all data"""
+_GENERIC = frozenset(_GENERIC_WORDS.split())
+"""Words that name no one file ("open my files")."""
+
+
+def asks_count(question: str) -> bool:
+    """Whether ``question`` asks how many files or folders there are (see the module)."""
+    return bool(_COUNT.search(question))
+
+
+def asked_file(question: str) -> str | None:
+    """The name of the file ``question`` asks to open without a path ("open my notes":
+    ``notes``; "the sales file": ``sales``), or None."""
+    from reactloop.models._files import named_file
+
+    if named_file(question) is not None:
+        return None
+    m = _OPEN.search(question) or _SAYS.search(question) or re.search(r"\b(?:my|our|the)\s+([a-z][\w-]*)\s+(file)\b",
+                                            question, re.I)
+    if m is None or m.group(1).lower() in _GENERIC:
+        return None
+    before = question[: m.start(1)].lower().split()
+    if not m.group(2) and not {"my", "our"} & set(before[-1:]):
+        return None  # "the weather": no file unless said to be one ("the sales file")
+    return m.group(1).lower()
+
+
+def lister(spec: ToolSpec) -> bool:
+    """Whether ``spec`` lists a folder: its name or description says list and folder (or
+    directory), and it requires no string argument but the folder's path."""
+    from reactloop._ranking import terms
+
+    words = set(terms(f"{spec.name} {spec.description}"))
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    return (not spec.internal and "list" in words and bool(words & {"folder", "dir", "directori",
+                                                                     "directory"})
+            and not any(isinstance(props.get(k), Mapping) and props[k].get("type") == "string"
+                        and k not in ("path", "folder", "dir", "directory")
+                        for k in spec.parameters.get("required") or ()))
+
+
+_FOLDER = re.compile(r"\b(?:in|inside|under)\s+(?:the\s+|my\s+|our\s+)?[\w./-]+\s+"
+                     r"(?:folder|directory|dir)\b|\w/", re.I)
+"""A folder the question names ("in the docs folder", "under src/"): the lister's path."""
+
+
+def _rooted(spec: ToolSpec, question: str, deep: bool) -> ToolSpec:
+    """``spec`` listing the workspace's root (its path left to its default, unless the
+    question names a folder), recursive when ``deep`` and it can be."""
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    flag = props.get("recursive")
+    kept = {k: v for k, v in props.items() if k == "path" and _FOLDER.search(question)}
+    if deep and isinstance(flag, Mapping) and flag.get("type") == "boolean":
+        kept["recursive"] = {**flag, "const": True}
+    if not kept:  # no argument to write: the call's arguments are an empty object
+        return dataclasses.replace(spec, parameters={**spec.parameters, "properties": {},
+                                                     "required": []})
+    params = {**spec.parameters, "properties": kept, "required": list(kept)}
+    return dataclasses.replace(spec, parameters=params)
+
+
+def _wants_listing(question: str) -> bool:
+    from reactloop._ranking import asks_documents
+
+    return asks_count(question) or (asked_file(question) is not None
+                                    and not asks_documents(question))
+
+
+def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], question: str
+                  ) -> tuple[ToolSpec, ...]:
+    """The offer for a fresh question that needs a listing (see the module): the lister of
+    ``tools`` (recursive where it can be, and for a count only when asked "in total",
+    "inside folders" …) and the internal tools of ``listed``; ``listed`` unchanged otherwise,
+    or when no tool lists folders (or, for a file named without a path, none reads one)."""
+    from reactloop._ranking import name_matches
+    from reactloop.models._files import reader, searches_contents
+
+    if not _wants_listing(question) or (not asks_count(question) and any(
+            name_matches(t, question) for t in listed if not t.internal and not lister(t)
+            and not reader(t) and not searches_contents(t))):
+        return tuple(listed)  # "check my calendar" with a calendar tool: that tool
+    found = [t for t in tools if lister(t)][:1]
+    if not found or (not asks_count(question) and not any(reader(t) for t in tools)):
+        return tuple(listed)
+    deep = not asks_count(question) or bool(_EVERYWHERE.search(question))
+    first = _rooted(found[0], question, deep)
+    return (first, *(t for t in listed if t.internal and t.name != first.name))
+
+
+def must_list(question: str | None, callable_: Sequence[ToolSpec]) -> bool:
+    """Whether a fresh ``question`` must call the lister it is offered (no answer yet)."""
+    return bool(question) and _wants_listing(question or "") and any(
+        lister(t) for t in callable_)
+
+
+def _entries(result: Message) -> list[Mapping[str, Any]]:
+    try:
+        data = json.loads(result.content)
+    except (json.JSONDecodeError, ValueError):
+        return []
+    found = data.get("entries") if isinstance(data, Mapping) else None
+    return [e for e in found or () if isinstance(e, Mapping) and isinstance(e.get("name"), str)]
+
+
+def _matches(name: str, wanted: str) -> bool:
+    stem = name.rsplit("/", 1)[-1].lower()
+    stem = stem.rsplit(".", 1)[0] if "." in stem.lstrip(".") else stem
+    stem = re.sub(r"[\s_-]+", " ", stem)
+    wanted = re.sub(r"[\s_-]+", " ", wanted)
+    return stem in (wanted, wanted.removesuffix("s"), f"{wanted}s", wanted.removesuffix("es"))
+
+
+def entry_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: set[str],
+               question: str) -> ToolSpec | None:
+    """After the listing a file named without a path needed (see the module), the reader of
+    ``tools`` restricted to the listed file whose name is the one said ("my notes":
+    ``notes.txt``, shallowest first); None when the latest result is no listing, nothing
+    listed matches, or no allowed tool reads files."""
+    from reactloop.models._files import reader
+
+    wanted = asked_file(question)
+    if wanted is None or not results or results[-1].is_error:
+        return None
+    files = [str(e["name"]) for e in _entries(results[-1]) if e.get("type") == "file"
+             and _matches(str(e["name"]), wanted)]
+    readers = [t for t in tools if reader(t) and t.name in allowed]
+    if not files or not readers:
+        return None
+    path = min(files, key=lambda n: (n.count("/"), n))
+    spec = readers[0]
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    arg = next(k for k in spec.parameters.get("required") or () if k in props)
+    params = {**spec.parameters, "properties": {arg: {**props[arg], "const": path}},
+              "required": [arg]}
+    return dataclasses.replace(spec, parameters=params)
+
+
+def file_count(data: Any, question: str) -> str:
+    """The count a question asks of a listing (``{"entries": [{"name", "type"}, …]}``):
+    ``4 files: notes.txt, data/sales.csv, …`` (and the folders when it asks for folders);
+    empty for another question or result."""
+    asked = _COUNT.search(question)
+    if asked is None or not isinstance(data, Mapping):
+        return ""
+    entries = [e for e in data.get("entries") or () if isinstance(e, Mapping)]
+    if not entries:
+        return ""
+    kinds = ("dir",) if re.search(r"\b(?:folders?|director(?:y|ies))\b(?!.*\bfiles?\b)",
+                                  asked.group(0), re.I) else ("file",)
+    chosen = [str(e.get("name")) for e in entries if e.get("type") in kinds]
+    noun = "folder" if kinds == ("dir",) else "file"
+    return f"{len(chosen)} {noun}{'' if len(chosen) == 1 else 's'}: {', '.join(chosen)}"
