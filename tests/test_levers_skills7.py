@@ -42,3 +42,48 @@ def test_a_trip_there_goes_to_the_other_place_of_the_data_said() -> None:
     props = argument_choices(ROUTE, question, names).parameters["properties"]
     assert (props["start"]["enum"], props["destination"]["enum"]) == (
         ["Food Court"], ["Platform 7"])
+
+
+@pytest.mark.parametrize(("said", "months"), [
+    ("in February 2025", [(2025, 2)]), ("for Aug. 2023 and Sept 2023", [(2023, 8), (2023, 9)]),
+    ("during october of 2026", [(2026, 10)]), ("on 5 June 2025", []), ("we may 2025", [])])
+def test_a_month_said_in_words_with_a_year(said: str, months: list[tuple[int, int]]) -> None:
+    from reactloop.models._months import in_format, spoken_months
+
+    assert spoken_months(f"what did we sell {said}?") == months
+    assert in_format("202401", 2025, 2) == "202502"
+    assert in_format("2024-01", 2025, 2) == "2025-02"
+    assert in_format("S12", 2025, 2) is None
+
+
+def test_a_month_in_words_fills_a_period_filter_the_datas_way() -> None:
+    from reactloop import ToolCall, tool
+    from reactloop.models._filters import said_filters
+
+    @tool
+    def ledger_rows(book: str, filters: dict[str, str] | None = None) -> str:
+        """Rows of one ledger.
+
+        Args:
+            book: the ledger's name.
+            filters: values to keep, e.g. {"branch": "B7", "month": "2024-01"}.
+        """
+        return "rows"
+
+    call = ToolCall("ledger_rows", {"book": "sales_ledger"})
+    filled = said_filters(call, [ledger_rows.spec()], "What did branch B3 take in March of 2025?")
+    assert filled.arguments["filters"] == {"branch": "B3", "month": "2025-03"}
+    # a day said makes a date, no month filter
+    assert said_filters(call, [ledger_rows.spec()], "on 2 March 2025 at branch B3?").arguments[
+        "filters"] == {"branch": "B3"}
+
+
+def test_a_figure_keeps_the_records_of_a_month_said_in_words() -> None:
+    from reactloop.models._shaping import figure
+
+    rows = {"rows": [
+        {"branch": "B3", "month": "202502", "line": "Bikes", "takings": 700.0},
+        {"branch": "B3", "month": "202503", "line": "Bikes", "takings": 900.0},
+        {"branch": "B3", "month": "202504", "line": "Bikes", "takings": 400.0}]}
+    assert figure(rows, "How much did the bikes take in Mar 2025?") == (
+        "takings 900 (1 record: 202503)")
