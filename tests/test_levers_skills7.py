@@ -6,6 +6,9 @@ word ("book") said as a noun chooses no skill."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from reactloop.messages import ToolSpec
@@ -87,3 +90,50 @@ def test_a_figure_keeps_the_records_of_a_month_said_in_words() -> None:
         {"branch": "B3", "month": "202504", "line": "Bikes", "takings": 400.0}]}
     assert figure(rows, "How much did the bikes take in Mar 2025?") == (
         "takings 900 (1 record: 202503)")
+
+
+def _skill(root: Path, name: str, description: str, data: object) -> None:
+    folder = root / name
+    (folder / "data").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n"
+                                     "Answer from the skill's files.\n")
+    (folder / "data" / "items.json").write_text(json.dumps(data))
+
+
+@pytest.fixture
+def venues(tmp_path: Path) -> Path:
+    """A museum whose shop sells prints, and a skill whose name's verb is "print"."""
+    _skill(tmp_path, "museum", "Rooms, exhibitions and services of the city museum.",
+           [{"name": "Gift Corner", "tags": ["prints", "postcards"]},
+            {"name": "Hall of Coins", "tags": ["coins", "medals"]}])
+    _skill(tmp_path, "print-posters", "Print posters of museum pictures, in any size.",
+           [{"name": "A2 matte", "size": "A2"}])
+    return tmp_path
+
+
+@pytest.mark.parametrize(("question", "skill"), [
+    ("Can I pick up a nice print on my way out?", "museum"),
+    ("where are the prints sold?", "museum"),
+    ("Please print me a poster of a picture", "print-posters"),
+])
+def test_a_skills_verb_said_as_a_thing_chooses_the_skill_holding_it(
+        question: str, skill: str, venues: Path) -> None:
+    from reactloop import Agent
+    from reactloop.models._skill_select import skill_call
+    from reactloop.testing import ScriptedModel
+
+    model = ScriptedModel(["ok"])
+    Agent(model=model, skills=[venues]).run_sync(question)
+    call = skill_call(model.requests[0])
+    assert call is not None and call.arguments == {"name": skill}, question
+
+
+def test_a_verb_said_as_a_thing_or_as_a_verb() -> None:
+    from reactloop._verbs import as_things, name_verbs
+
+    assert name_verbs(["book-flight", "order_food", "airport"]) == {"book", "order"}
+    assert as_things("is there a decent book here?", {"book"})[1] == ["book"]
+    assert as_things("any books on birds?", {"book"})[1] == ["book"]
+    assert as_things("book me two seats", {"book"})[1] == []
+    assert as_things("did store 4 book anything in May?", {"book"})[1] == []
+    assert as_things("the book I want: book it", {"book"})[1] == []  # said as a verb too
