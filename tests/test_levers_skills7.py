@@ -131,7 +131,10 @@ def test_a_skills_verb_said_as_a_thing_chooses_the_skill_holding_it(
 def test_a_verb_said_as_a_thing_or_as_a_verb() -> None:
     from reactloop._verbs import as_things, name_verbs
 
-    assert name_verbs(["book-flight", "order_food", "airport"]) == {"book", "order"}
+    assert name_verbs([("book-flight", "Search and book flights."),
+                       ("order_food", "Order a food delivery: order the food you like."),
+                       ("data-analyst", "Query the data sources."), ("airport", "Gates.")]
+                      ) == {"book", "order"}
     assert as_things("is there a decent book here?", {"book"})[1] == ["book"]
     assert as_things("any books on birds?", {"book"})[1] == ["book"]
     assert as_things("book me two seats", {"book"})[1] == []

@@ -382,7 +382,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
     owned: dict[int, list[str]] = {}
     docs = [s for s in specs if not s.internal]
     # "a book" is a thing, not book-flight's verb: a thing the skill's data holds is its name
-    query, things = as_things(query, name_verbs(v for s in specs for v, _ in s.choices))
+    query, things = as_things(query, name_verbs(c for s in specs for c in s.choices))
     for spec in specs:
         for value, text in spec.choices:
             head, _, words = text.partition(WORDS_MARK)

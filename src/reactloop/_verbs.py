@@ -17,12 +17,18 @@ _DETERMINER = (r"(?:a|an|the|any|some|my|your|our|his|her|their|this|that|these|
                r"two|three|few|more|other|new|old|good|second-?hand|used|paper)")
 
 
-def name_verbs(names: Iterable[str]) -> set[str]:
-    """The first words of the skill ``names`` of two words or more ("book-flight": ``book``)."""
+def name_verbs(skills: Iterable[tuple[str, str]]) -> set[str]:
+    """The first words of the skill names of two words or more that their descriptions use as
+    a verb on the second ("book-flight": "Search and book flights", "... book a flight": ``book``;
+    never "data-analyst", whose first word acts on nothing)."""
     out = set()
-    for name in names:
+    for name, description in skills:
         words = [w for w in re.split(r"[-_\s]+", name.lower()) if w]
-        if len(words) >= 2 and words[0].isalpha():
+        if len(words) < 2 or not words[0].isalpha():
+            continue
+        verb, thing = re.escape(words[0]), re.escape(re.sub(r"s$", "", words[1]))
+        if re.search(rf"\b{verb}\s+(?:(?:a|an|the|your|my)\s+{thing}|{thing}s)\b",
+                     description, re.I):
             out.add(words[0])
     return out
 
