@@ -26,6 +26,8 @@ ROUTE = ToolSpec("draw_route", "Draw the walking route between two places on the
      ("ticket hall", "stage B")),
     ("I'm reading near the fountain, how do I get to the museum shop?",
      ("fountain", "museum shop")),
+    ("We're eating a pizza at the diner; our bus departs from bay 4. How do we get there?",
+     ("diner", "bay 4")),
 ])
 def test_where_one_is_doing_something_and_a_trip_there_make_a_trip(
         question: str, trip: tuple[str, str]) -> None:

@@ -41,7 +41,8 @@ _TO = re.compile(rf"\b(?:way|directions?|route|path|walk|walking|get|go|head|gui
 """Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
 _OWN = r"(?:(?:my|our|the|a|an)\s+)?"
 _AT = re.compile(
-    rf"\b(?:(?:i'?m|i\s+am|we'?re|we\s+are)(?:\s+(?:just|still))?(?:\s+[a-z]+ing)?|i'?ve\s+been"
+    rf"\b(?:(?:i'?m|i\s+am|we'?re|we\s+are)(?:\s+(?:just|still))?"
+    rf"(?:\s+[a-z]+ing(?:\s+(?:a|an|the|some|my|our)\s+[a-z]+)?)?|i'?ve\s+been"
     rf"|standing|sitting|waiting)\s+(?:at|in|near|"
     rf"by|next\s+to|outside)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\b(?:just\s+)?(?:left|dropped\s+off|returned|parked(?:\s+at)?|got\s+off|arrived\s+at|"
@@ -52,8 +53,8 @@ _THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+{_OWN}{_PLACE}{_STOP_PLACE
 _THITHER = re.compile(r"\b(?:way|directions?|route|path|walk|get|go|head|guide\s+me|take\s+me|"
                       r"lead\s+me|bring\s+me)\s+(?:over\s+)?there\b", re.I)
 """Where one goes, said as "there" ("the way there", "get there"): the other place said."""
-_ELSEWHERE = re.compile(rf"\b(?:at|to|on)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
-"""Another place the question says: "boarding is at gate 10", "my train is on platform 7"."""
+_ELSEWHERE = re.compile(rf"\b(?:at|to|on|from)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+"""Another place the question says: "boarding is at gate 10", "my bus leaves from bay 4"."""
 
 
 def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | None:
