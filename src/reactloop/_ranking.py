@@ -361,24 +361,38 @@ def _own(names: Sequence[str]) -> list[str]:
     return [n for n in names if not city_zone(n)]
 
 
+def _held(things: Sequence[str], data: str) -> list[str]:
+    """The ``things`` (words said as things) that a skill's ``data`` text (its names and
+    words) holds, in any form ("book": "books")."""
+    own = set(terms(data)) if things else set()
+    return [t for t in things if set(terms(t)) <= own]
+
+
 def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
                 ) -> tuple[ToolSpec, str] | None:
     """The tool and choice (a skill of ``load_skill``: :attr:`ToolSpec.choices`) that fit
     ``query`` better than every other tool, ranked by the same BM25 as the tools; None when a
     plain tool fits best or nothing matches. With ``names``, the names a choice's data holds
-    that the query says (:func:`said_names`) count as the choice's own name."""
+    that the query says (:func:`said_names`) count as the choice's own name; a skill's verb
+    said as a thing ("a book", :mod:`reactloop._verbs`) counts for the skill whose data holds
+    it, never for the verb's."""
+    from reactloop._verbs import as_things, name_verbs
+
     pseudo: dict[int, tuple[ToolSpec, str]] = {}
     owned: dict[int, list[str]] = {}
     docs = [s for s in specs if not s.internal]
+    # "a book" is a thing, not book-flight's verb: a thing the skill's data holds is its name
+    query, things = as_things(query, name_verbs(c for s in specs for c in s.choices))
     for spec in specs:
         for value, text in spec.choices:
-            text, _, listed = text.partition(WORDS_MARK)[0].partition(NAMES_MARK)
+            head, _, words = text.partition(WORDS_MARK)
+            text, _, listed = head.partition(NAMES_MARK)
             said = said_names(listed.split("; ") if listed and names else [], query)
             # a name the skill's data holds ("Cafe Aroma") counts as much as its own name
             doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})
             pseudo[id(doc)] = (spec, value)
             docs.append(doc)
-            owned[id(doc)] = _own(said)
+            owned[id(doc)] = _own(said) + _held(things, f"{listed} {words}")
     if not pseudo:
         return None
     named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)

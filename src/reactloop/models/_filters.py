@@ -2,7 +2,9 @@
 :mod:`reactloop.models.local` on a guided call): an argument documented with an example object
 (``filters: dimension values to keep, e.g. {"company": "1001", "period": "202401"}``) takes
 the values the question gives for those keys ("what did company 2001 spend in period
-202403?": ``{"company": "2001", "period": "202403"}``). A small model never writes such an
+202403?": ``{"company": "2001", "period": "202403"}``); a key whose example is a year and
+month (``"period": "202401"``) takes a month said in words with a year ("in January 2024":
+``202401``, :mod:`reactloop.models._months`), written the example's way. A small model never writes such an
 object well, and without it a table's first rows answer for the wrong company.
 """
 
@@ -19,6 +21,8 @@ __all__ = ["said_filters"]
 
 _KEY = re.compile(r"[\"'](\w+)[\"']\s*:")
 """A key of the example object a description shows: ``{"company": "1001"}``."""
+_EXAMPLE = re.compile(r"[\"'](\w+)[\"']\s*:\s*(\[?)\s*[\"']([^\"']*)[\"']")
+"""A key of the example object with its (first) example value, and whether it is a list."""
 
 
 def _object_arguments(spec: ToolSpec) -> dict[str, list[str]]:
@@ -46,6 +50,25 @@ def _value(key: str, question: str) -> str | None:
     return re.sub(r"'s$|[.]$", "", m.group(1))
 
 
+def _examples(spec: ToolSpec, name: str) -> dict[str, tuple[str, bool]]:
+    """The example value (and whether a list) of each key of ``spec``'s argument ``name``."""
+    p = (spec.parameters.get("properties") or {}).get(name) or {}
+    return {k: (v, bool(lst)) for k, lst, v in _EXAMPLE.findall(str(p.get("description") or ""))}
+
+
+def _said_month(example: tuple[str, bool] | None, question: str) -> str | list[str] | None:
+    """The months ``question`` says in words with a year, written as ``example`` writes a
+    period; several only where the example is a list."""
+    from reactloop.models._months import in_format, spoken_months
+
+    if example is None:
+        return None
+    months = [v for y, m in spoken_months(question) if (v := in_format(example[0], y, m))]
+    if not months or (len(months) > 1 and not example[1]):
+        return None
+    return months if example[1] and len(months) > 1 else months[0]
+
+
 def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> ToolCall:
     """``call`` with its object arguments (see the module) that it left out or left empty
     filled with the keys the question gives values for, when it gives any."""
@@ -56,7 +79,9 @@ def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> To
     for name, keys in _object_arguments(spec).items():
         if call.arguments.get(name):
             continue
-        said = {k: v for k in keys if (v := _value(k, question)) is not None}
+        examples = _examples(spec, name)
+        said: dict[str, Any] = {k: v for k in keys if (v := _value(k, question) or _said_month(
+            examples.get(k), question)) is not None}
         if said:
             added[name] = said
     if not added:

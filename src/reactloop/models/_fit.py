@@ -649,7 +649,7 @@ def trip_query(question: str) -> str:
     """``question`` for ranking a next step: one that goes "from" one place "to" another asks
     for the way between them (a route, directions from a start to a destination), not for
     either place alone."""
-    if not _TRIP.search(question):
+    if not is_trip(question):
         return question
     return f"{question} route directions walking start destination"
 

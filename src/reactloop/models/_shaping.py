@@ -173,11 +173,13 @@ _PARTS = 5
 def _narrowed(records: list[Mapping[str, Any]], question: str
               ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """The records holding the question's codes ("company 2001") and the text values it says
-    ("on rent and facilities": an account named "Rent and facilities"), with what it said."""
+    ("on rent and facilities": an account named "Rent and facilities") and the months it says
+    in words (:func:`~reactloop.models._months.month_codes`), with what it said."""
     from reactloop._words import says
+    from reactloop.models._months import month_codes
 
-    said = []
-    for code in dict.fromkeys(_CODE.findall(question)):
+    said = []  # a month said in words ("January 2024") is the period a record writes "202401"
+    for code in dict.fromkeys([*_CODE.findall(question), *month_codes(question)]):
         keys = {k for r in records for k, v in r.items() if _scalar(v) == code}
         if keys:
             records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]

@@ -41,13 +41,20 @@ _TO = re.compile(rf"\b(?:way|directions?|route|path|walk|walking|get|go|head|gui
 """Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
 _OWN = r"(?:(?:my|our|the|a|an)\s+)?"
 _AT = re.compile(
-    rf"\b(?:i'?m|i\s+am|we'?re|we\s+are|i'?ve\s+been|standing|sitting|waiting)\s+(?:at|in|near|"
+    rf"\b(?:(?:i'?m|i\s+am|we'?re|we\s+are)(?:\s+(?:just|still))?"
+    rf"(?:\s+[a-z]+ing(?:\s+(?:a|an|the|some|my|our)\s+[a-z]+)?)?|i'?ve\s+been"
+    rf"|standing|sitting|waiting)\s+(?:at|in|near|"
     rf"by|next\s+to|outside)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\b(?:just\s+)?(?:left|dropped\s+off|returned|parked(?:\s+at)?|got\s+off|arrived\s+at|"
     rf"(?:came|coming|walked|walking)\s+(?:out\s+of|from))\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
 """Where one is: "I'm by the bookshop", "I just dropped off my rental car", "from gate 9"."""
 _THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+_THITHER = re.compile(r"\b(?:way|directions?|route|path|walk|get|go|head|guide\s+me|take\s+me|"
+                      r"lead\s+me|bring\s+me)\s+(?:over\s+)?there\b", re.I)
+"""Where one goes, said as "there" ("the way there", "get there"): the other place said."""
+_ELSEWHERE = re.compile(rf"\b(?:at|to|on|from)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+"""Another place the question says: "boarding is at gate 10", "my bus leaves from bay 4"."""
 
 
 def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | None:
@@ -59,14 +66,12 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
             a, b = _named(m.group(1).strip(), names), _named(m.group(2).strip(), names)
             return (b, a) if i == 1 else (a, b)
     to = _TO.search(question)
-    if to is None:
-        return None
-    end = _named(to.group(1).strip(), names)
     at = _AT.search(question)
+    if to is None:
+        return _thither(question, at, names)
+    end = _named(to.group(1).strip(), names)
     if at is not None:  # "returned my bike at the bike shed": the place after "at"
-        there = _THERE.match(question, at.end())
-        said = there.group(1) if there else next(g for g in at.groups() if g)
-        start = _named(said.strip(), names)
+        start = _named(_start(question, at).strip(), names)
     else:  # the one other place of the data the question names
         said = [n for n in _said(question[:to.start(1)] + " " + question[to.end(1):], names)
                 if _plain(n) != _plain(end)]
@@ -74,6 +79,29 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
             return None
         start = said[0]
     return (start, end) if _plain(start) != _plain(end) else None
+
+
+def _start(question: str, at: re.Match[str]) -> str:
+    """The place where one is that ``at`` (a match of ``_AT``) says."""
+    there = _THERE.match(question, at.end())
+    return there.group(1) if there else next(g for g in at.groups() if g)
+
+
+def _thither(question: str, at: re.Match[str] | None,
+             names: Sequence[str]) -> tuple[str, str] | None:
+    """A trip to "there" ("I'm browsing at the bookshop and my gate is gate 10; the way
+    there?"): from where one is to the one other place said — of the data's names, else the
+    place after another "at"."""
+    if at is None or not _THITHER.search(question):
+        return None
+    start = _named(_start(question, at).strip(), names)
+    rest = question[:at.start()] + " " + question[at.end():]
+    others = [n for n in _said(rest, names) if _plain(n) != _plain(start)]
+    if not others:
+        others = [_named(m.group(1).strip(), names) for m in _ELSEWHERE.finditer(rest)
+                  if _plain(m.group(1)) not in ("", _plain(start), "there")]
+    others = list(dict.fromkeys(others))
+    return (start, others[0]) if len(others) == 1 else None
 
 
 def _words(text: str) -> list[str]:
