@@ -13,14 +13,16 @@ tool's or a skill's words (:func:`reactloop.models._fit.small_talk`).
   want or a request, said of oneself ("I work as a data analyst", "just landed after a 12
   hour flight, so tired") is a remark, even with a number in it; so is a question about the
   assistant itself ("Who are you?", "How's your day going?");
-- **a greeting** (:func:`greeting`): "hi!", "good morning, sitting at the lounge", "just
-  saying hello", "hope your day is going well", "sounds good, see you later" — a greeting
+- **a greeting** (:func:`greeting`): "hi!", "good morning, sitting at the lounge", "hey!
+  big day tomorrow, so excited", "just saying hello", "hope your day is going well", "sounds good, see you later" — a greeting
   or a farewell alone, or with a remark, that asks and wants nothing, is answered in kind,
   whatever tool or skill word it says.
 
 A general question's form includes a comparison of two kinds of thing ("What's the
 difference between a layover and a stopover?", "How do a visa and a passport differ?") and
-a question said to be general ("…, generally speaking?", "In general, …").
+a question said to be general ("…, generally speaking?", "In general, …", "Generally, how
+early …?", "In plain words, what does it mean to …?"). A capitalised word after "a" or "an"
+is a kind, not a name ("the difference between a CSV file and an Excel sheet").
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ _GENERAL = re.compile(
     r"what\s+(?:does|do)\s+(?:a|an)\s+[\w\s'-]{1,40}?\s+do\b|"
     r"what(?:\s+is|\s+are|'s|’s)\s+the\s+differences?\s+between\b|"
     r"how\s+(?:do|does|is|are)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,50}?\s+(?:differ|different)\b)"
+    r"|what\s+does\s+it\s+mean\s+(?:to|when|if)\b|"
+    r"\bin\s+(?:plain|simple|layman'?s?)\s+(?:words|terms|english)\b|"
+    r"^\W*(?:generally|usually|typically|normally|in\s+general)\s*,"
     r"|\b(?:generally|broadly)\s+speaking\b|\bin\s+general\b", re.I)
 """The forms of a question for knowledge (at the start of a clause), or a question said to
 be general."""
@@ -93,6 +98,8 @@ _OWN_ADVICE = re.compile(
 "…, should I get one for my trip?"): the user's own copy of it, nothing to look up."""
 
 
+_KIND = re.compile(r"\b([Aa]n?)\s+[A-Z][\w'’-]*")
+"""A capitalised word after an indefinite article: a kind ("an Excel spreadsheet")."""
 _PLACE_ASKED = re.compile(r"\b(?:is|are)\s+there\b[^?.!]*?" + _PLACE.pattern + r"|\bwhere\b",
                           re.I)
 
@@ -104,7 +111,8 @@ def general_question(question: str) -> bool:
     exactly, do I need to print mine?"), no place in it ("where", "near")."""
     text = " ".join(question.split())
     asked = _GENERAL.search(text) or _ABOUT_YOU.search(text)
-    if not asked or anchored(text) or _PLACE_ASKED.search(text, asked.end()):
+    kinds = _KIND.sub(r"\1 kind", text)  # "a CSV file": a kind of thing, no name to act on
+    if not asked or anchored(kinds) or _PLACE_ASKED.search(text, asked.end()):
         return False  # "what is a lounge, is there one near me?": a place to find
     if (own := _OWN_ADVICE.search(text)) and own.start() > asked.start():
         if _PLACE.search(own.group(0)):
@@ -117,6 +125,10 @@ _QUESTION_WORDS = re.compile(r"\b(?:what|where|when|which|who|whom|whose|why|how
 _SELVES = """i i'm im i've i'll i'd we we're we've just finally already stuck sitting waiting
 bored tired exhausted jetlagged excited nervous killing"""
 _SELF = frozenset(_SELVES.split())
+_MOODS = """nervous excited tired bored exhausted scared anxious happy glad sad stressed relieved
+sleepy hungry thrilled worried haha hahaha lol lmao hehe yay ugh phew"""
+_MOOD = frozenset(_MOODS.split())
+"""Words of how one feels: after a greeting, a remark ("morning! first flight, kinda nervous")."""
 """First words of a sentence said of oneself (with its subject left out: "just landed")."""
 _REQUESTS = """need want like wish wonder wondering looking trying please pls plz can
 could would tell show find give help let"""
@@ -176,4 +188,5 @@ def greeting(question: str) -> bool:
         return False
     if not rest.strip() or _PHATIC.search(text):
         return True
-    return self_statement(rest)
+    return self_statement(rest) or (opening is not None and not anchored(rest) and any(
+        w in _MOOD for w in words))

@@ -9,7 +9,8 @@
   is the start: "I just dropped off my rental car. Can you show me the way to gate 2?" goes
   from the rental car to gate 2, never from "2" to "2"; where the question says neither, the
   one other place of the data it names (``names``: "Rental car returned, which way to gate
-  2?" names the data's "Car Rental Center") is the start. A place said in other words than
+  2?" names the data's "Car Rental Center") is the start; a start said as "here" ("get to
+  gate 16 from here") is where one is. A place said in other words than
   the data's one name it fits ("rental car": "Car Rental Center") is that name.
 """
 
@@ -64,7 +65,7 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
         m = leg.search(question)
         if m:
             a, b = _named(m.group(1).strip(), names), _named(m.group(2).strip(), names)
-            return (b, a) if i == 1 else (a, b)
+            return _here((b, a) if i == 1 else (a, b), question, names)
     to = _TO.search(question)
     at = _AT.search(question)
     if to is None:
@@ -79,6 +80,20 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
             return None
         start = said[0]
     return (start, end) if _plain(start) != _plain(end) else None
+
+
+_HERE = frozenset({"here", "where i am", "where we are", "my location", "my spot"})
+"""What a leg says for the place one is at ("how do I get to gate 16 from here")."""
+
+
+def _here(trip: tuple[str, str], question: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """``trip`` with a start said as "here" made the place where one is ("I'm in the lounge"),
+    or None when the question says none."""
+    if _plain(trip[0]) not in _HERE:
+        return trip
+    at = _AT.search(question)
+    start = _named(_start(question, at).strip(), names) if at else ""
+    return (start, trip[1]) if start and _plain(start) not in _HERE else None
 
 
 def _start(question: str, at: re.Match[str]) -> str:
