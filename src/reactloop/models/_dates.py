@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reactloop.messages import ToolSpec
+from reactloop.models._times import format_arguments
 
 __all__ = ["YYYY_MM_DD", "date_choices", "spoken_dates", "without_dates"]
 
@@ -62,17 +63,10 @@ def without_dates(question: str) -> str:
     return _DATES.sub(" ", question)
 
 
-def _date_arguments(spec: ToolSpec) -> list[str]:
-    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
-    return [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"
-            and "enum" not in p and ("YYYY-MM-DD" in str(p.get("description") or "")
-                                     or p.get("format") == "date")]
-
-
 def date_choices(spec: ToolSpec, question: str) -> ToolSpec:
     """``spec`` with its ``YYYY-MM-DD`` arguments restricted to the dates the question says
     (typed or in words, :func:`spoken_dates`), when it says any."""
-    names = _date_arguments(spec)
+    names = format_arguments(spec, "YYYY-MM-DD", "date")
     dates = spoken_dates(question) if names else []
     if not dates:
         return spec

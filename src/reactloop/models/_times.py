@@ -18,7 +18,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["HHMM", "spoken_times", "time_choices", "zone_of_time"]
+__all__ = ["HHMM", "format_arguments", "spoken_times", "time_choices", "zone_of_time"]
 
 HHMM = r"\b\d{1,2}:\d{2}\b"
 """How a documented ``HH:MM`` value is found in a question."""
@@ -65,17 +65,19 @@ def spoken_times(question: str) -> list[str]:
     return list(dict.fromkeys(_one(m) for m in _TIMES.finditer(question)))
 
 
-def _hhmm_arguments(spec: ToolSpec) -> list[str]:
+def format_arguments(spec: ToolSpec, marker: str, fmt: str) -> list[str]:
+    """The free string arguments of ``spec`` documented with ``marker`` (``"HH:MM"``) or
+    declared with the JSON Schema ``format`` ``fmt`` (``"time"``)."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     return [k for k, p in props.items() if isinstance(p, Mapping) and p.get("type") == "string"
-            and "enum" not in p and ("HH:MM" in str(p.get("description") or "")
-                                     or p.get("format") == "time")]
+            and "enum" not in p and (marker in str(p.get("description") or "")
+                                     or p.get("format") == fmt)]
 
 
 def time_choices(spec: ToolSpec, question: str) -> ToolSpec:
     """``spec`` with its ``HH:MM`` arguments restricted to the times the question says (typed
     or spoken, :func:`spoken_times`), when it says any."""
-    names = _hhmm_arguments(spec)
+    names = format_arguments(spec, "HH:MM", "time")
     times = spoken_times(question) if names else []
     if not times:
         return spec
