@@ -34,10 +34,23 @@ MAX_RENDERED = 240
 _ID = re.compile(r"(^|_)id$")
 
 
+_ISO = re.compile(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::00(?:\.0+)?)?(:\d{2}(?:\.\d+)?)?"
+                  r"(Z|[+-]\d{2}:\d{2})?")
+_FIRST = ("target", "result", "converted")
+"""Members that hold what a result was asked for (a conversion's target) and so come first."""
+
+
 def _scalar(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return str(value).strip()
+    # "2026-11-27T09:40:00+03:30" as a person writes it: "2026-11-27 09:40 (UTC+03:30)"
+    return _ISO.sub(lambda m: f"{m[1]} {m[2]}{m[3] or ''}" + (
+        f" (UTC{m[4] if m[4] != 'Z' else ''})" if m[4] else ""), str(value)).strip()
+
+
+def _first(data: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """A JSON object's members, the asked-for ones (:data:`_FIRST`) first."""
+    return sorted(data.items(), key=lambda kv: not str(kv[0]).lower().startswith(_FIRST))
 
 
 def _skipped(key: Any, value: Any) -> bool:
@@ -76,8 +89,8 @@ def render_result(text: str, question: str = "") -> str:
             items = [found, *items]  # "by how much did february beat january?" in a CSV
         if not data and (found := table_cells(text, question)):
             items = [found, *items]  # "the carry-on limit in premium?" of a fare table
-    if isinstance(data, Mapping):
-        items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
+    if isinstance(data, Mapping):  # a conversion's target before its source
+        items = [f"{k}: {t}" for k, v in _first(data) if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
         asked = set(_TOKEN.findall(question.lower()))
         records = [t for v in data if (t := _flat(v, record=True))]
