@@ -23,6 +23,20 @@ from reactloop.models._fit import small_talk
     "Why do designers export SVG files instead of PNG?",  # kinds said as acronyms
     "what app should I use to edit a JSON file on a Chromebook?",
     "Tell me something fun about the number e",
+    # the second round: more forms of the same kinds
+    "What should we eat while we're in Naples?",  # advice about a place
+    "what's Montreal like in the spring?",  # what a place is like
+    "Should I stretch during a 10 hour flight?",  # a yes/no for advice
+    "Nervous about my exam on Friday, got any words of comfort?",
+    "Does it snow much in Vienna?",  # the weather of a place
+    "Is it cheaper to convert dollars at a bank or an exchange booth?",  # no clock to convert
+    "How should I organise a shared folder for a team?",  # how-to advice
+    "My friend says Oslo is super expensive, is that true?",  # a judgement after a remark
+    "Do you have any advice on keeping spreadsheets tidy?",
+    "do most people tip taxi drivers in Greece",
+    "Who invented the spreadsheet?",
+    "How do you say thank you in Portuguese?",
+    "Is it hot in Lisbon in July?",  # the weather of a place
 ])
 def test_judgements_opinions_and_advice_about_named_things_call_no_tool(question: str) -> None:
     assert small_talk(question), question
@@ -38,6 +52,13 @@ def test_judgements_opinions_and_advice_about_named_things_call_no_tool(question
     "What's the best way to get to gate 9?",  # a route
     "Do you think what time it is in Lima now is past noon?",  # the clock in a place
     "Is notes.md worth reading?",  # a file
+    "Should I head to gate 14 already?",  # a gate number
+    "How should I get to the pharmacy?",  # a route
+    "please convert 9 am Denver time to Oslo",  # a clock to convert
+    "Convert Oslo time to Denver time",  # ... said without a figure
+    "What's the time in Oslo? Is it true it's dark all day?",  # the clock asked
+    "what's the Skyway Bar like?",  # a name of the skill's data, not a place
+    "is hot chocolate sold at any cafe here?",  # "hot" of a thing to find, not the weather
 ])
 def test_requests_among_such_forms_still_use_tools(question: str) -> None:
     assert not small_talk(question), question

@@ -196,32 +196,43 @@ def greeting(question: str) -> bool:
 
 
 _JUDGED = re.compile(
-    r"^\W*(?:is|are|was|were|would|will|does|do|should)\b[^?.!]*?\b(?:rude|polite|impolite|"
-    r"customary|expected|normal|usual|common|weird|strange|safe|unsafe|dangerous|legal|worth|"
-    r"worthwhile|better|worse|cheaper|healthier|enough|necessary|appropriate|overrated|true|"
-    r"a\s+(?:good|bad|smart)\s+idea|a\s+myth)\b", re.I)
+    r"(?:^|[,.;:!?]\s+)\W*(?:is|are|was|were|would|will|does|do|should)\b[^?.!]*?\b(?:rude|"
+    r"polite|impolite|customary|expected|normal|usual|common|weird|strange|safe|unsafe|dangerous|"
+    r"legal|worth|worthwhile|better|worse|cheaper|healthier|enough|necessary|appropriate|"
+    r"overrated|true|a\s+(?:good|bad|smart)\s+idea|a\s+myth)\b|"
+    r"\b(?:expensive|crowded|(?:it|weather)\s+(?:\w+\s+)?(?:cold|hot|rainy|sunny|humid))"
+    r"(?=\s*(?:[?,.!]|$|in\b|at\b|for\b|during\b))|^\W*does\s+it\s+(?:\w+\s+)?(?:rain|snow)\b",
+    re.I)
 """A yes/no question whose answer is a judgement ("Is it rude not to tip in Lisbon?", "Is a
 50 minute layover in Frankfurt enough?", "…, or is that a myth?")."""
 _VIEWS = re.compile(
     r"(?:^|[,.;:!?]\s+)(?:(?:do|would)\s+you\s+(?:think|say|reckon)\b(?!\s+you\b)|"
     r"in\s+your\s+(?:opinion|view|experience)\b|what(?:'s|\s+is)\s+your\s+(?:opinion|take|view)\b|"
-    r"any\s+(?:tips|advice|suggestions|ideas|recommendations)\b|(?:tips|advice)\s+(?:for|on)\b|"
-    r"what\s+helps\b|how\s+(?:do|can|should)\s+i\s+(?:cope|deal|survive|stay|avoid|prepare|beat|"
-    r"handle|get\s+over)\b|what(?:'s|\s+is)\s+the\s+best\s+way\s+to\s+(?!get\b|go\b|reach\b|find\b)|"
-    r"(?:how|why|what|when)\s+do\s+(?:most\s+)?(?:people|folks|travell?ers|tourists|locals|"
-    r"others)\b|why\s+(?:do|does|did|is|are|was|were)\b|"
+    r"(?:tips|advice)\s+(?:for|on)\b|what\s+helps\b|"
+    r"how\s+(?:do|can|should)\s+i\s+(?:cope|deal|survive|stay|avoid|prepare|beat|handle|get\s+"
+    r"over)\b|(?:what(?:'s|\s+is)\s+the\s+best\s+way\s+to|how\s+should\s+(?:i|we))\s+"
+    r"(?!get\b|go\b|reach\b|find\b|walk\b)|should\s+(?:i|we)\b|"
+    r"what\s+(?:\w+\s+)?should\s+(?:i|we)\s+(?:try|eat|see|do|visit|pack|wear|bring|order|drink|"
+    r"buy|expect|know)\b|"
+    r"(?:how|why|what|when)?\s*do\s+(?:most\s+)?(?:people|folks|travell?ers|tourists|locals|"
+    r"others)\b|who\s+(?:first\s+)?(?:invented|discovered|founded|designed|created)\b|"
+    r"how\s+do\s+you\s+say\b|when\s+should\s+(?:i|we)\b|why\s+(?:do|does|did|is|are|was|were)\b|"
     r"what(?:\s+is|\s+are|'s)\s+[\w\s'-]{1,30}?\s+(?:known|famous|renowned)\s+for\b|"
     r"\bworth\s+(?:visiting|seeing|a\s+visit)\b|\bthings\s+to\s+(?:do|see|eat)\b|"
-    r"\bbest\s+time\s+(?:of\s+(?:the\s+)?year\s+)?to\s+(?:visit|go|travel)\b)", re.I)
+    r"\bbest\s+time\s+(?:of\s+(?:the\s+)?year\s+)?to\s+(?:visit|go|travel)\b)|"
+    r"\b(?:any|some|have|got|your)\s+(?:tips|advice|suggestions|ideas|recommendations|words\s+of\s+"
+    r"\w+)\b", re.I)
 """A question for an opinion, advice or what a place or people are like ("Do you think …?",
 "any advice for a long flight to Auckland?", "How do people deal with jet lag?", "Why does
 China use one time zone?", "What is Lisbon known for?")."""
 _SPANS = re.compile(r"\b\d+(?:[.,]\d+)?\s*-?\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?|"
                     r"months?|years?|nights?|%|percent)(?!\w)|\b(?:19|20)\d{2}\b", re.I)
 """A duration or a year: how long or when, nothing to act on ("a 14 hour flight", "in 2027")."""
-_REQUESTED = re.compile(r"\bwhat\s+time\b|\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|\bconvert|"
-                        r"\bfrom\s+[A-Z][^?.!]*\bto\s+[A-Z]", re.I)
+_REQUESTED = re.compile(r"\bwhat\s+time\b|(?<!all\sthe\s)\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|"
+                        r"\bconvert\b[^?.!]*\b(?:time|clock|to\s+(?-i:[A-Z]))|"
+                        r"\bfrom\s+(?-i:[A-Z])[^?.!]*\bto\s+(?-i:[A-Z])", re.I)
 """What asks a tool for a place after all: the clock there, a conversion, a leg between two."""
+_LIKE = re.compile(r"\bwhat(?:'s|s|\s+is|\s+are)\s+[\w\s'-]{1,30}?\s+like\b", re.I)
 
 
 def judgement(question: str) -> bool:
@@ -230,9 +241,12 @@ def judgement(question: str) -> bool:
     place or kind ("Tokyo", "PDF files") or with a duration or a year in it — but never with
     another number, a quote, a file name or an expression, a place to find ("where",
     "near"), or a request for the clock, a conversion or a leg between two places."""
+    from reactloop._zones import places_in
+
     text = " ".join(question.split()).replace("’", "'")
-    if not (_JUDGED.search(text) or _VIEWS.search(text)):
-        return False
+    if not (_JUDGED.search(text) or _VIEWS.search(text) or (
+            _LIKE.search(text) and places_in(text))):
+        return False  # "what's Seoul like?": what a place is like
     rest = _SPANS.sub(" ", text)
     return not (_VALUE.search(rest) or _EXPRESSION.search(text) or _PLACE.search(text)
                 or _REQUESTED.search(text))
