@@ -128,14 +128,20 @@ def small_talk(question: str) -> bool:
     (:mod:`reactloop.models._pragmatics`), also a general question about nothing concrete
     ("Why do we have daylight saving?"), a request for advice or something made up, and a
     statement about oneself with a number in it ("just landed after a 12 hour flight")."""
-    from reactloop.models._pragmatics import advice, general_question, greeting, self_statement
+    from reactloop.models._pragmatics import (
+        advice,
+        general_question,
+        greeting,
+        judgement,
+        self_statement,
+    )
 
     text = question.strip()
     plain = _QUOTED_WORD.sub(" x ", text)  # the word asked about is no value to act on
     if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
         return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning
     if text and (general_question(text) or self_statement(text) or advice(text)
-                 or greeting(text)):
+                 or greeting(text) or judgement(text)):
         return True  # "Why do we have daylight saving?", "just landed after a 12 hour flight"
     if not text or "?" in text or _VALUE.search(text):
         return False
