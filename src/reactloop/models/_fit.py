@@ -410,7 +410,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     where = set(terms(_WHERE_WORDS)) | set(terms(spec.name))
     kept = tuple(v for v in values.strings if content_span(v, where))
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
-    kept = tuple(v for v in kept if v.lower() in need) or kept
+    spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
     said = _names_said(question)
     where = {w for n in said if _located(n, question) for w in n.split()}
@@ -428,7 +428,9 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     from reactloop._words import plain
 
     known = {plain(n) for n in names if not _located(n, question)}
-    if data := tuple(v for v in kept if plain(v) in known):
+    # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not
+    if data := (tuple(v for v in kept if plain(v) in known)
+                or tuple(v for v in spans if plain(v) in known)):
         # "the family room": the longer span the data knows, not its word "family"
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
@@ -639,17 +641,18 @@ _TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S|\bhow\s+far
                    r"walk|route|directions|get|guide\s+me|take\s+me)\s+(?:back\s+)?to\s+\S", re.I)
 
 
-def is_trip(question: str) -> bool:
+def is_trip(question: str, names: Sequence[str] = ()) -> bool:
     """Whether ``question`` asks for the way between places (see :func:`trip_query`), or
-    says a trip's two places (:func:`trip_places`: "flights frankfurt to new york")."""
-    return bool(_TRIP.search(question)) or trip_places(question) is not None
+    says a trip's two places (:func:`trip_places`: "flights frankfurt to new york", or two of
+    the data's ``names`` joined by "to": "a seat Paris to London")."""
+    return bool(_TRIP.search(question)) or trip_places(question, names) is not None
 
 
-def trip_query(question: str) -> str:
+def trip_query(question: str, names: Sequence[str] = ()) -> str:
     """``question`` for ranking a next step: one that goes "from" one place "to" another asks
     for the way between them (a route, directions from a start to a destination), not for
     either place alone."""
-    if not is_trip(question):
+    if not is_trip(question, names):
         return question
     return f"{question} route directions walking start destination"
 
@@ -675,14 +678,16 @@ def _documents_asked(loaded: str, question: str) -> bool:
 
 
 def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
-                messages: Sequence[Message], question: str, limit: int) -> tuple[ToolSpec, ...]:
+                messages: Sequence[Message], question: str, limit: int,
+                places: Sequence[str] = ()) -> tuple[ToolSpec, ...]:
     """The offer right after a skill was loaded for ``question``: the skill's own tools (those
     its ``load_skill`` result names) ranked for the question — a plain tool that shares a
     word ("total": ``add``) is no step of the skill — and of them, when the question names
     things ("bpc_reporting against fi_reporting"), those taking as many names as it gives
     (two: the comparison; one: the query). None fits, or only tools acting on an id nothing
     found yet: the skill's first step (:func:`first_step`, the search) first. The internal
-    tools of ``listed`` stay."""
+    tools of ``listed`` stay. ``places``: the names the skill's data holds (two of them joined
+    by "to" are a trip: "a seat Paris to London")."""
     from reactloop._ranking import select_tools
 
     loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
@@ -693,9 +698,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
         return tuple(listed)
     names = set(_NAMED.findall(question))
     arity = [t for t in own if names and _string_arguments(t) == len(names)]
-    if not is_trip(question):  # a route needs a start and a destination the question says
+    if not is_trip(question, places):  # a route needs a start and a destination said
         own = [t for t in own if not _route(t)] or own
-    ranked = select_tools(arity or own, trip_query(question), limit, min_ratio=0.5)
+    ranked = select_tools(arity or own, trip_query(question, places), limit, min_ratio=0.5)
     if arity and not ranked:
         ranked = arity[:limit]
     # a document the skill names that the question asks about ("baggage rules":

@@ -139,17 +139,21 @@ def _whole_records(text: str) -> list[Any] | None:
 def figure(data: Any, question: str) -> str:
     """The figure a question asks of a table result: the records whose fields hold the
     question's codes ("company 1002", "period 202402"), their numeric measure summed ("What's
-    the total amount for company 1002?": ``amount total 3231000 (3 records: 1002)``); empty
-    when the question asks no quantity or the records have no one measure to sum."""
+    the total amount for company 1002?": ``amount total 3231000 (3 records: 1002)``), or the
+    figure of the records a text value it says names ("personnel expenses of company 1001?");
+    empty when it asks neither or the records have no one measure to sum."""
     from reactloop._ranking import terms
 
     records = _records(data)
     asked = set(terms(question))
     if asked & _DIFFER:  # "by how much do they differ", "where's the gap": the difference
         asked |= {"diff", "total"}
-    if not records or not asked & _QUANTITY:
-        return lookup(records, question)
-    records, said = _narrowed(records, question)
+    if not records:
+        return ""
+    narrowed, said = _narrowed(records, question)
+    if not asked & _QUANTITY and not any(not _CODE.fullmatch(v) for v in said):
+        return lookup(records, question)  # nor a row named ("personnel expenses of 1001?")
+    records = narrowed
     measures = [k for k, v in records[0].items() if isinstance(v, int | float)
                 and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
     named = sorted((k for k in measures if set(terms(k)) & asked),  # a difference asked: its own
@@ -185,12 +189,25 @@ def _narrowed(records: list[Mapping[str, Any]], question: str
             records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]
             said.append(code)
     named = sorted({v for r in records for v in r.values() if isinstance(v, str)
-                    and v not in said and _WORDY.search(v) and says(question, v)})
+                    and v not in said and _WORDY.search(v) and (says(question, v)
+                                                                or _reordered(question, v))})
     for value in named:  # each said value narrows the records that hold it
         kept = [r for r in records if value in r.values()]
         if kept and len(kept) < len(records):
             records, said = kept, [*said, value]
     return records, said
+
+
+def _reordered(question: str, value: str) -> bool:
+    """Whether ``question`` says the words of a ``value`` of two or three words one after the
+    other in another order ("export revenue" for "Revenue export")."""
+    from reactloop._words import plain
+
+    own = plain(value).split()
+    if not 2 <= len(own) <= 3:
+        return False
+    asked = plain(question).split()
+    return any(sorted(asked[i:i + len(own)]) == sorted(own) for i in range(len(asked)))
 
 
 _WORDY = re.compile(r"[^\W\d_]{3}|[^\W\d_]\d|\d[^\W\d_]")
