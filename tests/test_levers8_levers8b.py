@@ -155,3 +155,62 @@ def test_a_search_looks_for_what_the_data_knows_before_the_need_said_around_it()
                             "first aid"))
     got = search_terms(search, found, question, ["Harbour Cafe", "first aid", "plasters box"])
     assert got.strings == ("first aid",)
+
+
+def test_a_filter_key_a_sibling_tool_shows_is_filled_from_the_question() -> None:
+    from reactloop import ToolCall
+    from reactloop.models._filters import said_filters
+
+    @tool
+    def ledger_rows(book: str, filters: dict[str, str] | None = None) -> str:
+        """Rows of one ledger.
+
+        Args:
+            book: the ledger's name.
+            filters: values to keep, e.g. {"branch": "B7", "month": "2024-01"}.
+        """
+        return "rows"
+
+    @tool
+    def ledger_diff(book_a: str, book_b: str, filters: dict[str, str] | None = None) -> str:
+        """Compare two ledgers.
+
+        Args:
+            book_a: the reference ledger.
+            book_b: the other ledger.
+            filters: values to keep in both, e.g. {"branch": "B7"}.
+        """
+        return "diff"
+
+    call = ToolCall("ledger_diff", {"book_a": "sales", "book_b": "stock"})
+    question = "For March 2025, do sales and stock agree?"
+    filled = said_filters(call, [ledger_diff.spec(), ledger_rows.spec()], question)
+    assert filled.arguments["filters"] == {"month": "2025-03"}
+    assert said_filters(call, [ledger_diff.spec()], question) == call  # no example: no key
+
+
+def test_the_step_after_a_search_is_no_route_when_the_question_is_no_trip() -> None:
+    from reactloop import Message, ToolCall
+    from reactloop.models.local import Turn, follow_up
+
+    find = ToolSpec("find_stalls", "Find market stalls. Then mark the stall found with "
+                    "mark_stall, or the path to it with draw_path.", {
+                        "type": "object", "properties": {"term": {"type": "string"}},
+                        "required": ["term"]})
+    mark = ToolSpec("mark_stall", "Mark a stall on the map, with its details.", {
+        "type": "object", "properties": {"stall_id": {"type": "integer"}},
+        "required": ["stall_id"]})
+    path = ToolSpec("draw_path", "Draw the path from one place to another place.", {
+        "type": "object", "properties": {"start": {"type": "string"},
+                                         "destination": {"type": "string"}},
+        "required": ["start", "destination"]})
+    call = ToolCall("find_stalls", {"term": "cheese"}, id="1")
+    result = Message.tool("1", "find_stalls", '[{"id": 7, "name": "Cheese Place"}]')
+    del call
+    tools, allowed = [find, mark, path], {"find_stalls", "mark_stall", "draw_path"}
+    turn = Turn("when does the cheese place open in the morning?", (result,))
+    nxt = follow_up(turn, tools, allowed)
+    assert nxt is not None and nxt.name == "mark_stall"
+    trip = Turn("the way from the cheese place to the other place?", (result,))
+    nxt = follow_up(trip, tools, allowed)
+    assert nxt is not None and nxt.name == "draw_path"

@@ -76,6 +76,7 @@ __all__ = [
     "fitting",
     "foreign_examples",
     "in_folders",
+    "is_route",
     "is_trip",
     "lacks_format",
     "loaded_names",
@@ -574,7 +575,7 @@ def settled(spec: ToolSpec, question: str) -> bool:
     question for a document."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     required = [k for k in spec.parameters.get("required") or () if k in props]
-    places = trip_places(question) if _route(spec) else None
+    places = trip_places(question) if is_route(spec) else None
     options = said_options(spec, question)
     return bool(required) and all(
         (places is not None and k.lower() in _STARTS | _ENDS)
@@ -589,7 +590,8 @@ def _searches(spec: ToolSpec) -> bool:
     return bool(first) and first[0].lower() in _SEARCH_ARGS
 
 
-def _route(spec: ToolSpec) -> bool:
+def is_route(spec: ToolSpec) -> bool:
+    """Whether ``spec`` takes a route: a start and a destination among its required arguments."""
     required = {k.lower() for k in spec.parameters.get("required") or ()}
     return bool(required & _STARTS and required & _ENDS)
 
@@ -699,7 +701,7 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     names = set(_NAMED.findall(question))
     arity = [t for t in own if names and _string_arguments(t) == len(names)]
     if not is_trip(question, places):  # a route needs a start and a destination said
-        own = [t for t in own if not _route(t)] or own
+        own = [t for t in own if not is_route(t)] or own
     ranked = select_tools(arity or own, trip_query(question, places), limit, min_ratio=0.5)
     if arity and not ranked:
         ranked = arity[:limit]

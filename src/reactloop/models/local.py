@@ -513,6 +513,8 @@ def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolS
     named = [t for t in tools if last is not None and t.name in allowed
              and t.name not in called and re.search(rf"\b{re.escape(t.name)}\b",
                                                      last.description)]
+    if not _fit.is_trip(turn.question):  # "when does the noodle place open": no route
+        named = [t for t in named if not _fit.is_route(t)] or named
     return rank_tools(named, _fit.trip_query(turn.question))[0][1] if named else None
 
 
