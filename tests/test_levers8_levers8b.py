@@ -214,3 +214,18 @@ def test_the_step_after_a_search_is_no_route_when_the_question_is_no_trip() -> N
     trip = Turn("the way from the cheese place to the other place?", (result,))
     nxt = follow_up(trip, tools, allowed)
     assert nxt is not None and nxt.name == "draw_path"
+
+
+def test_a_compound_word_the_data_knows_the_first_part_of_searches_for_it() -> None:
+    from reactloop.models._fit import search_terms
+    from reactloop.models.local import Candidates
+
+    search = ToolSpec("find_places", "Find places in the harbour: a shop, a kiosk, a cafe.", {
+        "type": "object", "properties": {"term": {"type": "string"}}, "required": ["term"]})
+    names = ["Harbour Cafe", "fish", "maps", "tea"]
+    found = Candidates((), ("mark", "the fishshop", "fishshop", "mark the fishshop"))
+    assert search_terms(search, found, "mark the fishshop", names).strings == ("fish",)
+    found = Candidates((), ("any", "teakiosk", "any teakiosk"))
+    assert search_terms(search, found, "any teakiosk?", names).strings == ("tea",)
+    found = Candidates((), ("fisherman", "a fisherman"))  # "erman" is nothing the data says
+    assert "fish" not in search_terms(search, found, "a fisherman?", names).strings

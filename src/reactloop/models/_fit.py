@@ -429,6 +429,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     from reactloop._words import plain
 
     known = {plain(n) for n in names if not _located(n, question)}
+    kept += _compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
     # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not
     if data := (tuple(v for v in kept if plain(v) in known)
                 or tuple(v for v in spans if plain(v) in known)):
@@ -436,6 +437,25 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
     return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def _compound_heads(spec: ToolSpec, values: tuple[str, ...], known: set[str]
+                    ) -> tuple[str, ...]:
+    """The first parts of the compound words among ``values`` that the data does not know
+    whole but knows the first part of, its second part a word of the data or of the search's
+    documentation ("bookshop": ``book``, the data holding "books" and its docs "shop")."""
+    from reactloop._ranking import _document
+    from reactloop._words import plain
+
+    doc = set(_document(spec)) | known
+    out = []
+    for v in values:
+        word = plain(v.split()[-1]) if v.split() else ""
+        if plain(v) in known or len(word) < 6:
+            continue
+        out += [word[:i] for i in range(3, len(word) - 2)
+                if word[:i] in known and plain(word[i:]) in doc]
+    return tuple(dict.fromkeys(w for w in out if w not in values))
 
 
 def _documented_words(spec: ToolSpec, values: tuple[str, ...]) -> tuple[str, ...]:
