@@ -229,3 +229,12 @@ def test_a_compound_word_the_data_knows_the_first_part_of_searches_for_it() -> N
     assert search_terms(search, found, "any teakiosk?", names).strings == ("tea",)
     found = Candidates((), ("fisherman", "a fisherman"))  # "erman" is nothing the data says
     assert "fish" not in search_terms(search, found, "a fisherman?", names).strings
+
+
+def test_a_row_named_without_a_measure_still_gets_the_field_asked() -> None:
+    from reactloop.models._shaping import figure
+
+    rows = [{"unit": "7002", "kind": "Main store", "city": "Bergen"},
+            {"unit": "7002", "kind": "Outlet", "city": "Voss"}]
+    assert figure(rows, "which city is unit 7002's main store in?") == (
+        "city Bergen (1 record: 7002)")

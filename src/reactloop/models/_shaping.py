@@ -150,10 +150,9 @@ def figure(data: Any, question: str) -> str:
         asked |= {"diff", "total"}
     if not records:
         return ""
-    narrowed, said = _narrowed(records, question)
+    whole, (records, said) = records, _narrowed(records, question)
     if not asked & _QUANTITY and not any(not _CODE.fullmatch(v) for v in said):
-        return lookup(records, question)  # nor a row named ("personnel expenses of 1001?")
-    records = narrowed
+        return lookup(whole, question)  # nor a row named ("personnel expenses of 1001?")
     measures = [k for k, v in records[0].items() if isinstance(v, int | float)
                 and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
     named = sorted((k for k in measures if set(terms(k)) & asked),  # a difference asked: its own
@@ -161,7 +160,7 @@ def figure(data: Any, question: str) -> str:
     # several named ("differ": absolute_diff, percentage_diff): the first, the absolute one
     measure = named[0] if named else measures[0] if len(measures) == 1 else None
     if measure is None or not all(isinstance(r.get(measure), int | float) for r in records):
-        return ""
+        return "" if asked & _QUANTITY else lookup(records, question)
     total = _scalar(round(sum(r[measure] for r in records), 2))
     scope = f"{len(records)} record{'s' if len(records) > 1 else ''}"
     scope += f": {', '.join(said)}" if said else ""
