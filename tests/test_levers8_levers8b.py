@@ -238,3 +238,15 @@ def test_a_row_named_without_a_measure_still_gets_the_field_asked() -> None:
             {"unit": "7002", "kind": "Outlet", "city": "Voss"}]
     assert figure(rows, "which city is unit 7002's main store in?") == (
         "city Bergen (1 record: 7002)")
+
+
+def test_where_a_boat_leaves_from_is_where_one_goes_not_where_one_comes_from() -> None:
+    from reactloop import ToolCall
+    from reactloop.models._shaping import order_directions
+
+    call = ToolCall("draw_path", {"start": "Harbour Cafe", "destination": "Pier 12"})
+    question = "sitting in the Harbour Cafe, my ferry leaves from pier 12. how far is it?"
+    assert order_directions(call, question) == call
+    back = ToolCall("draw_path", {"start": "Pier 12", "destination": "Harbour Cafe"})
+    assert order_directions(back, "the way to Pier 12 from Harbour Cafe?").arguments == {
+        "start": "Harbour Cafe", "destination": "Pier 12"}

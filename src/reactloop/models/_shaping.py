@@ -420,7 +420,7 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
         if len(pair) != 2:
             continue
         src, dst = (_said(args[pair[k]], question).lower() for k in ("source", "target"))
-        said_from_target = f"from {dst}" in text and f"from {src}" not in text
+        said_from_target = _origin(dst, text) and not _origin(src, text)
         said_to_source = f"to {src}" in text and f"to {dst}" not in text
         # "When it is 09:00 in Paris, what time is it in New York?": the side the (last)
         # question word asks about is the target, the side said before it the source
@@ -432,6 +432,17 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
+
+
+def _origin(place: str, text: str) -> bool:
+    """Whether ``text`` says ``place`` as where one comes "from", not where one's flight or
+    train leaves from ("my flight leaves from gate 13": where one goes)."""
+    return any(m.group(1) not in _DEPARTS
+               for m in re.finditer(rf"(\w*)\s*from {re.escape(place)}(?!\w)", text))
+
+
+_DEPARTS = frozenset({"leaves", "leaving", "departs", "departing", "boards", "boarding",
+                      "goes", "going", "leave", "depart"})
 
 
 def paired_zones(spec: ToolSpec, names: Sequence[str], zones: Sequence[str],
