@@ -250,3 +250,16 @@ def test_where_a_boat_leaves_from_is_where_one_goes_not_where_one_comes_from() -
     back = ToolCall("draw_path", {"start": "Pier 12", "destination": "Harbour Cafe"})
     assert order_directions(back, "the way to Pier 12 from Harbour Cafe?").arguments == {
         "start": "Harbour Cafe", "destination": "Pier 12"}
+
+
+def test_a_time_of_day_is_no_search_term() -> None:
+    from reactloop.models._fit import search_terms
+    from reactloop.models.local import Candidates
+
+    search = ToolSpec("find_places", "Find places in the harbour.", {
+        "type": "object", "properties": {"term": {"type": "string"}}, "required": ["term"]})
+    found = Candidates((), ("10:30pm", "at 10:30pm", "tea", "Harbour Cafe", "7 am"))
+    got = search_terms(search, found, "tea at the Harbour Cafe at 10:30pm or 7 am?", [])
+    assert not {"10:30pm", "at 10:30pm", "7 am"} & set(got.strings)
+    assert "Harbour Cafe" in got.strings
+    assert "42" in search_terms(search, Candidates((), ("42", "pier")), "pier 42 or 42?", []).strings

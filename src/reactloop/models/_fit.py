@@ -393,6 +393,10 @@ def need_clause(question: str) -> str:
     return m.group(1) if m else ""
 
 
+_CLOCK = re.compile(r"(?:at\s+)?(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?|\d{1,2}:\d{2})", re.I)
+"""A time of day said alone ("10:30pm", "at 7am"): when, never what a search looks for."""
+
+
 def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
                  names: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec``, a search whose only required string argument is what to look
@@ -409,7 +413,8 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     if len(strings) != 1 or strings[0].lower() not in _SEARCH_ARGS or not values.strings:
         return values
     where = set(terms(_WHERE_WORDS)) | set(terms(spec.name))
-    kept = tuple(v for v in values.strings if content_span(v, where))
+    kept = tuple(v for v in values.strings if content_span(v, where)
+                 and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
