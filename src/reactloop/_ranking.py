@@ -344,13 +344,21 @@ def said_names(names: Sequence[str], query: str) -> list[str]:
     "Restroom"; :func:`reactloop._words.plain`), a code in capitals only in capitals ("ACTUAL" is not
     "actual"). A place
     the world knows (a city with a timezone) is the skill's only in a trip between two of its
-    names ("from London to Singapore"), never alone ("the time in London")."""
+    names ("from London to Singapore", "Paris to London"), never alone ("the time in London")."""
     spoken = f" {_plain(query)} "  # a substring test: a skill's data may hold 2,000 names
     said = [n for n in names if n.strip() and f" {_plain(n)} " in spoken and (
         not n.isupper() or re.search(rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query))]
-    if len(said) >= 2 and _TRIP.search(query):
+    if len(said) >= 2 and (_TRIP.search(query) or _joined(said, spoken)):
         return said
     return _own(said)
+
+
+def _joined(said: Sequence[str], spoken: str) -> bool:
+    """Two of the ``said`` names one after the other, joined by "to" or a dash or arrow
+    ("Paris to London", "London–Dubai"): a trip between them even without "from"."""
+    words = [_plain(n) for n in said]
+    return any(f" {a} to {b} " in spoken or f" {a} {b} " in spoken
+               for a in words for b in words if a != b)
 
 
 def _own(names: Sequence[str]) -> list[str]:
@@ -393,7 +401,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
             doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})
             pseudo[id(doc)] = (spec, value)
             docs.append(doc)
-            owned[id(doc)] = _own(said) + _held(things, f"{listed} {words}")
+            owned[id(doc)] = said + _held(things, f"{listed} {words}")  # a trip: its places
     if not pseudo:
         return None
     named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)

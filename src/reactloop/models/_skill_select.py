@@ -34,6 +34,7 @@ from reactloop.models._fit import (
     takes_format,
 )
 from reactloop.models._shaping import is_id
+from reactloop.models._spelled import data_identifiers, spelled
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
 
@@ -63,6 +64,7 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
     question = _fresh_question(request.messages)
     if not question or request.settings.tool_choice == "none" or small_talk(question):
         return None
+    question = spelled(question, data_identifiers(request.all_tools))  # "FI": fi_reporting
     allowed = [t for t in request.all_tools if t.name in {s.name for s in request.tools}]
     # a value in a tool's documented format ("09:00" of a conversion) is that tool's, even
     # when the places around it are in a skill's data ("from London to Tokyo")
@@ -112,6 +114,7 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     if loaded is None or request.settings.tool_choice == "none":
         return None
     question, result = loaded
+    question = spelled(question, data_identifiers(request.all_tools))
     listing = _FILES.search(result.content)
     allowed = {t.name for t in request.tools}
     if listing is None or listing.group(1) not in allowed:
