@@ -135,3 +135,29 @@ def test_times_said_in_words_are_hh_mm(said: str, hhmm: str) -> None:
 def test_a_time_and_two_places_are_a_conversion(workspace: Path, question: str) -> None:
     plan = plan_reply(_requests(workspace, question, [])[0], Guidance())
     assert [t.name for t in plan.callable] == ["time_convert_time"] and not plan.answer, question
+
+
+# -- a file said by its kind or a document's own name: listed, then read ---------------------
+@pytest.mark.parametrize(("question", "path"), [
+    ("what's the mean spend in my budget spreadsheet?", "reports/budget.csv"),
+    ("Who do I pay? It's written in the todo doc.", "todo.md"),
+    ("which passport thing was it again? look at the todo", "todo.md"),
+    ("what does my todo say about the gym?", "todo.md"),
+])
+def test_a_file_said_by_its_kind_is_listed_then_read(workspace: Path, question: str,
+                                                     path: str) -> None:
+    first = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert [t.name for t in first.callable] == ["list_dir"] and not first.answer, question
+    listing = ToolCall("list_dir", {"recursive": True})
+    second = plan_reply(_requests(workspace, question, [listing])[1], Guidance())
+    assert second.callable[0].parameters["properties"]["path"]["const"] == path, question
+
+
+def test_a_file_said_as_one_loads_no_skill(workspace: Path) -> None:
+    from reactloop.models._skill_select import skill_call
+
+    model = ScriptedModel(["ok"])
+    skills = Path(__file__).resolve().parents[1] / "examples" / "skills"
+    Agent(model=model, tools=TOOLS, workspace=workspace, skills=[skills]).run_sync(
+        "average the amounts of my quarterly spreadsheet for me")
+    assert skill_call(model.requests[0]) is None

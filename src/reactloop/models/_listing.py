@@ -23,8 +23,7 @@ from typing import Any
 from reactloop.messages import Message, ToolSpec
 
 __all__ = ["asked_file", "asks_count", "asks_listing", "entry_step", "error_step", "file_count",
-           "lister", "listing_offer",
-           "must_list"]
+           "lister", "listing_offer", "must_list", "says_file"]
 
 _COUNT = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?:files?|folders?|documents?|docs|"
                     r"director(?:y|ies)|sub-?folders?)\b|\b(?:count|number\s+of)\s+(?:(?:the|my|"
@@ -59,14 +58,32 @@ def asked_file(question: str) -> str | None:
 
     if named_file(question) is not None:
         return None
-    m = _OPEN.search(question) or _SAYS.search(question) or re.search(r"\b(?:my|our|the)\s+([a-z][\w-]*)\s+(file)\b",
-                                            question, re.I)
-    if m is None or m.group(1).lower() in _GENERIC:
-        return None
-    before = question[: m.start(1)].lower().split()
-    if not m.group(2) and not {"my", "our"} & set(before[-1:]):
-        return None  # "the weather": no file unless said to be one ("the sales file")
-    return m.group(1).lower()
+    for m in (rx.search(question) for rx in (_OPEN, _SAYS, _KIND)):
+        if m is None or m.group(1).lower() in _GENERIC:
+            continue
+        before = question[: m.start(1)].lower().split()
+        if not m.group(2) and not {"my", "our"} & set(before[-1:]) and (
+                m.group(1).lower() not in _DOCUMENTS):
+            continue  # "the weather": no file unless said to be one ("the sales file")
+        return m.group(1).lower()
+    return None
+
+
+_KIND = re.compile(r"\b(?:my|our|the)\s+(?:[a-z]+\s+)??([a-z][\w-]*)\s+(file|doc|document|sheet|spreadsheet|"
+                   r"table)\b", re.I)
+"""A file said by its name and its kind ("the setup doc", "my sales spreadsheet")."""
+_DOCUMENTS = frozenset(["faq", "readme", "notes", "todo", "changelog", "memo", "agenda", "minutes",
+                        "manual"])
+"""Names that say a document by themselves ("check the faq")."""
+
+
+def says_file(question: str) -> bool:
+    """Whether ``question`` asks for a listing or says a file plainly as one (its kind: "my
+    sales spreadsheet", "the setup doc", or a document's own name: "the faq"), not a thing a
+    skill's data may hold ("check my booking")."""
+    wanted = asked_file(question)
+    return asks_listing(question) or (wanted is not None and (
+        wanted in _DOCUMENTS or bool(_KIND.search(question))))
 
 
 def lister(spec: ToolSpec) -> bool:
@@ -139,8 +156,8 @@ def _rooted(spec: ToolSpec, question: str, deep: bool) -> ToolSpec:
 def _wants_listing(question: str) -> bool:
     from reactloop._ranking import asks_documents
 
-    return asks_listing(question) or (asked_file(question) is not None
-                                      and not asks_documents(question))
+    return asks_listing(question) or (asked_file(question) is not None and (
+        not asks_documents(question) or bool(_SAYS.search(question))))  # "what do my notes say"
 
 
 def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], question: str
@@ -152,7 +169,7 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     from reactloop._ranking import name_matches
     from reactloop.models._files import reader, searches_contents
 
-    if not _wants_listing(question) or (not asks_listing(question) and any(
+    if not _wants_listing(question) or (not says_file(question) and any(
             name_matches(t, question) for t in listed if not t.internal and not lister(t)
             and not reader(t) and not searches_contents(t))):
         return tuple(listed)  # "check my calendar" with a calendar tool: that tool
