@@ -161,3 +161,22 @@ def test_a_file_said_as_one_loads_no_skill(workspace: Path) -> None:
     Agent(model=model, tools=TOOLS, workspace=workspace, skills=[skills]).run_sync(
         "average the amounts of my quarterly spreadsheet for me")
     assert skill_call(model.requests[0]) is None
+
+
+def test_a_document_the_answer_is_according_to_is_read(workspace: Path) -> None:
+    question = "According to the todo, what do I renew?"
+    first = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert [t.name for t in first.callable] == ["list_dir"] and not first.answer
+
+
+def test_a_folder_said_after_any_verb_is_the_listing_path(workspace: Path) -> None:
+    plan = plan_reply(_requests(workspace, "pls open up the reports folder", [])[0], Guidance())
+    assert [t.name for t in plan.callable] == ["list_dir"]
+    assert plan.callable[0].parameters["properties"]["path"]["const"] == "reports"
+
+
+def test_written_in_any_of_my_files_searches_them() -> None:
+    from reactloop._ranking import asks_documents
+
+    assert asks_documents("is the word 'passport' written in any of my files?")
+    assert asks_documents("does 'gym' show up in one of the notes?")

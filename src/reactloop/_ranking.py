@@ -147,7 +147,7 @@ _ABOUT_DOCUMENTS = re.compile(
     rf"the)\s+{_DOC}\b|\b(?:check|search|scan|look\s+(?:through|in|at)|go\s+through)\s+(?:my|our|"
     rf"the)\s+{_DOC}\s+(?:for|about|to)\b|\b(?:do|does|did)\s+(?:my|our|the)\s+{_DOC}\s+(?:say|"
     rf"mention|tell|list|cover|explain)\b|"
-    rf"\b(?:what|"
+    rf"\b(?:in|among|across)\s+(?:any|one)\s+of\s+(?:my|our|the)\s+{_DOC}\b|\b(?:what|"
     rf"which)\b.*\b(?:says?|said|written|mentions?|mentioned)\b.*\b(?:in|among)\s+(?:my|our|"
     rf"the)\s+{_DOC}\b", re.I)
 """A question whether the files say something ("is there a doc that says when we open?",

@@ -58,7 +58,7 @@ def asked_file(question: str) -> str | None:
 
     if named_file(question) is not None:
         return None
-    for m in (rx.search(question) for rx in (_OPEN, _SAYS, _KIND)):
+    for m in (rx.search(question) for rx in (_OPEN, _SAYS, _KIND, _ACCORDING)):
         if m is None or m.group(1).lower() in _GENERIC:
             continue
         before = question[: m.start(1)].lower().split()
@@ -72,6 +72,9 @@ def asked_file(question: str) -> str | None:
 _KIND = re.compile(r"\b(?:my|our|the)\s+(?:[a-z]+\s+)??([a-z][\w-]*)\s+(file|doc|document|sheet|spreadsheet|"
                    r"table)\b", re.I)
 """A file said by its name and its kind ("the setup doc", "my sales spreadsheet")."""
+_ACCORDING = re.compile(r"\baccording\s+to\s+(?:my|our|the)\s+([a-z][\w-]*)(?:\s+(file|doc|"
+                        r"document|sheet|spreadsheet))?", re.I)
+"""A file the answer is to come from ("according to the FAQ")."""
 _DOCUMENTS = frozenset(["faq", "readme", "notes", "todo", "changelog", "memo", "agenda", "minutes",
                         "manual"])
 """Names that say a document by themselves ("check the faq")."""
@@ -104,12 +107,15 @@ _FOLDER = re.compile(r"\b(?:in|inside|under|of)\s+(?:the\s+|my\s+|our\s+)?(?!(?:
                      r"that|a|an)\b)(?P<named>[\w./-]+)\s+(?:folder|directory|dir)\b|(?P<path>"
                      r"\b\w[\w.-]*(?:/[\w.-]+)*)/|\b(?:in|inside|under)\s+(?:the\s+|my\s+|our\s+)?"
                      r"(?P<bare>docs|data|src|reports|documents|images|photos|downloads|archive)"
-                     r"\s*(?:[?.!]|$)", re.I)
+                     r"\s*(?:[?.!]|$)|\b(?:the|my|our)\s+(?!(?:whole|entire|main|root|same|"
+                     r"current|workspace|project|top|this|that)\b)(?P<own>[\w./-]+)\s+(?:folder|"
+                     r"directory|dir)\b", re.I)
 """A folder the question names ("in the docs folder", "under src/", "what's in docs?"): the
 lister's path."""
 _LISTS = re.compile(
+    r"\bopen(?:\s+up)?\s+(?:the|my|our)\s+(?:[\w.-]+\s+)?(?:folder|directory|dir)\b|"
     r"\b(?:show|list|give|tell|display|see|view|browse)\b(?:\s+\w+){0,3}?\s+(?:(?:all\s+)?(?:"
-    r"my|our|the)|all|every)\s+(?:\w+\s+)?(?:files|folders|documents|docs|contents|"
+    r"my|our|the)|all|every)\s+(?:\w+\s+)?(?:files|folders?|documents|docs|contents|dir|"
     r"director(?:y|ies))\b|\bwhat\s+(?:files|folders|documents|docs)\b|\bwhat(?:'s|’s|s|\s+is|"
     r"\s+do\s+(?:i|we)\s+have|\s+have\s+(?:i|we)\s+got|\s+(?:i|we)(?:'ve|\s+have)\s+got)\s+"
     r"(?:in|inside|under)\s+(?:here|there|(?:the|my|our|this)\s+(?:folder|workspace|directory|"
@@ -157,7 +163,8 @@ def _wants_listing(question: str) -> bool:
     from reactloop._ranking import asks_documents
 
     return asks_listing(question) or (asked_file(question) is not None and (
-        not asks_documents(question) or bool(_SAYS.search(question))))  # "what do my notes say"
+        not asks_documents(question) or bool(_SAYS.search(question) or _ACCORDING.search(
+            question))))  # "what do my notes say", "according to the FAQ": that file
 
 
 def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], question: str
