@@ -68,7 +68,7 @@ from reactloop.models._fit import (
 )
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._gguf import check_gguf_magic, n_params
-from reactloop.models._listing import entry_step, listing_offer, must_list
+from reactloop.models._listing import entry_step, error_step, listing_offer, must_list
 from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
     _REPEAT_NOTE,
     render_messages,
@@ -430,8 +430,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
     if nxt is not None and g.copy_arguments and _fit.needs_found_id(nxt, turn.question or "", found):
         nxt = None
-    nxt = (entry_step(turn.results, every, allowed, turn.question or "")  # "my notes" listed
-           if g.follow_up and choice != "none" else None) or nxt  # read notes.txt
+    if g.follow_up and choice != "none":  # "my notes" listed: read notes.txt; a failure
+        nxt = entry_step(turn.results, every, allowed, turn.question or "") or nxt or (  # says
+            error_step(turn.results, every, allowed, turn.question or ""))  # "call list_dir"
     extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
         nxt = essential(nxt, turn.question or "") if g.essential_arguments else nxt
