@@ -75,6 +75,8 @@ def calculate(expression: str) -> float:
         raise ToolRetry(f"not an arithmetic expression: {expression!r}") from None
     except ZeroDivisionError:
         raise ToolRetry("division by zero") from None
+    if isinstance(value, float) and not value.is_integer():
+        value = float(f"{value:.15g}")  # 3.5 * 4.2 is 14.7, not the binary 14.700000000000001
     return int(value) if float(value).is_integer() else value
 
 

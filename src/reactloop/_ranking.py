@@ -130,7 +130,7 @@ _INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|
 """A question for what a place holds ("What's in the workspace?"): a listing, unless it names
 a file."""
 _WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:[a-z]+\s+)?(?:file|doc|document|note|page|text)s?\s+"
-                         r"(?!(?:are|do|does|i|we|you|there|in|inside|is\s+in)\b)[a-z]+|\b(?:file|doc|"
+                         r"(?!(?:are|r|do|does|i|we|you|there|in|inside|is\s+in|exist)\b)[a-z]+|\b(?:file|doc|"
                          r"document|note)s?\s+(?:was|is)\s+(?:that|it)\s+in\b", re.I)
 """A question for the file that holds something ("Which note mentions the printer?", "Which
 file was that in?"): a search through the files' contents."""
@@ -147,7 +147,7 @@ _ABOUT_DOCUMENTS = re.compile(
     rf"the)\s+{_DOC}\b|\b(?:check|search|scan|look\s+(?:through|in|at)|go\s+through)\s+(?:my|our|"
     rf"the)\s+{_DOC}\s+(?:for|about|to)\b|\b(?:do|does|did)\s+(?:my|our|the)\s+{_DOC}\s+(?:say|"
     rf"mention|tell|list|cover|explain)\b|"
-    rf"\b(?:what|"
+    rf"\b(?:in|among|across)\s+(?:any|one)\s+of\s+(?:my|our|the)\s+{_DOC}\b|\b(?:what|"
     rf"which)\b.*\b(?:says?|said|written|mentions?|mentioned)\b.*\b(?:in|among)\s+(?:my|our|"
     rf"the)\s+{_DOC}\b", re.I)
 """A question whether the files say something ("is there a doc that says when we open?",
@@ -187,7 +187,7 @@ def _stem(word: str) -> str:
 def terms(text: str, *, expand: bool = False) -> list[str]:
     """Lower-cased, stemmed content words of ``text`` (``snake_case`` and ``camelCase`` split);
     with ``expand``, related everyday words are added."""
-    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
+    said, text = text, re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
     out: list[str] = []
     for word in _WORD.findall(text):
         if word in _STOP or word.isdigit():
@@ -205,6 +205,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out += ["search", "grep", "contents"]  # "which doc explains X": search the files
     if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
         out += ["time", "current", "timezone"]
+    if expand and _conversion(said):  # "noon in Sydney, what's that in Lima?"
+        out += ["convert", "time", "timezone"]
     if expand and _NEED.search(text) and not _FILENAME.search(text):
         out += ["service", "place"]
     if expand and _FILENAME.search(text):  # "setup.md", "docs/faq.md": a file to read
@@ -232,6 +234,15 @@ def asks_documents(text: str) -> bool:
     """Whether ``text`` asks which file holds something, or whether the files say something
     ("Which note mentions the printer?", "is there a doc that says when we open?")."""
     return bool(_WHICH_FILE.search(text) or _ABOUT_DOCUMENTS.search(text))
+
+
+def _conversion(text: str) -> bool:
+    """Whether ``text`` says a time of day ("half past 3", "09:15") and two places with a
+    timezone: a conversion between them, whether or not it says "convert" or "time"."""
+    from reactloop._zones import zones_in
+    from reactloop.models._times import spoken_times
+
+    return len(set(zones_in(text))) >= 2 and bool(spoken_times(text))
 
 
 def _has_zone(text: str) -> bool:
@@ -344,13 +355,21 @@ def said_names(names: Sequence[str], query: str) -> list[str]:
     "Restroom"; :func:`reactloop._words.plain`), a code in capitals only in capitals ("ACTUAL" is not
     "actual"). A place
     the world knows (a city with a timezone) is the skill's only in a trip between two of its
-    names ("from London to Singapore"), never alone ("the time in London")."""
+    names ("from London to Singapore", "Paris to London"), never alone ("the time in London")."""
     spoken = f" {_plain(query)} "  # a substring test: a skill's data may hold 2,000 names
     said = [n for n in names if n.strip() and f" {_plain(n)} " in spoken and (
         not n.isupper() or re.search(rf"(?<![\w/-]){re.escape(n)}(?![\w/-])", query))]
-    if len(said) >= 2 and _TRIP.search(query):
+    if len(said) >= 2 and (_TRIP.search(query) or _joined(said, spoken)):
         return said
     return _own(said)
+
+
+def _joined(said: Sequence[str], spoken: str) -> bool:
+    """Two of the ``said`` names one after the other, joined by "to" or a dash or arrow
+    ("Paris to London", "London–Dubai"): a trip between them even without "from"."""
+    words = [_plain(n) for n in said]
+    return any(f" {a} to {b} " in spoken or f" {a} {b} " in spoken
+               for a in words for b in words if a != b)
 
 
 def _own(names: Sequence[str]) -> list[str]:
@@ -393,7 +412,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
             doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})
             pseudo[id(doc)] = (spec, value)
             docs.append(doc)
-            owned[id(doc)] = _own(said) + _held(things, f"{listed} {words}")
+            owned[id(doc)] = said + _held(things, f"{listed} {words}")  # a trip: its places
     if not pseudo:
         return None
     named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)

@@ -4,7 +4,9 @@
 the values the question gives for those keys ("what did company 2001 spend in period
 202403?": ``{"company": "2001", "period": "202403"}``); a key whose example is a year and
 month (``"period": "202401"``) takes a month said in words with a year ("in January 2024":
-``202401``, :mod:`reactloop.models._months`), written the example's way. A small model never writes such an
+``202401``, :mod:`reactloop.models._months`), written the example's way. The keys another tool
+shows for its argument of the same name count too (a comparison's filters show only
+``company``, the query's beside it also ``period``). A small model never writes such an
 object well, and without it a table's first rows answer for the wrong company.
 """
 
@@ -79,7 +81,10 @@ def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> To
     for name, keys in _object_arguments(spec).items():
         if call.arguments.get(name):
             continue
-        examples = _examples(spec, name)
+        # a key a sibling's same argument shows ("period" of a query's filters) is one too
+        examples = {**{k: v for t in tools if t.name != spec.name
+                       for k, v in _examples(t, name).items()}, **_examples(spec, name)}
+        keys = list(dict.fromkeys([*keys, *examples]))
         said: dict[str, Any] = {k: v for k in keys if (v := _value(k, question) or _said_month(
             examples.get(k), question)) is not None}
         if said:

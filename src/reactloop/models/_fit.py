@@ -76,6 +76,7 @@ __all__ = [
     "fitting",
     "foreign_examples",
     "in_folders",
+    "is_route",
     "is_trip",
     "lacks_format",
     "loaded_names",
@@ -128,14 +129,20 @@ def small_talk(question: str) -> bool:
     (:mod:`reactloop.models._pragmatics`), also a general question about nothing concrete
     ("Why do we have daylight saving?"), a request for advice or something made up, and a
     statement about oneself with a number in it ("just landed after a 12 hour flight")."""
-    from reactloop.models._pragmatics import advice, general_question, greeting, self_statement
+    from reactloop.models._pragmatics import (
+        advice,
+        general_question,
+        greeting,
+        judgement,
+        self_statement,
+    )
 
     text = question.strip()
     plain = _QUOTED_WORD.sub(" x ", text)  # the word asked about is no value to act on
     if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
         return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning
     if text and (general_question(text) or self_statement(text) or advice(text)
-                 or greeting(text)):
+                 or greeting(text) or judgement(text)):
         return True  # "Why do we have daylight saving?", "just landed after a 12 hour flight"
     if not text or "?" in text or _VALUE.search(text):
         return False
@@ -392,6 +399,10 @@ def need_clause(question: str) -> str:
     return m.group(1) if m else ""
 
 
+_CLOCK = re.compile(r"(?:at\s+)?(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?|\d{1,2}:\d{2})", re.I)
+"""A time of day said alone ("10:30pm", "at 7am"): when, never what a search looks for."""
+
+
 def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
                  names: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec``, a search whose only required string argument is what to look
@@ -408,9 +419,10 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     if len(strings) != 1 or strings[0].lower() not in _SEARCH_ARGS or not values.strings:
         return values
     where = set(terms(_WHERE_WORDS)) | set(terms(spec.name))
-    kept = tuple(v for v in values.strings if content_span(v, where))
+    kept = tuple(v for v in values.strings if content_span(v, where)
+                 and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
-    kept = tuple(v for v in kept if v.lower() in need) or kept
+    spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
     said = _names_said(question)
     where = {w for n in said if _located(n, question) for w in n.split()}
@@ -428,11 +440,33 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     from reactloop._words import plain
 
     known = {plain(n) for n in names if not _located(n, question)}
-    if data := tuple(v for v in kept if plain(v) in known):
+    kept += _compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
+    # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not
+    if data := (tuple(v for v in kept if plain(v) in known)
+                or tuple(v for v in spans if plain(v) in known)):
         # "the family room": the longer span the data knows, not its word "family"
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
     return dataclasses.replace(values, strings=kept) if kept else values
+
+
+def _compound_heads(spec: ToolSpec, values: tuple[str, ...], known: set[str]
+                    ) -> tuple[str, ...]:
+    """The first parts of the compound words among ``values`` that the data does not know
+    whole but knows the first part of, its second part a word of the data or of the search's
+    documentation ("bookshop": ``book``, the data holding "books" and its docs "shop")."""
+    from reactloop._ranking import _document
+    from reactloop._words import plain
+
+    doc = set(_document(spec)) | known
+    out = []
+    for v in values:
+        word = plain(v.split()[-1]) if v.split() else ""
+        if plain(v) in known or len(word) < 6:
+            continue
+        out += [word[:i] for i in range(3, len(word) - 2)
+                if word[:i] in known and plain(word[i:]) in doc]
+    return tuple(dict.fromkeys(w for w in out if w not in values))
 
 
 def _documented_words(spec: ToolSpec, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -572,7 +606,7 @@ def settled(spec: ToolSpec, question: str) -> bool:
     question for a document."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     required = [k for k in spec.parameters.get("required") or () if k in props]
-    places = trip_places(question) if _route(spec) else None
+    places = trip_places(question) if is_route(spec) else None
     options = said_options(spec, question)
     return bool(required) and all(
         (places is not None and k.lower() in _STARTS | _ENDS)
@@ -587,7 +621,8 @@ def _searches(spec: ToolSpec) -> bool:
     return bool(first) and first[0].lower() in _SEARCH_ARGS
 
 
-def _route(spec: ToolSpec) -> bool:
+def is_route(spec: ToolSpec) -> bool:
+    """Whether ``spec`` takes a route: a start and a destination among its required arguments."""
     required = {k.lower() for k in spec.parameters.get("required") or ()}
     return bool(required & _STARTS and required & _ENDS)
 
@@ -639,17 +674,18 @@ _TRIP = re.compile(r"\bfrom\s+\S.*?\bto\s+\S|\bto\s+\S.*?\bfrom\s+\S|\bhow\s+far
                    r"walk|route|directions|get|guide\s+me|take\s+me)\s+(?:back\s+)?to\s+\S", re.I)
 
 
-def is_trip(question: str) -> bool:
+def is_trip(question: str, names: Sequence[str] = ()) -> bool:
     """Whether ``question`` asks for the way between places (see :func:`trip_query`), or
-    says a trip's two places (:func:`trip_places`: "flights frankfurt to new york")."""
-    return bool(_TRIP.search(question)) or trip_places(question) is not None
+    says a trip's two places (:func:`trip_places`: "flights frankfurt to new york", or two of
+    the data's ``names`` joined by "to": "a seat Paris to London")."""
+    return bool(_TRIP.search(question)) or trip_places(question, names) is not None
 
 
-def trip_query(question: str) -> str:
+def trip_query(question: str, names: Sequence[str] = ()) -> str:
     """``question`` for ranking a next step: one that goes "from" one place "to" another asks
     for the way between them (a route, directions from a start to a destination), not for
     either place alone."""
-    if not is_trip(question):
+    if not is_trip(question, names):
         return question
     return f"{question} route directions walking start destination"
 
@@ -675,14 +711,16 @@ def _documents_asked(loaded: str, question: str) -> bool:
 
 
 def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
-                messages: Sequence[Message], question: str, limit: int) -> tuple[ToolSpec, ...]:
+                messages: Sequence[Message], question: str, limit: int,
+                places: Sequence[str] = ()) -> tuple[ToolSpec, ...]:
     """The offer right after a skill was loaded for ``question``: the skill's own tools (those
     its ``load_skill`` result names) ranked for the question — a plain tool that shares a
     word ("total": ``add``) is no step of the skill — and of them, when the question names
     things ("bpc_reporting against fi_reporting"), those taking as many names as it gives
     (two: the comparison; one: the query). None fits, or only tools acting on an id nothing
     found yet: the skill's first step (:func:`first_step`, the search) first. The internal
-    tools of ``listed`` stay."""
+    tools of ``listed`` stay. ``places``: the names the skill's data holds (two of them joined
+    by "to" are a trip: "a seat Paris to London")."""
     from reactloop._ranking import select_tools
 
     loads = [m for m in messages if m.role == "tool" and m.name == "load_skill"
@@ -693,9 +731,9 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
         return tuple(listed)
     names = set(_NAMED.findall(question))
     arity = [t for t in own if names and _string_arguments(t) == len(names)]
-    if not is_trip(question):  # a route needs a start and a destination the question says
-        own = [t for t in own if not _route(t)] or own
-    ranked = select_tools(arity or own, trip_query(question), limit, min_ratio=0.5)
+    if not is_trip(question, places):  # a route needs a start and a destination said
+        own = [t for t in own if not is_route(t)] or own
+    ranked = select_tools(arity or own, trip_query(question, places), limit, min_ratio=0.5)
     if arity and not ranked:
         ranked = arity[:limit]
     # a document the skill names that the question asks about ("baggage rules":

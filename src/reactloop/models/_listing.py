@@ -22,8 +22,8 @@ from typing import Any
 
 from reactloop.messages import Message, ToolSpec
 
-__all__ = ["asked_file", "asks_count", "entry_step", "file_count", "lister", "listing_offer",
-           "must_list"]
+__all__ = ["asked_file", "asks_count", "asks_listing", "entry_step", "error_step", "file_count",
+           "lister", "listing_offer", "must_list", "says_file"]
 
 _COUNT = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?:files?|folders?|documents?|docs|"
                     r"director(?:y|ies)|sub-?folders?)\b|\b(?:count|number\s+of)\s+(?:(?:the|my|"
@@ -58,14 +58,35 @@ def asked_file(question: str) -> str | None:
 
     if named_file(question) is not None:
         return None
-    m = _OPEN.search(question) or _SAYS.search(question) or re.search(r"\b(?:my|our|the)\s+([a-z][\w-]*)\s+(file)\b",
-                                            question, re.I)
-    if m is None or m.group(1).lower() in _GENERIC:
-        return None
-    before = question[: m.start(1)].lower().split()
-    if not m.group(2) and not {"my", "our"} & set(before[-1:]):
-        return None  # "the weather": no file unless said to be one ("the sales file")
-    return m.group(1).lower()
+    for m in (rx.search(question) for rx in (_OPEN, _SAYS, _KIND, _ACCORDING)):
+        if m is None or m.group(1).lower() in _GENERIC:
+            continue
+        before = question[: m.start(1)].lower().split()
+        if not m.group(2) and not {"my", "our"} & set(before[-1:]) and (
+                m.group(1).lower() not in _DOCUMENTS):
+            continue  # "the weather": no file unless said to be one ("the sales file")
+        return m.group(1).lower()
+    return None
+
+
+_KIND = re.compile(r"\b(?:my|our|the)\s+(?:[a-z]+\s+)??([a-z][\w-]*)\s+(file|doc|document|sheet|spreadsheet|"
+                   r"table)\b", re.I)
+"""A file said by its name and its kind ("the setup doc", "my sales spreadsheet")."""
+_ACCORDING = re.compile(r"\baccording\s+to\s+(?:my|our|the)\s+([a-z][\w-]*)(?:\s+(file|doc|"
+                        r"document|sheet|spreadsheet))?", re.I)
+"""A file the answer is to come from ("according to the FAQ")."""
+_DOCUMENTS = frozenset(["faq", "readme", "notes", "todo", "changelog", "memo", "agenda", "minutes",
+                        "manual"])
+"""Names that say a document by themselves ("check the faq")."""
+
+
+def says_file(question: str) -> bool:
+    """Whether ``question`` asks for a listing or says a file plainly as one (its kind: "my
+    sales spreadsheet", "the setup doc", or a document's own name: "the faq"), not a thing a
+    skill's data may hold ("check my booking")."""
+    wanted = asked_file(question)
+    return asks_listing(question) or (wanted is not None and (
+        wanted in _DOCUMENTS or bool(_KIND.search(question))))
 
 
 def lister(spec: ToolSpec) -> bool:
@@ -82,9 +103,42 @@ def lister(spec: ToolSpec) -> bool:
                         for k in spec.parameters.get("required") or ()))
 
 
-_FOLDER = re.compile(r"\b(?:in|inside|under)\s+(?:the\s+|my\s+|our\s+)?[\w./-]+\s+"
-                     r"(?:folder|directory|dir)\b|\w/", re.I)
-"""A folder the question names ("in the docs folder", "under src/"): the lister's path."""
+_FOLDER = re.compile(r"\b(?:in|inside|under|of)\s+(?:the\s+|my\s+|our\s+)?(?!(?:the|my|our|this|"
+                     r"that|a|an)\b)(?P<named>[\w./-]+)\s+(?:folder|directory|dir)\b|(?P<path>"
+                     r"\b\w[\w.-]*(?:/[\w.-]+)*)/|\b(?:in|inside|under)\s+(?:the\s+|my\s+|our\s+)?"
+                     r"(?P<bare>docs|data|src|reports|documents|images|photos|downloads|archive)"
+                     r"\s*(?:[?.!]|$)|\b(?:the|my|our)\s+(?!(?:whole|entire|main|root|same|"
+                     r"current|workspace|project|top|this|that)\b)(?P<own>[\w./-]+)\s+(?:folder|"
+                     r"directory|dir)\b", re.I)
+"""A folder the question names ("in the docs folder", "under src/", "what's in docs?"): the
+lister's path."""
+_LISTS = re.compile(
+    r"\bopen(?:\s+up)?\s+(?:the|my|our)\s+(?:[\w.-]+\s+)?(?:folder|directory|dir)\b|"
+    r"\b(?:show|list|give|tell|display|see|view|browse)\b(?:\s+\w+){0,3}?\s+(?:(?:all\s+)?(?:"
+    r"my|our|the)|all|every)\s+(?:\w+\s+)?(?:files|folders?|documents|docs|contents|dir|"
+    r"director(?:y|ies))\b|\bwhat\s+(?:files|folders|documents|docs)\b|\bwhat(?:'s|’s|s|\s+is|"
+    r"\s+do\s+(?:i|we)\s+have|\s+have\s+(?:i|we)\s+got|\s+(?:i|we)(?:'ve|\s+have)\s+got)\s+"
+    r"(?:in|inside|under)\s+(?:here|there|(?:the|my|our|this)\s+(?:folder|workspace|directory|"
+    r"dir|project)|(?:the\s+|my\s+|our\s+)?[\w.-]+\s+(?:folder|directory|dir)|(?:the\s+|my\s+"
+    r"|our\s+)?(?:docs|data|src|reports|documents)\s*(?:[?.!]|$))", re.I)
+"""A request for a listing of the files ("show me my files", "what files are in the data
+dir", "what's in docs?"): the lister answers it."""
+
+
+def asks_listing(question: str) -> bool:
+    """Whether ``question`` asks what files or folders there are (see :data:`_LISTS`; not
+    what they say, nor the contents of a file it names), or how many (:func:`asks_count`)."""
+    from reactloop._ranking import asks_documents
+    from reactloop.models._files import named_file
+
+    return (bool(_LISTS.search(question)) and not asks_documents(question) and not _ABOUT.search(
+        question) and named_file(question) is None) or asks_count(question)
+
+
+_ABOUT = re.compile(r"\b(?:about|mention(?:s|ed|ing)?|say(?:s|ing)?|talk(?:s|ing)?|contain(?:s|"
+                    r"ing)?|with\s+the\s+word|refer(?:s|ring)?\s+to)\b", re.I)
+"""What the files should say ("what documents are there about the invoice?"): a search of
+their contents, not a listing."""
 
 
 def _rooted(spec: ToolSpec, question: str, deep: bool) -> ToolSpec:
@@ -92,7 +146,10 @@ def _rooted(spec: ToolSpec, question: str, deep: bool) -> ToolSpec:
     question names a folder), recursive when ``deep`` and it can be."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     flag = props.get("recursive")
-    kept = {k: v for k, v in props.items() if k == "path" and _FOLDER.search(question)}
+    m = _FOLDER.search(question)
+    folder = next((g for g in m.groups() if g), "") if m else ""
+    kept = {k: {**v, "const": folder} for k, v in props.items() if k == "path" and folder
+            and isinstance(v, Mapping)}
     if deep and isinstance(flag, Mapping) and flag.get("type") == "boolean":
         kept["recursive"] = {**flag, "const": True}
     if not kept:  # no argument to write: the call's arguments are an empty object
@@ -105,8 +162,9 @@ def _rooted(spec: ToolSpec, question: str, deep: bool) -> ToolSpec:
 def _wants_listing(question: str) -> bool:
     from reactloop._ranking import asks_documents
 
-    return asks_count(question) or (asked_file(question) is not None
-                                    and not asks_documents(question))
+    return asks_listing(question) or (asked_file(question) is not None and (
+        not asks_documents(question) or bool(_SAYS.search(question) or _ACCORDING.search(
+            question))))  # "what do my notes say", "according to the FAQ": that file
 
 
 def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], question: str
@@ -118,12 +176,12 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     from reactloop._ranking import name_matches
     from reactloop.models._files import reader, searches_contents
 
-    if not _wants_listing(question) or (not asks_count(question) and any(
+    if not _wants_listing(question) or (not says_file(question) and any(
             name_matches(t, question) for t in listed if not t.internal and not lister(t)
             and not reader(t) and not searches_contents(t))):
         return tuple(listed)  # "check my calendar" with a calendar tool: that tool
     found = [t for t in tools if lister(t)][:1]
-    if not found or (not asks_count(question) and not any(reader(t) for t in tools)):
+    if not found or (not asks_listing(question) and not any(reader(t) for t in tools)):
         return tuple(listed)
     deep = not asks_count(question) or bool(_EVERYWHERE.search(question))
     first = _rooted(found[0], question, deep)
@@ -145,9 +203,13 @@ def _entries(result: Message) -> list[Mapping[str, Any]]:
     return [e for e in found or () if isinstance(e, Mapping) and isinstance(e.get("name"), str)]
 
 
-def _matches(name: str, wanted: str) -> bool:
+def _stem(name: str) -> str:
     stem = name.rsplit("/", 1)[-1].lower()
-    stem = stem.rsplit(".", 1)[0] if "." in stem.lstrip(".") else stem
+    return stem.rsplit(".", 1)[0] if "." in stem.lstrip(".") else stem
+
+
+def _matches(name: str, wanted: str) -> bool:
+    stem = _stem(name)
     stem = re.sub(r"[\s_-]+", " ", stem)
     wanted = re.sub(r"[\s_-]+", " ", wanted)
     return stem in (wanted, wanted.removesuffix("s"), f"{wanted}s", wanted.removesuffix("es"))
@@ -159,9 +221,10 @@ def entry_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: s
     ``tools`` restricted to the listed file whose name is the one said ("my notes":
     ``notes.txt``, shallowest first); None when the latest result is no listing, nothing
     listed matches, or no allowed tool reads files."""
-    from reactloop.models._files import reader
+    from reactloop.models._files import named_file, reader
 
-    wanted = asked_file(question)
+    said = named_file(question)  # "the sales.csv file", not found where it was said
+    wanted = asked_file(question) or (_stem(said) if said else None)
     if wanted is None or not results or results[-1].is_error:
         return None
     files = [str(e["name"]) for e in _entries(results[-1]) if e.get("type") == "file"
@@ -176,6 +239,20 @@ def entry_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: s
     params = {**spec.parameters, "properties": {arg: {**props[arg], "const": path}},
               "required": [arg]}
     return dataclasses.replace(spec, parameters=params)
+
+
+def error_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: set[str],
+               question: str) -> ToolSpec | None:
+    """After a failure whose message names a folder lister not called yet this turn ("'sales.csv'
+    does not exist in the workspace; call list_dir to see what is there"), that lister,
+    recursive where it can be (then :func:`entry_step` reads the listed file of the name said);
+    None otherwise."""
+    if not results or not results[-1].is_error:
+        return None
+    called = {m.name for m in results}
+    named = [t for t in tools if lister(t) and t.name in allowed and t.name not in called
+             and re.search(rf"\b{re.escape(t.name)}\b", results[-1].content)]
+    return _rooted(named[0], question, True) if named else None
 
 
 def file_count(data: Any, question: str) -> str:

@@ -30,11 +30,12 @@ from __future__ import annotations
 import re
 
 __all__ = ["advice", "anchored", "capitalised_names", "general_question", "greeting",
-           "self_statement"]
+           "judgement", "self_statement"]
 
 _GENERAL = re.compile(
     r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
-    r"explain\b|describe\b|why\b|tell\s+me\s+(?:about|why|how)\b|"
+    r"explain\b|describe\b|why\b|"
+    r"tell\s+me\s+(?:(?:something|anything|a\s+(?:bit|little))\s+(?:\w+\s+)?)?(?:about|why|how)\b|"
     r"how\s+(?:does|do|did)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,40}?\s+work\b|"
     r"what(?:\s+is|\s+are|'s|’s)\s+(?:a|an)\s|"
     r"what\s+(?:does|do)\s+(?:a|an)\s+[\w\s'-]{1,40}?\s+do\b|"
@@ -76,7 +77,8 @@ def anchored(text: str) -> bool:
 _ADVICE = re.compile(
     r"(?:^|[,.;:!?]\s+)(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?(?:"
     r"(?:sugg?est|recomm?end|write|compose)\s+(?:me\s+)?(?:a|an|one|some)\s|any\s+ideas\b|"
-    r"what\s+(?:\w+\s+)?should\s+i\s+(?:name|call|learn|read|watch|study|practi[cs]e)\b|help\s+me\s+plan\b|"
+    r"what\s+(?:\w+\s+)?should\s+i\s+(?:name|call|learn|read|watch|study|practi[cs]e|use)\b|"
+    r"help\s+me\s+plan\b|"
     r"what\s+now\b|any\s+(?:tips|advice)\b)", re.I)
 """A request for advice or for something made up ("Can you suggest a name for my puppy?",
 "Write one line of a poem"): the model's own to answer, unless it is about a place."""
@@ -87,7 +89,8 @@ def advice(question: str) -> bool:
     """Whether ``question`` asks for advice or for something made up (see :data:`_ADVICE`)
     about nothing concrete: no anchor, no place ("near", "where")."""
     text = " ".join(question.split())
-    return bool(_ADVICE.search(text)) and not anchored(text) and not _PLACE.search(text)
+    kinds = _KIND.sub(r"\1 kind", text)  # "open a CSV file on a Mac": kinds, no names
+    return bool(_ADVICE.search(text)) and not anchored(kinds) and not _PLACE.search(text)
 
 
 _OWN_ADVICE = re.compile(
@@ -190,3 +193,60 @@ def greeting(question: str) -> bool:
         return True
     return self_statement(rest) or (opening is not None and not anchored(rest) and any(
         w in _MOOD for w in words))
+
+
+_JUDGED = re.compile(
+    r"(?:^|[,.;:!?]\s+)\W*(?:is|are|was|were|would|will|does|do|should)\b[^?.!]*?\b(?:rude|"
+    r"polite|impolite|customary|expected|normal|usual|common|weird|strange|safe|unsafe|dangerous|"
+    r"legal|worth|worthwhile|better|worse|cheaper|healthier|enough|necessary|appropriate|"
+    r"overrated|true|a\s+(?:good|bad|smart)\s+idea|a\s+myth)\b|"
+    r"\b(?:expensive|crowded|(?:it|weather)\s+(?:\w+\s+)?(?:cold|hot|rainy|sunny|humid))"
+    r"(?=\s*(?:[?,.!]|$|in\b|at\b|for\b|during\b))|^\W*does\s+it\s+(?:\w+\s+)?(?:rain|snow)\b",
+    re.I)
+"""A yes/no question whose answer is a judgement ("Is it rude not to tip in Lisbon?", "Is a
+50 minute layover in Frankfurt enough?", "…, or is that a myth?")."""
+_VIEWS = re.compile(
+    r"(?:^|[,.;:!?]\s+)(?:(?:do|would)\s+you\s+(?:think|say|reckon)\b(?!\s+you\b)|"
+    r"in\s+your\s+(?:opinion|view|experience)\b|what(?:'s|\s+is)\s+your\s+(?:opinion|take|view)\b|"
+    r"(?:tips|advice)\s+(?:for|on)\b|what\s+helps\b|"
+    r"how\s+(?:do|can|should)\s+i\s+(?:cope|deal|survive|stay|avoid|prepare|beat|handle|get\s+"
+    r"over)\b|(?:what(?:'s|\s+is)\s+the\s+best\s+way\s+to|how\s+should\s+(?:i|we))\s+"
+    r"(?!get\b|go\b|reach\b|find\b|walk\b)|should\s+(?:i|we)\b|"
+    r"what\s+(?:\w+\s+)?should\s+(?:i|we)\s+(?:try|eat|see|do|visit|pack|wear|bring|order|drink|"
+    r"buy|expect|know)\b|"
+    r"(?:how|why|what|when)?\s*do\s+(?:most\s+)?(?:people|folks|travell?ers|tourists|locals|"
+    r"others)\b|who\s+(?:first\s+)?(?:invented|discovered|founded|designed|created)\b|"
+    r"how\s+do\s+you\s+say\b|when\s+should\s+(?:i|we)\b|why\s+(?:do|does|did|is|are|was|were)\b|"
+    r"what(?:\s+is|\s+are|'s)\s+[\w\s'-]{1,30}?\s+(?:known|famous|renowned)\s+for\b|"
+    r"\bworth\s+(?:visiting|seeing|a\s+visit)\b|\bthings\s+to\s+(?:do|see|eat)\b|"
+    r"\bbest\s+time\s+(?:of\s+(?:the\s+)?year\s+)?to\s+(?:visit|go|travel)\b)|"
+    r"\b(?:any|some|have|got|your)\s+(?:tips|advice|suggestions|ideas|recommendations|words\s+of\s+"
+    r"\w+)\b", re.I)
+"""A question for an opinion, advice or what a place or people are like ("Do you think …?",
+"any advice for a long flight to Auckland?", "How do people deal with jet lag?", "Why does
+China use one time zone?", "What is Lisbon known for?")."""
+_SPANS = re.compile(r"\b\d+(?:[.,]\d+)?\s*-?\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?|"
+                    r"months?|years?|nights?|%|percent)(?!\w)|\b(?:19|20)\d{2}\b", re.I)
+"""A duration or a year: how long or when, nothing to act on ("a 14 hour flight", "in 2027")."""
+_REQUESTED = re.compile(r"\bwhat\s+time\b|(?<!all\sthe\s)\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|"
+                        r"\bconvert\b[^?.!]*\b(?:time|clock|to\s+(?-i:[A-Z]))|"
+                        r"\bfrom\s+(?-i:[A-Z])[^?.!]*\bto\s+(?-i:[A-Z])", re.I)
+"""What asks a tool for a place after all: the clock there, a conversion, a leg between two."""
+_LIKE = re.compile(r"\bwhat(?:'s|s|\s+is|\s+are)\s+[\w\s'-]{1,30}?\s+like\b", re.I)
+
+
+def judgement(question: str) -> bool:
+    """Whether ``question`` asks for a judgement, an opinion, advice or what a place or people
+    are like (:data:`_JUDGED`, :data:`_VIEWS`): the model's own to answer, even about a named
+    place or kind ("Tokyo", "PDF files") or with a duration or a year in it — but never with
+    another number, a quote, a file name or an expression, a place to find ("where",
+    "near"), or a request for the clock, a conversion or a leg between two places."""
+    from reactloop._zones import places_in
+
+    text = " ".join(question.split()).replace("’", "'")
+    if not (_JUDGED.search(text) or _VIEWS.search(text) or (
+            _LIKE.search(text) and places_in(text))):
+        return False  # "what's Seoul like?": what a place is like
+    rest = _SPANS.sub(" ", text)
+    return not (_VALUE.search(rest) or _EXPRESSION.search(text) or _PLACE.search(text)
+                or _REQUESTED.search(text))

@@ -152,17 +152,20 @@ def _whole_records(text: str) -> list[Any] | None:
 def figure(data: Any, question: str) -> str:
     """The figure a question asks of a table result: the records whose fields hold the
     question's codes ("company 1002", "period 202402"), their numeric measure summed ("What's
-    the total amount for company 1002?": ``amount total 3231000 (3 records: 1002)``); empty
-    when the question asks no quantity or the records have no one measure to sum."""
+    the total amount for company 1002?": ``amount total 3231000 (3 records: 1002)``), or the
+    figure of the records a text value it says names ("personnel expenses of company 1001?");
+    empty when it asks neither or the records have no one measure to sum."""
     from reactloop._ranking import terms
 
     records = _records(data)
     asked = set(terms(question))
     if asked & _DIFFER:  # "by how much do they differ", "where's the gap": the difference
         asked |= {"diff", "total"}
-    if not records or not asked & _QUANTITY:
-        return lookup(records, question)
-    records, said = _narrowed(records, question)
+    if not records:
+        return ""
+    whole, (records, said) = records, _narrowed(records, question)
+    if not asked & _QUANTITY and not any(not _CODE.fullmatch(v) for v in said):
+        return lookup(whole, question)  # nor a row named ("personnel expenses of 1001?")
     measures = [k for k, v in records[0].items() if isinstance(v, int | float)
                 and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
     named = sorted((k for k in measures if set(terms(k)) & asked),  # a difference asked: its own
@@ -170,7 +173,7 @@ def figure(data: Any, question: str) -> str:
     # several named ("differ": absolute_diff, percentage_diff): the first, the absolute one
     measure = named[0] if named else measures[0] if len(measures) == 1 else None
     if measure is None or not all(isinstance(r.get(measure), int | float) for r in records):
-        return ""
+        return "" if asked & _QUANTITY else lookup(records, question)
     total = _scalar(round(sum(r[measure] for r in records), 2))
     scope = f"{len(records)} record{'s' if len(records) > 1 else ''}"
     scope += f": {', '.join(said)}" if said else ""
@@ -198,12 +201,25 @@ def _narrowed(records: list[Mapping[str, Any]], question: str
             records = [r for r in records if any(_scalar(r.get(k)) == code for k in keys)]
             said.append(code)
     named = sorted({v for r in records for v in r.values() if isinstance(v, str)
-                    and v not in said and _WORDY.search(v) and says(question, v)})
+                    and v not in said and _WORDY.search(v) and (says(question, v)
+                                                                or _reordered(question, v))})
     for value in named:  # each said value narrows the records that hold it
         kept = [r for r in records if value in r.values()]
         if kept and len(kept) < len(records):
             records, said = kept, [*said, value]
     return records, said
+
+
+def _reordered(question: str, value: str) -> bool:
+    """Whether ``question`` says the words of a ``value`` of two or three words one after the
+    other in another order ("export revenue" for "Revenue export")."""
+    from reactloop._words import plain
+
+    own = plain(value).split()
+    if not 2 <= len(own) <= 3:
+        return False
+    asked = plain(question).split()
+    return any(sorted(asked[i:i + len(own)]) == sorted(own) for i in range(len(asked)))
 
 
 _WORDY = re.compile(r"[^\W\d_]{3}|[^\W\d_]\d|\d[^\W\d_]")
@@ -417,7 +433,7 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
         if len(pair) != 2:
             continue
         src, dst = (_said(args[pair[k]], question).lower() for k in ("source", "target"))
-        said_from_target = f"from {dst}" in text and f"from {src}" not in text
+        said_from_target = _origin(dst, text) and not _origin(src, text)
         said_to_source = f"to {src}" in text and f"to {dst}" not in text
         # "When it is 09:00 in Paris, what time is it in New York?": the side the (last)
         # question word asks about is the target, the side said before it the source
@@ -429,6 +445,17 @@ def order_directions(call: ToolCall, question: str) -> ToolCall:
             swapped[pair["source"]], swapped[pair["target"]] = (
                 args[pair["target"]], args[pair["source"]])
     return call if swapped == dict(args) else ToolCall(call.name, swapped, call.id)
+
+
+def _origin(place: str, text: str) -> bool:
+    """Whether ``text`` says ``place`` as where one comes "from", not where one's flight or
+    train leaves from ("my flight leaves from gate 13": where one goes)."""
+    return any(m.group(1) not in _DEPARTS
+               for m in re.finditer(rf"(\w*)\s*from {re.escape(place)}(?!\w)", text))
+
+
+_DEPARTS = frozenset({"leaves", "leaving", "departs", "departing", "boards", "boarding",
+                      "goes", "going", "leave", "depart"})
 
 
 def paired_zones(spec: ToolSpec, names: Sequence[str], zones: Sequence[str],

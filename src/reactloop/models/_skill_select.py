@@ -33,7 +33,9 @@ from reactloop.models._fit import (
     small_talk,
     takes_format,
 )
+from reactloop.models._listing import lister, says_file
 from reactloop.models._shaping import is_id
+from reactloop.models._spelled import data_identifiers, spelled
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
 
@@ -63,7 +65,10 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
     question = _fresh_question(request.messages)
     if not question or request.settings.tool_choice == "none" or small_talk(question):
         return None
+    question = spelled(question, data_identifiers(request.all_tools))  # "FI": fi_reporting
     allowed = [t for t in request.all_tools if t.name in {s.name for s in request.tools}]
+    if says_file(question) and any(lister(t) for t in allowed):
+        return None  # "my sales spreadsheet", "show me my files": the workspace's
     # a value in a tool's documented format ("09:00" of a conversion) is that tool's, even
     # when the places around it are in a skill's data ("from London to Tokyo")
     formatted = any(not t.internal and evident(t, question) and takes_format(t, question)
@@ -112,6 +117,7 @@ def reference_call(request: ModelRequest) -> ToolCall | None:
     if loaded is None or request.settings.tool_choice == "none":
         return None
     question, result = loaded
+    question = spelled(question, data_identifiers(request.all_tools))
     listing = _FILES.search(result.content)
     allowed = {t.name for t in request.tools}
     if listing is None or listing.group(1) not in allowed:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import re
 
-__all__ = ["table_total"]
+__all__ = ["row_count", "table_total"]
 
 _SUM = re.compile(r"\b(?:add(?:s|ed|ing)?(?:\s+(?:them|these|those|it))?\s+up|add|sum|summed|"
                   r"total|totals|altogether|combined|together|in\s+all|plus)\b", re.I)
@@ -73,6 +73,9 @@ def table_total(text: str, question: str) -> str:
     2550``), or of every row when it names none (``amount total 2550 (2 rows)``) — or the row
     with the highest or lowest value (``amount highest february 1350``), over the one numeric
     column (or the one the question names); empty otherwise."""
+    counted = row_count(text, question)
+    if counted:
+        return counted
     mean, most, least = (bool(rx.search(question)) for rx in (_MEAN, _MOST, _LEAST))
     if not (mean or most or least or _SUM.search(question)):
         return ""
@@ -97,3 +100,32 @@ def table_total(text: str, question: str) -> str:
             return f"{header[i]} average of {spelled} = {_scalar(total)}"
         return f"{header[i]} {spelled} = {_scalar(total)}"
     return f"{header[i]} {'average' if mean else 'total'} {_scalar(total)} ({len(chosen)} rows)"
+
+
+_HOW_MANY = re.compile(r"\b(?:how\s+many|(?:number|count)\s+of(?:\s+the)?)\s+([a-z]+)"
+                       r"(?:\s+([a-z]+))?", re.I)
+_ROWS = frozenset(["rows", "row", "entries", "entry", "records", "record", "lines", "line", "items",
+                   "item"])
+
+
+def row_count(text: str, question: str) -> str:
+    """The count of a CSV text's rows a question asks ("how many rows …", "how many months
+    are listed", a column's name in the plural): ``2 rows (month): january, february``;
+    empty for another question or a text that is no table."""
+    m = _HOW_MANY.search(question)
+    rows = _rows(text)
+    if m is None or len(rows) < 2 or len({len(r) for r in rows}) != 1:
+        return ""
+    header, body = rows[0], rows[1:]
+    names = [h.lower() for i, h in enumerate(header)  # "how many units": a quantity
+             if not all(_number(r[i]) is not None for r in body)]
+    if not any(w in _ROWS or w in names or w.removesuffix("s") in names
+               for w in (m.group(1).lower(), (m.group(2) or "").lower()) if w):
+        return ""
+    labels = ", ".join(_label(r) for r in body[:MAX_LISTED])
+    more = ", …" if len(body) > MAX_LISTED else ""
+    return f"{len(body)} rows ({', '.join(header)}): {labels}{more}"
+
+
+MAX_LISTED = 12
+"""The most rows' labels a count names."""

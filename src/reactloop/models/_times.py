@@ -3,7 +3,9 @@ used by :mod:`reactloop.models._fit`):
 
 - **times of day** (:func:`spoken_times`): "2 pm", "half past 3", "quarter to 9", "noon",
   "7:05" are the ``HH:MM`` values an argument documented as ``HH:MM`` takes ("14:00",
-  "03:30", "08:45", "12:00", "07:05");
+  "03:30", "08:45", "12:00", "07:05"); an hour may be said in words ("eight") and the half
+  of the day as a part of it ("11 in the morning": "11:00", "half past 3 in the afternoon":
+  "15:30");
 - **a time argument** (:func:`time_choices`): an ``HH:MM`` argument chooses among them;
 - **the zone a time is said in** (:func:`zone_of_time`): "what time in B is 19:25 in A?" and
   "9am London time" tie the time to A and London, the conversion's source.
@@ -23,8 +25,11 @@ __all__ = ["HHMM", "format_arguments", "spoken_times", "time_choices", "zone_of_
 HHMM = r"\b\d{1,2}:\d{2}\b"
 """How a documented ``HH:MM`` value is found in a question."""
 
-_HOUR = r"(1[0-2]|0?[1-9])"
-_MERIDIEM = r"\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"
+_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve"]
+_HOUR = rf"(1[0-2]|0?[1-9]|{'|'.join(_WORDS)})"
+_MERIDIEM = (r"\s*(a\.?\s?m\.?|p\.?\s?m\.?|in\s+the\s+(?:morning|afternoon|evening)|at\s+night|"
+             r"tonight)(?![a-z])")
 _TIMES = re.compile(
     rf"\b(?P<clock>([01]?\d|2[0-3]):([0-5]\d))(?:{_MERIDIEM})?"
     rf"|\b(?P<hour>{_HOUR}){_MERIDIEM}"
@@ -35,28 +40,38 @@ _TIMES = re.compile(
 
 def _hm(hour: int, minute: int, meridiem: str | None) -> str:
     if meridiem:
-        pm = meridiem.lower().startswith("p")
+        night = bool(re.search(r"night", meridiem, re.I))  # "2 at night": 02:00, "11": 23:00
+        pm = meridiem.lower().startswith("p") or bool(re.search(
+            r"afternoon|evening", meridiem, re.I)) or (night and 5 <= hour < 12)
         hour = hour % 12 + (12 if pm else 0)
     return f"{hour % 24:02d}:{minute:02d}"
 
 
+def _int(said: str) -> int:
+    """An hour said in digits or in words ("eight": 8)."""
+    return int(said) if said.isdigit() else _WORDS.index(said.lower()) + 1
+
+
+_HALF_DAY = re.compile(r"^(?:am|pm|in\s+the\s+\w+|at\s+night|tonight)$", re.I)
+
+
 def _one(m: re.Match[str]) -> str:
-    groups = [g for g in m.groups() if g and g.lower().replace(".", "").replace(" ", "") in (
-        "am", "pm")]
+    groups = [g for g in m.groups() if g and _HALF_DAY.match(g.replace(".", "").replace(
+        " ", "") if len(g) <= 6 else g)]
     meridiem = groups[-1] if groups else None
     if m.group("clock"):
         hour, minute = (int(x) for x in m.group("clock").split(":"))
         return _hm(hour, minute, meridiem if hour <= 12 else None)
     if m.group("hour"):
-        return _hm(int(m.group("hour")), 0, meridiem)
+        return _hm(_int(m.group("hour")), 0, meridiem)
     if m.group("part"):
-        hour = int(m.group("of"))
+        hour = _int(m.group("of"))
         minute = 30 if m.group("part").lower() == "half" else 15
         if m.group("rel").lower() == "to":
             hour, minute = (hour - 1) or 12, 60 - minute
         return _hm(hour, minute, meridiem)
     if m.group("oclock"):
-        return _hm(int(m.group("oclock")), 0, meridiem)
+        return _hm(_int(m.group("oclock")), 0, meridiem)
     return "00:00" if m.group("named").lower() == "midnight" else "12:00"
 
 

@@ -2,7 +2,8 @@
 (pure functions used by :mod:`reactloop.models._fit`):
 
 - **both legs said** ("from gate 12 to the water refill station", "to Paris from London",
-  "I'm at gate 3. How far is it to the pharmacy?", "flights frankfurt to new york");
+  "I'm at gate 3. How far is it to the pharmacy?", "flights frankfurt to new york"), or two
+  of the data's names joined by "to" or a dash ("a business seat Paris to London");
 - **where one goes, and where one is** said apart: the place after "the way to", "get to",
   "walk to", "directions to" is the destination, and the place the traveller is at or has
   just left ("I'm by the bookshop", "I just dropped off my rental car", "coming from gate 9")
@@ -34,10 +35,10 @@ _LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_
          re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
                     rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
-         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?:the\s+)?{_PLACE}\s+"
+         re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?!(?:me|us)\b)(?:the\s+)?{_PLACE}\s+"
                     rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
-_TO = re.compile(rf"\b(?:way|directions?|route|path|walk|walking|get|go|head|guide\s+me|"
-                 rf"take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
+_TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk|walking|get|go|head|"
+                 rf"guide\s+me|take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
                  rf"{_PLACE}{_STOP_PLACE}", re.I)
 """Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
 _OWN = r"(?:(?:my|our|the|a|an)\s+)?"
@@ -50,10 +51,12 @@ _AT = re.compile(
     rf"(?:came|coming|walked|walking)\s+(?:out\s+of|from))\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
 """Where one is: "I'm by the bookshop", "I just dropped off my rental car", "from gate 9"."""
-_THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+_THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+(?!(?:the\s+)?(?:moment|minute|present|"
+                    rf"time)\b){_OWN}{_PLACE}{_STOP_PLACE}", re.I)
 _THITHER = re.compile(r"\b(?:way|directions?|route|path|walk|get|go|head|guide\s+me|take\s+me|"
-                      r"lead\s+me|bring\s+me)\s+(?:over\s+)?there\b", re.I)
-"""Where one goes, said as "there" ("the way there", "get there"): the other place said."""
+                      r"lead\s+me|bring\s+me)\s+(?:over\s+)?there\b|\bhow\s+far\b", re.I)
+"""Where one goes, said as "there" ("the way there", "get there") or left unsaid ("I'm at the
+cafe, my gate is 13: how far?"): the other place said."""
 _ELSEWHERE = re.compile(rf"\b(?:at|to|on|from)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
 """Another place the question says: "boarding is at gate 10", "my bus leaves from bay 4"."""
 
@@ -66,6 +69,9 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
         if m:
             a, b = _named(m.group(1).strip(), names), _named(m.group(2).strip(), names)
             return _here((b, a) if i == 1 else (a, b), question, names)
+    joined = _joined(question, names)
+    if joined is not None:  # "business class Paris to London", "Oslo–Bergen"
+        return joined
     to = _TO.search(question)
     at = _AT.search(question)
     if to is None:
@@ -84,6 +90,21 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
 
 _HERE = frozenset({"here", "where i am", "where we are", "my location", "my spot"})
 """What a leg says for the place one is at ("how do I get to gate 16 from here")."""
+
+
+def _joined(question: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """Two of the data's ``names`` (or one and a code in capitals: "NYC") said one after the
+    other, joined by "to" or a dash or arrow ("a seat Paris to London", "London–Dubai",
+    "NYC to London"), as a trip between them."""
+    spoken = f" {_plain(question)} "
+    said = [n for n in names if n.strip() and f" {_plain(n)} " in spoken]
+    if not said:
+        return None
+    said += re.findall(r"(?<![\w-])[A-Z]{2,5}(?![\w-])", question)  # a code: "NYC", "SFO"
+    pairs = [(m.start(), a, b) for a in said for b in said if _plain(a) != _plain(b)
+             for m in [re.search(rf"(?<!\w){re.escape(a)}\s*(?:\s+to\s+|[-–—>→]+)\s*"
+                                 rf"{re.escape(b)}(?!\w)", question, re.I)] if m]
+    return min(pairs)[1:] if pairs else None
 
 
 def _here(trip: tuple[str, str], question: str, names: Sequence[str]) -> tuple[str, str] | None:
@@ -143,7 +164,12 @@ def _said(question: str, names: Sequence[str]) -> list[str]:
 
 def _named(place: str, names: Sequence[str]) -> str:
     """``place`` as the one data name it fits, all its words (two or more) among the name's
-    ("rental car": "Car Rental Center"); else as said."""
+    ("rental car": "Car Rental Center"), or the name it starts with ("Burger Point now");
+    else as said."""
     words = set(_words(place))
     fits = [n for n in names if len(words) >= 2 and words <= set(_words(n))]
-    return fits[0] if len(fits) == 1 else place
+    if len(fits) == 1:
+        return fits[0]
+    # "the Plaza Coffee Bar right now": the data's longest name the place starts with
+    heads = [n for n in names if len(n) < len(place) and _plain(place).startswith(_plain(n) + " ")]
+    return max(heads, key=len) if heads else place

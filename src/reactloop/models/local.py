@@ -68,7 +68,7 @@ from reactloop.models._fit import (
 )
 from reactloop.models._gbnf import Candidates, Caps, reply_grammar
 from reactloop.models._gguf import check_gguf_magic, n_params
-from reactloop.models._listing import entry_step, listing_offer, must_list
+from reactloop.models._listing import entry_step, error_step, listing_offer, must_list
 from reactloop.models._local_prompt import (  # noqa: F401  (re-exported: _guided, tests)
     _REPEAT_NOTE,
     render_messages,
@@ -88,6 +88,7 @@ from reactloop.models._shaping import (
     result_ids,
 )
 from reactloop.models._skill_select import reads_document, reference_call, skill_call
+from reactloop.models._spelled import data_identifiers, spelled
 from reactloop.models._typed_local import (  # noqa: F401  (MAX_*, capped: re-exported)
     MAX_CHARS,
     MAX_ITEMS,
@@ -380,12 +381,21 @@ class ReplyPlan:
     latest result, so the system message, and the KV cache of the prompt, stay the same."""
 
 
+def _spelled_turn(request: ModelRequest) -> Turn:
+    """The current turn, its question saying the data names the skills write as they write
+    them ("the consolidation mart", "FI": ``consolidation_mart``, ``fi_reporting``)."""
+    turn = current_turn(request.messages)
+    if not turn.question:
+        return turn
+    return Turn(spelled(turn.question, data_identifiers(request.all_tools)), turn.results)
+
+
 def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     """Decide what the model may reply to ``request`` under the guidance ``g``."""
     every = request.all_tools
     if not every:
         return ReplyPlan((), None)
-    turn = current_turn(request.messages)
+    turn = _spelled_turn(request)
     internal = {t.name for t in every if t.internal}
     # a document read (load_skill_reference) is material to answer from, not a mere load
     loaded = bool(turn.results) and all(r.name in internal and not reads_document(r.name)
@@ -420,8 +430,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     nxt = follow_up(turn, every, allowed) if g.follow_up and answer and choice != "none" else None
     if nxt is not None and g.copy_arguments and _fit.needs_found_id(nxt, turn.question or "", found):
         nxt = None
-    nxt = (entry_step(turn.results, every, allowed, turn.question or "")  # "my notes" listed
-           if g.follow_up and choice != "none" else None) or nxt  # read notes.txt
+    if g.follow_up and choice != "none":  # "my notes" listed: read notes.txt; a failure
+        nxt = entry_step(turn.results, every, allowed, turn.question or "") or nxt or (  # says
+            error_step(turn.results, every, allowed, turn.question or ""))  # "call list_dir"
     extra: tuple[ToolSpec, ...] = ()
     if nxt is not None:  # the tool that just answered names the next step
         nxt = essential(nxt, turn.question or "") if g.essential_arguments else nxt
@@ -469,7 +480,8 @@ def _listed(request: ModelRequest, turn: Turn, g: Guidance, loaded: bool
             listed = document_offer(file_offer(listed, fit, turn.question), fit, turn.question)
             listed = listing_offer(listed, fit, turn.question)  # "open my notes": list first
         if loaded:  # the skill chosen: its own tools, or its first step
-            listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit)
+            listed = _fit.skill_offer(listed, fit, request.messages, turn.question, g.tool_limit,
+                                      _fit.loaded_names(every, request.messages))
     if g.essential_arguments:
         listed = tuple(essential(t, turn.question or "") for t in listed)
     return listed
@@ -502,6 +514,8 @@ def follow_up(turn: Turn, tools: Sequence[ToolSpec], allowed: set[str]) -> ToolS
     named = [t for t in tools if last is not None and t.name in allowed
              and t.name not in called and re.search(rf"\b{re.escape(t.name)}\b",
                                                      last.description)]
+    if not _fit.is_trip(turn.question):  # "when does the noodle place open": no route
+        named = [t for t in named if not _fit.is_route(t)] or named
     return rank_tools(named, _fit.trip_query(turn.question))[0][1] if named else None
 
 
