@@ -52,3 +52,62 @@ def test_a_city_named_like_a_word_counts_only_where_it_is_said_as_a_place() -> N
     assert places_in("Split the bill four ways") == []
     assert places_in("Nice to meet you! Reading anything good?") == []
     assert places_in("Charlotte says hello") == []
+
+
+def test_a_power_with_its_exponent_said_as_a_word_is_an_expression() -> None:
+    from reactloop._ranking import terms
+    from reactloop.models._fit import spoken_powers
+
+    assert spoken_powers("hey, what's 13 to the fifth power?") == ["13**5"]
+    assert spoken_powers("3 to the power of seven") == ["3**7"]
+    assert spoken_powers("9 raised to the third") == ["9**3"]
+    assert "calculate" in terms("what's 13 to the fifth power?", expand=True)
+    assert spoken_powers("take lift 2 to the third floor") == []
+
+
+def test_a_clause_comma_between_spoken_operations_is_no_part_of_a_number() -> None:
+    from reactloop.models._operators import spoken_arithmetic
+
+    assert spoken_arithmetic("ok: 845 divided by 5, minus 9?") == ["845 / 5 - 9"]
+    assert spoken_arithmetic("what is 3,400 plus 25") == ["3,400 + 25"]
+
+
+def test_a_bill_shared_by_people_is_its_amounts_added_and_divided() -> None:
+    from reactloop._ranking import terms
+    from reactloop.models._operators import spoken_splits
+
+    q = "lunch was 131 dollars and we left a 19 dollar tip; split 6 ways, what does each owe?"
+    assert spoken_splits(q) == ["(131 + 19) / 6"]
+    assert "calculate" in terms(q, expand=True)
+    assert spoken_splits("The taxi is $75 with a 20% tip, shared between 3 of us") == [
+        "75 * 120 / 100 / 3"]
+    assert spoken_splits("We split the 2,100 rent 3 ways") == ["2100 / 3"]
+    assert spoken_splits("let's split the check") == []  # no amount, no count: no expression
+
+
+SALES = "     1\tmonth,amount\n     2\tjanuary,1200\n     3\tfebruary,1350\n     4\tmarch,900\n"
+
+
+def test_a_tables_total_against_a_target_the_question_says() -> None:
+    from reactloop.models._tables import table_total
+
+    assert table_total(SALES, "we hoped for 2,000 in january and march; did we make it?") == (
+        "amount january 1200 + march 900 = 2100; 100 over the 2000 aimed for")
+    assert table_total(SALES, "Our budget target was 4000 overall. Did we hit it?") == (
+        "amount january 1200 + february 1350 + march 900 = 3450; 550 short of the 4000 aimed for")
+
+
+def test_an_operation_on_one_named_row() -> None:
+    from reactloop.models._tables import table_total
+
+    assert table_total(SALES, "what would march be plus 40?") == "amount march 900 + 40 = 940"
+    assert table_total(SALES, "and if february doubled?") == "amount february 1350 * 2 = 2700"
+    assert table_total(SALES, "march up by 10%?") == "amount march 900 + 90 = 990"
+
+
+def test_where_one_just_ate_is_the_start_of_the_way() -> None:
+    from reactloop.models._trips import trip_places
+
+    names = ["Noodle House", "Gate 4", "Gate 11"]
+    assert trip_places("just had lunch at the Noodle House and boarding is at gate 11, "
+                       "how far is that?", names) == ("Noodle House", "Gate 11")

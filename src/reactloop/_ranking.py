@@ -20,7 +20,7 @@ from typing import Any
 from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
-__all__ = ["NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
+__all__ = ["EXPONENT_WORDS", "NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "SPOKEN_SPLIT", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -96,12 +96,22 @@ _SYMBOLS: Mapping[str, tuple[str, ...]] = {
 _ARITHMETIC = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^])\s*[\d(]|√")
 """An arithmetic expression ("2**10", "(17 + 25) * 2", "3^4"): a signal for the tools that
 evaluate one, even when no word of the question names them."""
+EXPONENT_WORDS = {w: n for n, words in enumerate(
+    ("", "", "second two", "third three", "fourth four", "fifth five", "sixth six",
+     "seventh seven", "eighth eight", "ninth nine", "tenth ten", "eleventh eleven",
+     "twelfth twelve"), start=0) for w in words.split()}
+"""An exponent said as a word ("to the fourth", "to the power of four")."""
 SPOKEN_POWER = re.compile(r"(\d+(?:\.\d+)?)\s+(?:(?:raised\s+)?to\s+the\s+(?:power|exponent)"
                           r"(?:\s+of)?|raised\s+to)\s+(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s+"
                           r"(squared|cubed)\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+the\s+(\d+)"
-                          r"(?:st|nd|rd|th)(?:\s+power)?\b", re.I)
-"""A power said in words ("2 to the power of 5", "7 squared"): an expression as well."""
-_OPERAND = r"\d[\d,]*(?:\.\d+)?"
+                          r"(?:st|nd|rd|th)(?:\s+power)?\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+"
+                          r"(?:the\s+)?(?:power\s+(?:of\s+)?)?(" + "|".join(EXPONENT_WORDS) +
+                          r")(?:\s+power)?\b(?!\s+(?:floor|level|gate|terminal|row|place|time))", re.I)
+"""A power said in words ("2 to the power of 5", "7 squared", "14 to the fourth power", "3 to
+the power of four"): an expression as well."""
+_OPERAND = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?),?"
+"""A number as typed (thousands may be grouped: "2,500"), and the comma a clause may put after
+it ("936 divided by 12, plus 7")."""
 SPOKEN_ARITHMETIC = re.compile(
     rf"(?<![\w.]){_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|"
     rf"\s*[-+*/×÷]\s*){_OPERAND})*\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over)\s+"
@@ -109,6 +119,14 @@ SPOKEN_ARITHMETIC = re.compile(
     rf"\s*){_OPERAND})*(?![\w.])", re.I)
 """Arithmetic said in words, or partly in words ("1260 divided by 4 plus 15", "45 times 3 - 10"):
 an expression as well."""
+SPOKEN_SPLIT = re.compile(
+    r"\bsplit(?:ting)?\s+(?:[^\s.?!]+\s+){0,4}?(\d+)\s+ways\b|"
+    r"\b(?:split|splitting|divided|dividing|shared?|sharing)\s+(?:it\s+|that\s+|this\s+|"
+    r"the\s+\w+\s+)?(?:evenly\s+|equally\s+)?(?:between|among|amongst|across)\s+(?:the\s+)?"
+    r"(\d+)\b|\b(\d+)\s+(?:of\s+us|people|persons|friends|guests|colleagues)\b"
+    r"(?=.*\b(?:each|per\s+(?:person|head)|split|share|sharing|splitting)\b)", re.I)
+"""A total shared by a number of people ("split 8 ways", "shared between 4 of us", "6
+friends, how much each?"): the amounts said, added, divided by it — an expression as well."""
 LISTED_OPERANDS = re.compile(
     r"\b(sum|total|add|adding|plus|multiply|multiplying|product)(?:\s+(?:up|together|of|all))*"
     r"\s+(?:the\s+numbers\s+)?(\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)+,?\s+(?:and|&)\s+"
@@ -214,7 +232,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
         out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
-                   or SPOKEN_SHARE.search(text) or _spoken_chain(text)
+                   or SPOKEN_SHARE.search(text) or _spoken_chain(text) or SPOKEN_SPLIT.search(text)
                    or LISTED_OPERANDS.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
