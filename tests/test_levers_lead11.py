@@ -111,3 +111,46 @@ def test_where_one_just_ate_is_the_start_of_the_way() -> None:
     names = ["Noodle House", "Gate 4", "Gate 11"]
     assert trip_places("just had lunch at the Noodle House and boarding is at gate 11, "
                        "how far is that?", names) == ("Noodle House", "Gate 11")
+
+
+def test_a_target_beaten_by_how_much_is_the_totals_gap_not_a_rows_difference() -> None:
+    line = render_result(SALES, "we aimed for 3,000 over january and february, did we beat "
+                                "it and by how much?")
+    assert line.startswith("amount january 1200 + february 1350 = 2550; 450 short of the 3000")
+
+
+def _first_request(question: str):  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from reactloop import Agent
+    from reactloop.testing import ScriptedModel
+
+    model = ScriptedModel(["ok"])
+    skills = Path(__file__).resolve().parents[1] / "examples" / "skills"
+    Agent(model=model, skills=[skills]).run_sync(question)
+    return model.requests[0]
+
+
+def test_a_thing_wanted_chooses_the_skill_whose_data_holds_it_over_a_word_of_another() -> None:
+    from reactloop.models._skill_select import skill_call
+
+    # "flight" is book-flight's word; newspapers are what the airport's data sells
+    call = skill_call(_first_request(
+        "before my flight I'd like to pick up some newspapers, anywhere that sells them?"))
+    assert call is not None and call.arguments == {"name": "airport"}
+    call = skill_call(_first_request("where could I buy a flight to Singapore?"))
+    assert call is not None and call.arguments == {"name": "book-flight"}
+
+
+def test_now_at_an_hour_over_there_asks_the_clock_and_a_sensible_way_is_advice() -> None:
+    from reactloop.models._fit import small_talk
+
+    assert not small_talk("my cousin lives in Leeds. would right now be a strange hour there?")
+    assert small_talk("My desk is chaos. What's a smart way to keep my papers and notes tidy?")
+    assert not small_talk("What's the best way to get to gate 5?")
+
+
+def test_an_operation_said_after_then_continues_the_expression() -> None:
+    from reactloop.models._operators import spoken_arithmetic
+
+    assert spoken_arithmetic("so 770 divided by 11, and then minus 4?") == ["770 / 11 - 4"]

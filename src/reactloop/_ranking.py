@@ -112,11 +112,13 @@ the power of four"): an expression as well."""
 _OPERAND = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?),?"
 """A number as typed (thousands may be grouped: "2,500"), and the comma a clause may put after
 it ("936 divided by 12, plus 7")."""
+_THEN = r"(?:\s+(?:and\s+)?then)?"
+"""An operation said after "then" ("936 divided by 12, then minus 9")."""
+_SPOKEN_OP = r"(?:plus|minus|times|multiplied\s+by|divided\s+by|over)"
 SPOKEN_ARITHMETIC = re.compile(
-    rf"(?<![\w.]){_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|"
-    rf"\s*[-+*/×÷]\s*){_OPERAND})*\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over)\s+"
-    rf"{_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|\s*[-+*/×÷]"
-    rf"\s*){_OPERAND})*(?![\w.])", re.I)
+    rf"(?<![\w.]){_OPERAND}(?:(?:{_THEN}\s+(?:{_SPOKEN_OP}|x)\s+|\s*[-+*/×÷]\s*){_OPERAND})*"
+    rf"{_THEN}\s+{_SPOKEN_OP}\s+{_OPERAND}"
+    rf"(?:(?:{_THEN}\s+(?:{_SPOKEN_OP}|x)\s+|\s*[-+*/×÷]\s*){_OPERAND})*(?![\w.])", re.I)
 """Arithmetic said in words, or partly in words ("1260 divided by 4 plus 15", "45 times 3 - 10"):
 an expression as well."""
 SPOKEN_SPLIT = re.compile(
@@ -399,6 +401,26 @@ def _own(names: Sequence[str]) -> list[str]:
     return [n for n in names if not city_zone(n)]
 
 
+_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
+                       r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there)\b", re.I)
+_WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|pick\s+up|looking\s+for|sells?|selling|"
+                   r"stocks?)\s+(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit)\s+)*"
+                   r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
+_NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
+                         "here", "something", "anything", "help", "food", "stuff", "thing",
+                         "things", "read", "eat", "drink", "before", "after", "while", "when"})
+
+
+def wanted(query: str) -> list[str]:
+    """The things a query asks where to get ("I want a couple of magazines … anywhere here
+    that sells them?": ``magazines``): words of what is wanted, bought or sold, when the query
+    asks where; a skill whose data holds one is the query's (:func:`best_choice`)."""
+    if not _SHOPPING.search(query):
+        return []
+    return list(dict.fromkeys(w.lower() for m in _WANT.finditer(query) for w in m.group(1).split()
+                              if w.lower() not in _NOT_WANTED))
+
+
 def _held(things: Sequence[str], data: str) -> list[str]:
     """The ``things`` (words said as things) that a skill's ``data`` text (its names and
     words) holds, in any form ("book": "books")."""
@@ -421,6 +443,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
     docs = [s for s in specs if not s.internal]
     # "a book" is a thing, not book-flight's verb: a thing the skill's data holds is its name
     query, things = as_things(query, name_verbs(c for s in specs for c in s.choices))
+    things += wanted(query)  # "anywhere here that sells magazines?": the data holding them
     for spec in specs:
         for value, text in spec.choices:
             head, _, words = text.partition(WORDS_MARK)

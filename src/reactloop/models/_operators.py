@@ -54,7 +54,7 @@ def spoken_arithmetic(question: str) -> list[str]:
         text = re.sub(r"\s+(plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+",
                       lambda w: f" {_SPOKEN[' '.join(w.group(1).lower().split())]} ", m.group(0),
                       flags=re.I)
-        text = re.sub(r",(?!\d{3})", "", text)  # "936 divided by 12, plus 7": a clause's comma
+        text = re.sub(r",(?!\d{3})|\s+(?:and\s+)?then\b", "", text)  # "…by 12, (then) plus 7"
         out.append(" ".join(re.sub(r"\s*([-+*/×÷])\s*", r" \1 ", text).split()))
     return out
 

@@ -84,7 +84,8 @@ def render_result(text: str, question: str = "") -> str:
 
         data = _whole_records(text)  # a shortened JSON result: the records kept whole
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
-        if not data and (found := table_change(text, question) or table_difference(
+        if not data and (found := _target(text, question) or table_change(text, question)
+                         or table_difference(
                 text, question) or _total(text, question)):
             items = [found, *items]  # "by how much did february beat january?" in a CSV
         if not data and (found := table_cells(text, question)):
@@ -297,6 +298,12 @@ def file_count(data: Any, question: str) -> str:
     from reactloop.models._listing import file_count as count
 
     return count(data, question)
+
+
+def _target(text: str, question: str) -> str:
+    from reactloop.models._tables import table_target
+
+    return table_target(text, question)  # "we aimed for 2,500: did we beat it, by how much?"
 
 
 def _total(text: str, question: str) -> str:
