@@ -76,8 +76,8 @@ def test_a_structured_result_begins_the_answer_with_the_matching_records_first()
     nested = {"source": {"timezone": "Europe/London", "datetime": "16:30", "is_dst": False},
               "target": {"timezone": "Asia/Tokyo", "datetime": "01:30"}, "time_difference": "+9h"}
     assert render_result(json.dumps(nested)) == (
-        "source: timezone Europe/London, datetime 16:30; target: timezone Asia/Tokyo, "
-        "datetime 01:30; time_difference: +9h")
+        "target: timezone Asia/Tokyo, datetime 01:30; source: timezone Europe/London, "
+        "datetime 16:30; time_difference: +9h")  # the asked-for side first
     # plain text is rendered as its lines (test_general_levers.py::
     # test_a_plain_text_result_begins_the_answer_with_its_lines); a JSON scalar is not
     assert render_result("plain text") == "plain text" and render_result("42") == ""

@@ -20,7 +20,7 @@ from typing import Any
 from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
-__all__ = ["NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
+__all__ = ["EXPONENT_WORDS", "NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "SPOKEN_SPLIT", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -96,19 +96,39 @@ _SYMBOLS: Mapping[str, tuple[str, ...]] = {
 _ARITHMETIC = re.compile(r"[\d)]\s*(?:\*\*|[-+*/×÷^])\s*[\d(]|√")
 """An arithmetic expression ("2**10", "(17 + 25) * 2", "3^4"): a signal for the tools that
 evaluate one, even when no word of the question names them."""
+EXPONENT_WORDS = {w: n for n, words in enumerate(
+    ("", "", "second two", "third three", "fourth four", "fifth five", "sixth six",
+     "seventh seven", "eighth eight", "ninth nine", "tenth ten", "eleventh eleven",
+     "twelfth twelve"), start=0) for w in words.split()}
+"""An exponent said as a word ("to the fourth", "to the power of four")."""
 SPOKEN_POWER = re.compile(r"(\d+(?:\.\d+)?)\s+(?:(?:raised\s+)?to\s+the\s+(?:power|exponent)"
                           r"(?:\s+of)?|raised\s+to)\s+(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s+"
                           r"(squared|cubed)\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+the\s+(\d+)"
-                          r"(?:st|nd|rd|th)(?:\s+power)?\b", re.I)
-"""A power said in words ("2 to the power of 5", "7 squared"): an expression as well."""
-_OPERAND = r"\d[\d,]*(?:\.\d+)?"
+                          r"(?:st|nd|rd|th)(?:\s+power)?\b|(\d+(?:\.\d+)?)\s+(?:raised\s+)?to\s+"
+                          r"(?:the\s+)?(?:power\s+(?:of\s+)?)?(" + "|".join(EXPONENT_WORDS) +
+                          r")(?:\s+power)?\b(?!\s+(?:floor|level|gate|terminal|row|place|time))", re.I)
+"""A power said in words ("2 to the power of 5", "7 squared", "14 to the fourth power", "3 to
+the power of four"): an expression as well."""
+_OPERAND = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?),?"
+"""A number as typed (thousands may be grouped: "2,500"), and the comma a clause may put after
+it ("936 divided by 12, plus 7")."""
+_THEN = r"(?:\s+(?:and\s+)?then)?"
+"""An operation said after "then" ("936 divided by 12, then minus 9")."""
+_SPOKEN_OP = r"(?:plus|minus|times|multiplied\s+by|divided\s+by|over)"
 SPOKEN_ARITHMETIC = re.compile(
-    rf"(?<![\w.]){_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|"
-    rf"\s*[-+*/×÷]\s*){_OPERAND})*\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over)\s+"
-    rf"{_OPERAND}(?:(?:\s+(?:plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+|\s*[-+*/×÷]"
-    rf"\s*){_OPERAND})*(?![\w.])", re.I)
+    rf"(?<![\w.]){_OPERAND}(?:(?:{_THEN}\s+(?:{_SPOKEN_OP}|x)\s+|\s*[-+*/×÷]\s*){_OPERAND})*"
+    rf"{_THEN}\s+{_SPOKEN_OP}\s+{_OPERAND}"
+    rf"(?:(?:{_THEN}\s+(?:{_SPOKEN_OP}|x)\s+|\s*[-+*/×÷]\s*){_OPERAND})*(?![\w.])", re.I)
 """Arithmetic said in words, or partly in words ("1260 divided by 4 plus 15", "45 times 3 - 10"):
 an expression as well."""
+SPOKEN_SPLIT = re.compile(
+    r"\bsplit(?:ting)?\s+(?:[^\s.?!]+\s+){0,4}?(\d+)\s+ways\b|"
+    r"\b(?:split|splitting|divided|dividing|shared?|sharing)\s+(?:it\s+|that\s+|this\s+|"
+    r"the\s+\w+\s+)?(?:evenly\s+|equally\s+)?(?:between|among|amongst|across)\s+(?:the\s+)?"
+    r"(\d+)\b|\b(\d+)\s+(?:of\s+us|people|persons|friends|guests|colleagues)\b"
+    r"(?=.*\b(?:each|per\s+(?:person|head)|split|share|sharing|splitting)\b)", re.I)
+"""A total shared by a number of people ("split 8 ways", "shared between 4 of us", "6
+friends, how much each?"): the amounts said, added, divided by it — an expression as well."""
 LISTED_OPERANDS = re.compile(
     r"\b(sum|total|add|adding|plus|multiply|multiplying|product)(?:\s+(?:up|together|of|all))*"
     r"\s+(?:the\s+numbers\s+)?(\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)+,?\s+(?:and|&)\s+"
@@ -214,7 +234,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
         out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
-                   or SPOKEN_SHARE.search(text) or _spoken_chain(text)
+                   or SPOKEN_SHARE.search(text) or _spoken_chain(text) or SPOKEN_SPLIT.search(text)
                    or LISTED_OPERANDS.search(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
@@ -381,6 +401,26 @@ def _own(names: Sequence[str]) -> list[str]:
     return [n for n in names if not city_zone(n)]
 
 
+_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
+                       r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there)\b", re.I)
+_WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|pick\s+up|looking\s+for|sells?|selling|"
+                   r"stocks?)\s+(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit)\s+)*"
+                   r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
+_NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
+                         "here", "something", "anything", "help", "food", "stuff", "thing",
+                         "things", "read", "eat", "drink", "before", "after", "while", "when"})
+
+
+def wanted(query: str) -> list[str]:
+    """The things a query asks where to get ("I want a couple of magazines … anywhere here
+    that sells them?": ``magazines``): words of what is wanted, bought or sold, when the query
+    asks where; a skill whose data holds one is the query's (:func:`best_choice`)."""
+    if not _SHOPPING.search(query):
+        return []
+    return list(dict.fromkeys(w.lower() for m in _WANT.finditer(query) for w in m.group(1).split()
+                              if w.lower() not in _NOT_WANTED))
+
+
 def _held(things: Sequence[str], data: str) -> list[str]:
     """The ``things`` (words said as things) that a skill's ``data`` text (its names and
     words) holds, in any form ("book": "books")."""
@@ -403,6 +443,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
     docs = [s for s in specs if not s.internal]
     # "a book" is a thing, not book-flight's verb: a thing the skill's data holds is its name
     query, things = as_things(query, name_verbs(c for s in specs for c in s.choices))
+    things += wanted(query)  # "anywhere here that sells magazines?": the data holding them
     for spec in specs:
         for value, text in spec.choices:
             head, _, words = text.partition(WORDS_MARK)

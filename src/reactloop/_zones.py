@@ -1,13 +1,19 @@
 """Timezones as people name them: a city (or a few countries of one zone) resolved to its IANA
 timezone name. The timezone database names a zone after one city of it (``Asia/Shanghai``,
-``America/Los_Angeles``): the other major cities of the world are listed here, a general table
-of places, used by the demo tool ``current_time`` and by the embedded model's guidance for
-timezone-typed arguments (:func:`reactloop.models._fit.zone_values`)."""
+``America/Los_Angeles``): the other cities of the world come from GeoNames (``_cities.tsv``,
+every city of 100,000 people or more, written by ``scripts/make_city_zones.py``), with a few
+names people use listed here (countries of one zone, "NYC"). Used by the demo tool
+``current_time`` and by the embedded model's guidance for timezone-typed arguments
+(:func:`reactloop.models._fit.zone_values`).
+
+In running text a GeoNames city counts only where it is said as a place ("in Leeds", "from
+nagoya", "Leeds time", "9:00 Bern"), however it is written: many cities are named like words
+or people ("Split the bill", "Nice to meet you", "Charlotte says hi")."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 __all__ = ["city_zone", "place_of", "places_in", "zones_in"]
@@ -72,11 +78,29 @@ def _database() -> Mapping[str, str]:
     return found
 
 
+@cache
+def _world() -> Mapping[str, str]:
+    """GeoNames' cities (``_cities.tsv``): name as people write it, casefolded → zone."""
+    from pathlib import Path
+
+    table = Path(__file__).with_name("_cities.tsv").read_text(encoding="utf-8")
+    return dict(line.split("\t", 1) for line in table.splitlines()
+                if line and not line.startswith("#"))
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split(",")[0].replace("_", " ").split()).casefold()
+
+
+def _known(city: str) -> str | None:
+    return _CITIES.get(city) or _database().get(city)
+
+
 def city_zone(text: str) -> str | None:
     """The IANA zone of a city or place named by ``text`` ("Beijing", "san francisco",
-    "New York, USA"), or None."""
-    city = " ".join(text.split(",")[0].replace("_", " ").split()).casefold()
-    return _CITIES.get(city) or _database().get(city) if city else None
+    "New York, USA", "Leeds"), or None."""
+    city = _key(text)
+    return (_known(city) or _world().get(city)) if city else None
 
 
 def zones_in(text: str) -> list[str]:
@@ -92,6 +116,19 @@ def place_of(text: str, zone: str) -> str | None:
     return next((said for said, z in places_in(text) if z == zone), None)
 
 
+_BEFORE_PLACE = frozenset({"in", "at", "from", "to", "for", "near", "around", "and", "or", "vs",
+                           "versus", "between", "am", "pm", "m", "noon", "midnight"})
+_AFTER_PLACE = frozenset({"time", "local", "zone", "timezone"})
+
+
+def _as_place(words: Sequence[str], i: int, n: int) -> bool:
+    """Whether ``words[i:i+n]`` is said as a place: after "in"/"from"/… or a time, or before
+    "time" ("Leeds time")."""
+    before = words[i - 1].casefold() if i else ""
+    after = words[i + n].casefold() if i + n < len(words) else ""
+    return before in _BEFORE_PLACE or before[:1].isdigit() or after in _AFTER_PLACE
+
+
 def places_in(text: str) -> list[tuple[str, str]]:
     """The places ``text`` names, as said, each with its zone (see :func:`zones_in`)."""
     found: list[tuple[str, str]] = []
@@ -102,8 +139,11 @@ def places_in(text: str) -> list[tuple[str, str]]:
         for n in (3, 2, 1):
             span = " ".join(words[i:i + n])
             zone = _written(span) if n == 1 else None
-            named = len(words[i:i + n]) == n and (lower or span[:1].isupper())
-            zone = zone or (city_zone(span) if named else None)
+            whole = len(words[i:i + n]) == n
+            if whole and not zone and (lower or span[:1].isupper()):
+                zone = _known(_key(span))
+            if whole and not zone and _as_place(words, i, n):  # "… for my friend in kobe"
+                zone = _world().get(_key(span))
             if zone:
                 found.append((span, zone))
                 i += n

@@ -334,13 +334,15 @@ def spoken_powers(question: str) -> list[str]:
     """The powers ``question`` says in words, written as expressions: "2 to the power of 5"
     is ``2**5``, "10 raised to the power 3" ``10**3``, "7 squared" ``7**2``."""
     out = []
-    from reactloop._ranking import SPOKEN_POWER
+    from reactloop._ranking import EXPONENT_WORDS, SPOKEN_POWER
 
     for m in SPOKEN_POWER.finditer(question):
         if m.group(1):
             out.append(f"{m.group(1)}**{m.group(2)}")
         elif m.group(5):  # "3 to the 4th power"
             out.append(f"{m.group(5)}**{m.group(6)}")
+        elif m.group(7):  # "14 to the fourth power", "3 to the power of four"
+            out.append(f"{m.group(7)}**{EXPONENT_WORDS[m.group(8).lower()]}")
         else:
             out.append(f"{m.group(3)}**{2 if m.group(4).lower() == 'squared' else 3}")
     return out
@@ -544,10 +546,10 @@ def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates
     if len(strings) != 1 or "expression" not in strings[0].lower() or not values.strings:
         return values
     typed = [e for e in values.strings if EXPRESSION.fullmatch(e)]
-    from reactloop.models._operators import spoken_arithmetic
+    from reactloop.models._operators import spoken_arithmetic, spoken_splits
 
-    found = [*spoken_powers(question), *spoken_shares(question), *spoken_arithmetic(question),
-             *typed]
+    found = [*spoken_splits(question), *spoken_powers(question), *spoken_shares(question),
+             *spoken_arithmetic(question), *typed]
     if not found:
         return values
     return dataclasses.replace(values, strings=tuple(dict.fromkeys(found)))

@@ -18,7 +18,8 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["expression_operators", "lacks_number", "spoken_arithmetic", "whole_expression"]
+__all__ = ["expression_operators", "lacks_number", "spoken_arithmetic", "spoken_splits",
+           "whole_expression"]
 
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 _OPERATOR = re.compile(r"\*\*|[-+*/×÷^%]")
@@ -53,8 +54,39 @@ def spoken_arithmetic(question: str) -> list[str]:
         text = re.sub(r"\s+(plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+",
                       lambda w: f" {_SPOKEN[' '.join(w.group(1).lower().split())]} ", m.group(0),
                       flags=re.I)
+        text = re.sub(r",(?!\d{3})|\s+(?:and\s+)?then\b", "", text)  # "…by 12, (then) plus 7"
         out.append(" ".join(re.sub(r"\s*([-+*/×÷])\s*", r" \1 ", text).split()))
     return out
+
+
+_AMOUNT = re.compile(r"(?<![\w.,:])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:]|[.,]\d)(\s*(?:%|per\s*cent))?",
+                     re.I)
+
+
+def spoken_splits(question: str) -> list[str]:
+    """A total shared by a number of people, written as an expression: "dinner came to 184
+    euros, plus a 20 euro tip, split 8 ways" is ``(184 + 20) / 8``; a tip or tax said as a
+    percentage raises the total ("96 with a 15% tip, between 4 of us": ``96 * 115 / 100 / 4``).
+    Empty when the question shares nothing or says no amount."""
+    from reactloop._ranking import SPOKEN_SPLIT
+
+    m = SPOKEN_SPLIT.search(question)
+    if m is None:
+        return []
+    group = next(i for i, g in enumerate(m.groups(), 1) if g)
+    people, (start, end) = m.group(group), m.span(group)
+    text = _NOT_EXPRESSION.sub(" ", question[:start] + " " + question[end:])
+    amounts: list[str] = []
+    percents: list[str] = []
+    for a in _AMOUNT.finditer(text):
+        number = a.group(1).replace(",", "") + (a.group(2) or "")
+        (percents if a.group(3) else amounts).append(number)
+    if not amounts:
+        return []
+    total = amounts[0] if len(amounts) == 1 else f"({' + '.join(amounts)})"
+    for p in percents:
+        total = f"{total} * {100 + float(p):g} / 100"
+    return [f"{total} / {people}"]
 
 
 def expression_operators(question: str) -> list[list[str]]:

@@ -210,7 +210,8 @@ _VIEWS = re.compile(
     r"in\s+your\s+(?:opinion|view|experience)\b|what(?:'s|\s+is)\s+your\s+(?:opinion|take|view)\b|"
     r"(?:tips|advice)\s+(?:for|on)\b|what\s+helps\b|"
     r"how\s+(?:do|can|should)\s+i\s+(?:cope|deal|survive|stay|avoid|prepare|beat|handle|get\s+"
-    r"over)\b|(?:what(?:'s|\s+is)\s+the\s+best\s+way\s+to|how\s+should\s+(?:i|we))\s+"
+    r"over)\b|(?:what(?:'s|\s+is|\s+would\s+be)\s+(?:the|a)\s+(?:\w+\s+)?(?:best|good|sensible|smart|"
+    r"easy|easier|simple|quick|better|right|proper|clever|nice)\s+way\s+to|how\s+should\s+(?:i|we))\s+"
     r"(?!get\b|go\b|reach\b|find\b|walk\b)|should\s+(?:i|we)\b|"
     r"what\s+(?:\w+\s+)?should\s+(?:i|we)\s+(?:try|eat|see|do|visit|pack|wear|bring|order|drink|"
     r"buy|expect|know)\b|"
@@ -229,6 +230,8 @@ _SPANS = re.compile(r"\b\d+(?:[.,]\d+)?\s*-?\s*(?:hours?|hrs?|h|minutes?|mins?|d
                     r"months?|years?|nights?|%|percent)(?!\w)|\b(?:19|20)\d{2}\b", re.I)
 """A duration or a year: how long or when, nothing to act on ("a 14 hour flight", "in 2027")."""
 _REQUESTED = re.compile(r"\bwhat\s+time\b|(?<!all\sthe\s)\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|"
+                        r"\b(?:right\s+)?now\b[^?.!]*\b(?:hour|late|early|there)\b|"
+                        r"\b(?:hour|late|early)\b[^?.!]*\b(?:right\s+)?now\b|"
                         r"\bconvert\b[^?.!]*\b(?:time|clock|to\s+(?-i:[A-Z]))|"
                         r"\bfrom\s+(?-i:[A-Z])[^?.!]*\bto\s+(?-i:[A-Z])", re.I)
 """What asks a tool for a place after all: the clock there, a conversion, a leg between two."""

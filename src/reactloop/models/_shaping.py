@@ -34,10 +34,23 @@ MAX_RENDERED = 240
 _ID = re.compile(r"(^|_)id$")
 
 
+_ISO = re.compile(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::00(?:\.0+)?)?(:\d{2}(?:\.\d+)?)?"
+                  r"(Z|[+-]\d{2}:\d{2})?")
+_FIRST = ("target", "result", "converted")
+"""Members that hold what a result was asked for (a conversion's target) and so come first."""
+
+
 def _scalar(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return str(value).strip()
+    # "2026-11-27T09:40:00+03:30" as a person writes it: "2026-11-27 09:40 (UTC+03:30)"
+    return _ISO.sub(lambda m: f"{m[1]} {m[2]}{m[3] or ''}" + (
+        f" (UTC{m[4] if m[4] != 'Z' else ''})" if m[4] else ""), str(value)).strip()
+
+
+def _first(data: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """A JSON object's members, the asked-for ones (:data:`_FIRST`) first."""
+    return sorted(data.items(), key=lambda kv: not str(kv[0]).lower().startswith(_FIRST))
 
 
 def _skipped(key: Any, value: Any) -> bool:
@@ -71,13 +84,14 @@ def render_result(text: str, question: str = "") -> str:
 
         data = _whole_records(text)  # a shortened JSON result: the records kept whole
         items = [] if data else text_lines(text, set(terms(question, expand=True)))
-        if not data and (found := table_change(text, question) or table_difference(
+        if not data and (found := _target(text, question) or table_change(text, question)
+                         or table_difference(
                 text, question) or _total(text, question)):
             items = [found, *items]  # "by how much did february beat january?" in a CSV
         if not data and (found := table_cells(text, question)):
             items = [found, *items]  # "the carry-on limit in premium?" of a fare table
-    if isinstance(data, Mapping):
-        items = [f"{k}: {t}" for k, v in data.items() if not _skipped(k, v) and (t := _flat(v))]
+    if isinstance(data, Mapping):  # a conversion's target before its source
+        items = [f"{k}: {t}" for k, v in _first(data) if not _skipped(k, v) and (t := _flat(v))]
     elif isinstance(data, list):
         asked = set(_TOKEN.findall(question.lower()))
         records = [t for v in data if (t := _flat(v, record=True))]
@@ -284,6 +298,12 @@ def file_count(data: Any, question: str) -> str:
     from reactloop.models._listing import file_count as count
 
     return count(data, question)
+
+
+def _target(text: str, question: str) -> str:
+    from reactloop.models._tables import table_target
+
+    return table_target(text, question)  # "we aimed for 2,500: did we beat it, by how much?"
 
 
 def _total(text: str, question: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import re
 
-__all__ = ["row_count", "table_total"]
+__all__ = ["row_arithmetic", "row_count", "table_target", "table_total"]
 
 _SUM = re.compile(r"\b(?:add(?:s|ed|ing)?(?:\s+(?:them|these|those|it))?\s+up|add|sum|summed|"
                   r"total|totals|altogether|combined|together|in\s+all|plus)\b", re.I)
@@ -73,7 +73,8 @@ def table_total(text: str, question: str) -> str:
     2550``), or of every row when it names none (``amount total 2550 (2 rows)``) — or the row
     with the highest or lowest value (``amount highest february 1350``), over the one numeric
     column (or the one the question names); empty otherwise."""
-    counted = row_count(text, question)
+    counted = row_count(text, question) or table_target(text, question) or row_arithmetic(
+        text, question)
     if counted:
         return counted
     mean, most, least = (bool(rx.search(question)) for rx in (_MEAN, _MOST, _LEAST))
@@ -129,3 +130,90 @@ def row_count(text: str, question: str) -> str:
 
 MAX_LISTED = 12
 """The most rows' labels a count names."""
+
+
+_TARGET = re.compile(r"\b(?:aim(?:ed|ing)?|target(?:ed|ing)?|goal|budget(?:ed)?|quota|hop(?:ed|ing)|"
+                     r"expect(?:ed|ing)?|plan(?:ned)?|projected|forecast)\b", re.I)
+_BEAT = re.compile(r"\b(?:beat|hit|reach(?:ed)?|ma[dk]e|exceed(?:ed)?|miss(?:ed)?|over|under|short|"
+                   r"above|below|meet|met|enough|how\s+much|how\s+far)\b", re.I)
+_SAID_NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-]|[.,]\d)")
+
+
+def _question_numbers(question: str, body: list[list[str]]) -> list[float]:
+    """The numbers a question says that are no cell of the table (a target, an operand)."""
+    cells = {c for r in body for c in r}
+    out = []
+    for m in _SAID_NUMBER.finditer(question):
+        said = m.group(1).replace(",", "") + (m.group(2) or "")
+        if said not in cells and not re.search(rf"[\w/.-]{re.escape(said)}|{re.escape(said)}[\w.]\w",
+                                               question):
+            out.append(float(said))
+    return out
+
+
+def table_target(text: str, question: str) -> str:
+    """A table's total against a target the question says ("We were aiming for 2,500 across
+    january and february: did we beat it?"): ``amount january 1200 + february 1350 = 2550;
+    50 over the 2500 aimed for`` (or ``… short of``); empty otherwise."""
+    if not (_TARGET.search(question) and _BEAT.search(question)):
+        return ""
+    rows = _rows(text)
+    if len(rows) < 3 or len({len(r) for r in rows}) != 1:
+        return ""
+    body = rows[1:]
+    targets = _question_numbers(question, body)
+    named = _named(body, question)
+    chosen = named or body
+    i = _measure(rows, question, chosen)
+    if len(targets) != 1 or i is None:
+        return ""
+    values = [_number(r[i]) or 0.0 for r in chosen]
+    total, target = sum(values), targets[0]
+    spelled = " + ".join(f"{_label(r)} {_scalar(v)}".strip() for r, v in zip(
+        chosen, values, strict=True)) if len(chosen) <= MAX_TERMS else f"total ({len(chosen)} rows)"
+    gap = total - target
+    verdict = (f"{_scalar(gap)} over the {_scalar(target)} aimed for" if gap > 0 else
+               f"{_scalar(-gap)} short of the {_scalar(target)} aimed for" if gap < 0 else
+               f"exactly the {_scalar(target)} aimed for")
+    return f"{rows[0][i]} {spelled} = {_scalar(total)}; {verdict}"
+
+
+_OPERATION = re.compile(r"\b(plus|added\s+to|more\s+than|minus|less|fewer|times|multiplied\s+by|"
+                        r"divided\s+by|over)\s+(?:\d)|\b(doubled?|twice|halved?|tripled?)\b|"
+                        r"\b(?:increase[sd]?|grew|grow|rose|rise|up)\s+by\s+\d|\bwent\s+up\s+by\s+\d|"
+                        r"[-+*/×÷]\s*\d", re.I)
+_OPS = {"plus": "+", "added": "+", "more": "+", "minus": "-", "less": "-", "fewer": "-",
+        "times": "*", "multiplied": "*", "divided": "/", "over": "/", "increase": "+",
+        "increased": "+", "increases": "+", "grew": "+", "grow": "+", "rose": "+", "rise": "+",
+        "up": "+", "went": "+"}
+
+
+def row_arithmetic(text: str, question: str) -> str:
+    """One named row's value with the operation the question applies to it ("january's amount
+    plus 10", "if january doubled", "february up by 5%"): ``amount january 1200 + 10 = 1210``;
+    empty otherwise."""
+    m = _OPERATION.search(question)
+    rows = _rows(text)
+    if m is None or len(rows) < 3 or len({len(r) for r in rows}) != 1:
+        return ""
+    body = rows[1:]
+    named = _named(body, question)
+    i = _measure(rows, question, named)
+    if len(named) != 1 or i is None:
+        return ""
+    value, numbers = _number(named[0][i]) or 0.0, _question_numbers(question, body)
+    word = (m.group(1) or m.group(2) or m.group(0)).split()[0].lower()
+    if m.group(2):
+        op, operand = ("*", 2.0) if word.startswith(("doubl", "twice")) else (
+            ("*", 3.0) if word.startswith("tripl") else ("/", 2.0))
+    elif len(numbers) != 1:
+        return ""
+    else:
+        op, operand = _OPS.get(word, word if word in "+-*/" else {"×": "*", "÷": "/"}.get(word, "+")), numbers[0]
+        percent = re.search(rf"{re.escape(_scalar(operand))}\s*(?:%|per\s*cent)", question)
+        if percent and op in "+-":
+            operand = value * operand / 100
+    result = {"+": value + operand, "-": value - operand, "*": value * operand,
+              "/": value / operand if operand else float("nan")}[op]
+    return (f"{rows[0][i]} {_label(named[0])} {_scalar(value)} {op} {_scalar(operand)} = "
+            f"{_scalar(result)}")

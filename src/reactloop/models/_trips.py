@@ -47,6 +47,8 @@ _AT = re.compile(
     rf"(?:\s+[a-z]+ing(?:\s+(?:a|an|the|some|my|our)\s+[a-z]+)?)?|i'?ve\s+been"
     rf"|standing|sitting|waiting)\s+(?:at|in|near|"
     rf"by|next\s+to|outside)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|\b(?:just\s+)?(?:finished|done|had|ate|grabbed|bought|got)(?:\s+[a-z]+ing)?"
+    rf"(?:\s+(?:(?:a|an|the|some|my|our)\s+)?[a-z]+){{0,2}}?\s+(?:at|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\b(?:just\s+)?(?:left|dropped\s+off|returned|parked(?:\s+at)?|got\s+off|arrived\s+at|"
     rf"(?:came|coming|walked|walking)\s+(?:out\s+of|from))\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
