@@ -114,6 +114,8 @@ _FOLDER = re.compile(r"\b(?:in|inside|under|of)\s+(?:the\s+|my\s+|our\s+)?(?!(?:
 lister's path."""
 _LISTS = re.compile(
     r"\bopen(?:\s+up)?\s+(?:the|my|our)\s+(?:[\w.-]+\s+)?(?:folder|directory|dir)\b|"
+    r"\b(?:top|root|first)(?:\s+|-)level\s+of\s+(?:the\s+|my\s+|our\s+|this\s+)?(?:workspace|"
+    r"folder|project|directory|dir)\b|"
     r"\b(?:show|list|give|tell|display|see|view|browse)\b(?:\s+\w+){0,3}?\s+(?:(?:all\s+)?(?:"
     r"my|our|the)|all|every)\s+(?:\w+\s+)?(?:files|folders?|documents|docs|contents|dir|"
     r"director(?:y|ies))\b|\bwhat\s+(?:files|folders|documents|docs)\b|\bwhat(?:'s|’s|s|\s+is|"
