@@ -77,7 +77,7 @@ def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> To
     spec = next((t for t in tools if t.name == call.name), None)
     if spec is None or not isinstance(call.arguments, Mapping):
         return call
-    added = {}
+    added: dict[str, Any] = {}
     for name, keys in _object_arguments(spec).items():
         if call.arguments.get(name):
             continue
