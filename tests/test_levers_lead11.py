@@ -175,7 +175,7 @@ def test_lead12_a_thing_left_behind_is_what_the_search_looks_for() -> None:
     from reactloop._ranking import wanted
 
     assert wanted("left my phone charger on the plane... can I buy one here?") == [
-        "phone", "charger"]
+        "phone charger"]
     assert wanted("what time is it in Lima?") == []
 
 
@@ -200,3 +200,24 @@ def test_lead12_the_cheapest_is_the_tools_pick_not_a_sum_of_its_records() -> Non
                                                                      "total_price": 120}]})
     assert headline(result, "cheapest train on 4 May 2027, total for both of us?").startswith(
         "2 trains on 2027-05-04; cheapest IC7")
+
+
+def test_lead12_a_thing_wanted_of_two_words_chooses_no_skill_by_one_of_them() -> None:
+    from reactloop.models._skill_select import skill_call
+
+    # "travel" is a word of the data-analyst's accounts: the wanted thing is a travel adapter
+    call = skill_call(_first_request(
+        "forgot my travel adapter in the hotel... can I buy one somewhere in this airport?"))
+    assert call is None or call.arguments != {"name": "data-analyst"}
+
+
+def test_lead12_the_top_level_is_listed_flat_at_the_root() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._listing import listing_offer
+
+    lister = ToolSpec("list_dir", "List a folder of the workspace.", {"type": "object",
+                      "properties": {"path": {"type": "string"}, "recursive": {
+                          "type": "boolean"}}})
+    (spec,) = listing_offer((), (lister,), "what's at the top level of my workspace? "
+                                           "no need for the subfolders")
+    assert spec.parameters["properties"] == {"path": {"type": "string", "const": "."}}

@@ -423,8 +423,9 @@ def wanted(query: str, *, bought: bool = False) -> list[str]:
     asks where; a skill whose data holds one is the query's (:func:`best_choice`)."""
     if not _SHOPPING.search(query) or (bought and not _BOUGHT.search(query)):
         return []  # with ``bought``: only a thing to buy or left behind, not one "needed"
-    return list(dict.fromkeys(w.lower() for m in _WANT.finditer(query) for w in m.group(1).split()
-                              if w.lower() not in _NOT_WANTED))
+    said = (" ".join(w for w in m.group(1).lower().split() if w not in _NOT_WANTED)
+            for m in _WANT.finditer(query))
+    return [t for t in dict.fromkeys(said) if t]
 
 
 def _held(things: Sequence[str], data: str) -> list[str]:

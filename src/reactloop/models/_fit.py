@@ -425,8 +425,8 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
                  and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
-    if bought := tuple(v for v in spans if set(v.lower().split()) <= set(  # "forgot my travel
-            wanted(question, bought=True))):  # adapter … buy one?": the adapter
+    if bought := tuple(v for v in spans if set(v.lower().split()) <= {  # "forgot my travel
+            w for t in wanted(question, bought=True) for w in t.split()}):  # adapter … buy one?"
         return dataclasses.replace(values, strings=bought)
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
     said = _names_said(question)
