@@ -123,7 +123,7 @@ def test_how_many_files_is_a_listing_not_a_letter_count(workspace: Path, questio
     assert [t.name for t in plan.callable] == ["list_dir"] and not plan.answer, question
     props = plan.callable[0].parameters["properties"]
     assert (props.get("recursive", {}).get("const") is True) is deep
-    assert "path" not in props  # the root, not a word of the question
+    assert props.get("path", {}).get("const", ".") == "."  # the root, not a word of the question
 
 
 def test_a_count_in_a_named_folder_lists_that_folder(workspace: Path) -> None:

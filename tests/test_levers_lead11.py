@@ -154,3 +154,70 @@ def test_an_operation_said_after_then_continues_the_expression() -> None:
     from reactloop.models._operators import spoken_arithmetic
 
     assert spoken_arithmetic("so 770 divided by 11, and then minus 4?") == ["770 / 11 - 4"]
+
+
+def test_lead12_history_measures_and_beginners_are_knowledge_and_advice() -> None:
+    from reactloop.models._fit import small_talk
+
+    assert small_talk("How did sailors find their way before GPS existed?")
+    assert small_talk("why do trains in Japan run so fast, like 300 km/h? curious")
+    assert small_talk("I want to learn to code. Where should an absolute beginner start?")
+    assert not small_talk("where should I start in Terminal A?")  # a place, there
+
+
+def test_lead12_the_top_level_of_the_workspace_is_listed() -> None:
+    from reactloop.models._listing import asks_listing
+
+    assert asks_listing("what sits at the top level of my workspace? skip the subfolders")
+
+
+def test_lead12_a_thing_left_behind_is_what_the_search_looks_for() -> None:
+    from reactloop._ranking import wanted
+
+    assert wanted("left my phone charger on the plane... can I buy one here?") == [
+        "phone charger"]
+    assert wanted("what time is it in Lima?") == []
+
+
+def test_lead12_a_count_of_travellers_said_fills_the_count_argument() -> None:
+    from reactloop.messages import ToolCall, ToolSpec
+    from reactloop.models._filters import said_filters
+
+    spec = ToolSpec("find_trains", "Find trains.", {"type": "object", "properties": {
+        "origin": {"type": "string"}, "travellers": {"type": "integer"}}, "required": ["origin"]})
+    call = ToolCall("find_trains", {"origin": "Bern"})
+    assert said_filters(call, [spec], "my husband and I go to Bern").arguments == {
+        "origin": "Bern", "travellers": 2}
+    assert said_filters(call, [spec], "a family of five to Bern").arguments["travellers"] == 5
+    assert said_filters(call, [spec], "to Bern at 10:30").arguments == {"origin": "Bern"}
+
+
+def test_lead12_the_cheapest_is_the_tools_pick_not_a_sum_of_its_records() -> None:
+    from reactloop.models._shaping import headline
+
+    result = json.dumps({"headline": "2 trains on 2027-05-04; cheapest IC7 at 09:00, 90 EUR.",
+                         "offers": [{"id": "IC7", "total_price": 90}, {"id": "EC9",
+                                                                     "total_price": 120}]})
+    assert headline(result, "cheapest train on 4 May 2027, total for both of us?").startswith(
+        "2 trains on 2027-05-04; cheapest IC7")
+
+
+def test_lead12_a_thing_wanted_of_two_words_chooses_no_skill_by_one_of_them() -> None:
+    from reactloop.models._skill_select import skill_call
+
+    # "travel" is a word of the data-analyst's accounts: the wanted thing is a travel adapter
+    call = skill_call(_first_request(
+        "forgot my travel adapter in the hotel... can I buy one somewhere in this airport?"))
+    assert call is None or call.arguments != {"name": "data-analyst"}
+
+
+def test_lead12_the_top_level_is_listed_flat_at_the_root() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._listing import listing_offer
+
+    lister = ToolSpec("list_dir", "List a folder of the workspace.", {"type": "object",
+                      "properties": {"path": {"type": "string"}, "recursive": {
+                          "type": "boolean"}}})
+    (spec,) = listing_offer((), (lister,), "what's at the top level of my workspace? "
+                                           "no need for the subfolders")
+    assert spec.parameters["properties"] == {"path": {"type": "string", "const": "."}}

@@ -404,21 +404,28 @@ def _own(names: Sequence[str]) -> list[str]:
 _SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
                        r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there)\b", re.I)
 _WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|pick\s+up|looking\s+for|sells?|selling|"
-                   r"stocks?)\s+(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit)\s+)*"
+                   r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of)\s+"
+                   r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our)\s+)*"
                    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 _NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
                          "here", "something", "anything", "help", "food", "stuff", "thing",
-                         "things", "read", "eat", "drink", "before", "after", "while", "when"})
+                         "things", "read", "eat", "drink", "before", "after", "while", "when",
+                         "home", "behind", "somewhere", "anywhere", "everything"})
 
 
-def wanted(query: str) -> list[str]:
+_BOUGHT = re.compile(r"\b(?:buy|sells?|selling|forgot|forgotten|lost|left|broke|broken|ran\s+out"
+                     r"\s+of|pick\s+up)\b", re.I)
+
+
+def wanted(query: str, *, bought: bool = False) -> list[str]:
     """The things a query asks where to get ("I want a couple of magazines … anywhere here
     that sells them?": ``magazines``): words of what is wanted, bought or sold, when the query
     asks where; a skill whose data holds one is the query's (:func:`best_choice`)."""
-    if not _SHOPPING.search(query):
-        return []
-    return list(dict.fromkeys(w.lower() for m in _WANT.finditer(query) for w in m.group(1).split()
-                              if w.lower() not in _NOT_WANTED))
+    if not _SHOPPING.search(query) or (bought and not _BOUGHT.search(query)):
+        return []  # with ``bought``: only a thing to buy or left behind, not one "needed"
+    said = (" ".join(w for w in m.group(1).lower().split() if w not in _NOT_WANTED)
+            for m in _WANT.finditer(query))
+    return [t for t in dict.fromkeys(said) if t]
 
 
 def _held(things: Sequence[str], data: str) -> list[str]:

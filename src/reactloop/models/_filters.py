@@ -77,7 +77,7 @@ def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> To
     spec = next((t for t in tools if t.name == call.name), None)
     if spec is None or not isinstance(call.arguments, Mapping):
         return call
-    added = {}
+    added: dict[str, Any] = {}
     for name, keys in _object_arguments(spec).items():
         if call.arguments.get(name):
             continue
@@ -89,6 +89,37 @@ def said_filters(call: ToolCall, tools: Sequence[ToolSpec], question: str) -> To
             examples.get(k), question)) is not None}
         if said:
             added[name] = said
+    props: Mapping[str, Any] = spec.parameters.get("properties") or {}
+    count = people(question)
+    for name, schema in props.items():  # "me and my wife": passengers 2
+        if (count is not None and name.lower() in _HEADS and name not in call.arguments
+                and isinstance(schema, Mapping) and schema.get("type") == "integer"):
+            added[name] = count
     if not added:
         return call
     return dataclasses.replace(call, arguments={**call.arguments, **added})
+
+
+_HEADS = frozenset({"passengers", "people", "persons", "travellers", "travelers", "guests",
+                    "adults", "tickets", "seats", "pax", "party_size", "headcount"})
+"""An integer argument that counts people (how many travel, dine, stay)."""
+_NUMBER_WORDS = {w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six",
+                                               "seven", "eight", "nine", "ten", "eleven",
+                                               "twelve"])}
+_COUNTED = re.compile(r"\b(\d{1,2}|" + "|".join(list(_NUMBER_WORDS)[2:]) + r")\s+(?:of\s+us|"
+                      r"people|persons|passengers|travell?ers|adults|guests|tickets|seats)\b|"
+                      r"\b(?:for|we'?re|we\s+are|party\s+of|family\s+of|group\s+of)\s+"
+                      r"(\d{1,2}|" + "|".join(list(_NUMBER_WORDS)[2:]) + r")\b(?!\s*[:.]\d)", re.I)
+_TWO = re.compile(r"\b(?:both\s+of\s+us|the\s+two\s+of\s+us|(?:me|i)\s+and\s+my\s+\w+|my\s+"
+                  r"(?:wife|husband|partner|girlfriend|boyfriend|friend|mum|mom|dad|son|daughter|"
+                  r"brother|sister|colleague)\s+and\s+(?:i|me)\b)", re.I)
+
+
+def people(question: str) -> int | None:
+    """How many people the question says travel (or dine, or stay): "for 3 adults", "the two
+    of us", "me and my wife", "a family of four"; None when it says no count."""
+    m = _COUNTED.search(question)
+    if m:
+        said = (m.group(1) or m.group(2)).lower()
+        return int(said) if said.isdigit() else _NUMBER_WORDS[said]
+    return 2 if _TWO.search(question) else None

@@ -412,7 +412,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``); of
     them the ``names`` (of the data searched) said, when the question says one ("pop the
     check-in hall up on my map": ``check-in hall``, not ``pop``)."""
-    from reactloop._ranking import terms
+    from reactloop._ranking import terms, wanted
     from reactloop.models._shaping import content_span
 
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
@@ -425,6 +425,9 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
                  and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
     spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
+    if bought := tuple(v for v in spans if set(v.lower().split()) <= {  # "forgot my travel
+            w for t in wanted(question, bought=True) for w in t.split()}):  # adapter … buy one?"
+        return dataclasses.replace(values, strings=bought)
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
     said = _names_said(question)
     where = {w for n in said if _located(n, question) for w in n.split()}

@@ -114,6 +114,8 @@ _FOLDER = re.compile(r"\b(?:in|inside|under|of)\s+(?:the\s+|my\s+|our\s+)?(?!(?:
 lister's path."""
 _LISTS = re.compile(
     r"\bopen(?:\s+up)?\s+(?:the|my|our)\s+(?:[\w.-]+\s+)?(?:folder|directory|dir)\b|"
+    r"\b(?:top|root|first)(?:\s+|-)level\s+of\s+(?:the\s+|my\s+|our\s+|this\s+)?(?:workspace|"
+    r"folder|project|directory|dir)\b|"
     r"\b(?:show|list|give|tell|display|see|view|browse)\b(?:\s+\w+){0,3}?\s+(?:(?:all\s+)?(?:"
     r"my|our|the)|all|every)\s+(?:\w+\s+)?(?:files|folders?|documents|docs|contents|dir|"
     r"director(?:y|ies))\b|\bwhat\s+(?:files|folders|documents|docs)\b|\bwhat(?:'s|’s|s|\s+is|"
@@ -141,13 +143,18 @@ _ABOUT = re.compile(r"\b(?:about|mention(?:s|ed|ing)?|say(?:s|ing)?|talk(?:s|ing
 their contents, not a listing."""
 
 
-def _rooted(spec: ToolSpec, question: str, deep: bool) -> ToolSpec:
+_SHALLOW = re.compile(r"\b(?:top|root|first)(?:\s+|-)level\b|\b(?:without|not|skip|ignore|no)\b"
+                      r"[^.?!]*\bsub-?(?:folders|directories|dirs)\b", re.I)
+"""Only the folder's own entries ("the top level", "I don't need the subfolders")."""
+
+
+def _rooted(spec: ToolSpec, question: str, deep: bool, root: str = "") -> ToolSpec:
     """``spec`` listing the workspace's root (its path left to its default, unless the
     question names a folder), recursive when ``deep`` and it can be."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     flag = props.get("recursive")
     m = _FOLDER.search(question)
-    folder = next((g for g in m.groups() if g), "") if m else ""
+    folder = next((g for g in m.groups() if g), "") if m else root
     kept = {k: {**v, "const": folder} for k, v in props.items() if k == "path" and folder
             and isinstance(v, Mapping)}
     if deep and isinstance(flag, Mapping) and flag.get("type") == "boolean":
@@ -183,8 +190,9 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     found = [t for t in tools if lister(t)][:1]
     if not found or (not asks_listing(question) and not any(reader(t) for t in tools)):
         return tuple(listed)
-    deep = not asks_count(question) or bool(_EVERYWHERE.search(question))
-    first = _rooted(found[0], question, deep)
+    shallow = bool(_SHALLOW.search(question))  # "the top level … not the subfolders"
+    deep = (not asks_count(question) or bool(_EVERYWHERE.search(question))) and not shallow
+    first = _rooted(found[0], question, deep, "." if shallow else "")
     return (first, *(t for t in listed if t.internal and t.name != first.name))
 
 

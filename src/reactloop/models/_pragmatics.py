@@ -215,20 +215,30 @@ _VIEWS = re.compile(
     r"(?!get\b|go\b|reach\b|find\b|walk\b)|should\s+(?:i|we)\b|"
     r"what\s+(?:\w+\s+)?should\s+(?:i|we)\s+(?:try|eat|see|do|visit|pack|wear|bring|order|drink|"
     r"buy|expect|know)\b|"
-    r"(?:how|why|what|when)?\s*do\s+(?:most\s+)?(?:people|folks|travell?ers|tourists|locals|"
+    r"(?:how|why|what|when)?\s*(?:do|did)\s+(?:most\s+)?(?:people|folks|travell?ers|tourists|locals|"
     r"others)\b|who\s+(?:first\s+)?(?:invented|discovered|founded|designed|created)\b|"
     r"how\s+do\s+you\s+say\b|when\s+should\s+(?:i|we)\b|why\s+(?:do|does|did|is|are|was|were)\b|"
     r"what(?:\s+is|\s+are|'s)\s+[\w\s'-]{1,30}?\s+(?:known|famous|renowned)\s+for\b|"
     r"\bworth\s+(?:visiting|seeing|a\s+visit)\b|\bthings\s+to\s+(?:do|see|eat)\b|"
     r"\bbest\s+time\s+(?:of\s+(?:the\s+)?year\s+)?to\s+(?:visit|go|travel)\b)|"
+    r"\bbefore\s+(?:\w+\s+){1,4}?(?:was|were|existed|came\s+along)\b|\bhistorically\b|"
+    r"\bin\s+(?:the\s+old\s+days|ancient\s+times|the\s+past)\b|"
     r"\b(?:any|some|have|got|your)\s+(?:tips|advice|suggestions|ideas|recommendations|words\s+of\s+"
     r"\w+)\b", re.I)
 """A question for an opinion, advice or what a place or people are like ("Do you think …?",
 "any advice for a long flight to Auckland?", "How do people deal with jet lag?", "Why does
 China use one time zone?", "What is Lisbon known for?")."""
 _SPANS = re.compile(r"\b\d+(?:[.,]\d+)?\s*-?\s*(?:hours?|hrs?|h|minutes?|mins?|days?|weeks?|"
-                    r"months?|years?|nights?|%|percent)(?!\w)|\b(?:19|20)\d{2}\b", re.I)
-"""A duration or a year: how long or when, nothing to act on ("a 14 hour flight", "in 2027")."""
+                    r"months?|years?|nights?|%|percent|feet|foot|ft|metres?|meters?|km|kilometres?|"
+                    r"kilometers?|miles?|mph|km/h|knots|kg|kilos?|pounds|lbs?|degrees?|°[CF]?)"
+                    r"(?!\w)|\b(?:19|20)\d{2}\b", re.I)
+"""A duration, a measure or a year: how long, how far, how high or when, nothing to act on ("a
+14 hour flight", "like 35000 feet", "in 2027")."""
+_START = re.compile(r"\bwhere\s+(?:should|do|does|can|could|would)\s+(?:i|we|one|you|someone|"
+                    r"(?:a|an)\s+(?:\w+\s+)?\w+)\s+(?:even\s+)?(?:start|begin)\b(?!\s+(?:in|at|from|near)\b)",
+                    re.I)
+"""Where to start learning something ("Where should a complete beginner start?"): advice, not
+a place to find."""
 _REQUESTED = re.compile(r"\bwhat\s+time\b|(?<!all\sthe\s)\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|"
                         r"\b(?:right\s+)?now\b[^?.!]*\b(?:hour|late|early|there)\b|"
                         r"\b(?:hour|late|early)\b[^?.!]*\b(?:right\s+)?now\b|"
@@ -247,7 +257,9 @@ def judgement(question: str) -> bool:
     from reactloop._zones import places_in
 
     text = " ".join(question.split()).replace("’", "'")
-    if not (_JUDGED.search(text) or _VIEWS.search(text) or (
+    start = bool(_START.search(text))  # "where should a beginner start?": no place
+    text = _START.sub("start", text)
+    if not (start or _JUDGED.search(text) or _VIEWS.search(text) or (
             _LIKE.search(text) and places_in(text))):
         return False  # "what's Seoul like?": what a place is like
     rest = _SPANS.sub(" ", text)

@@ -524,8 +524,14 @@ def headline(text: str, question: str = "", short: int = 120) -> str:
         value = data.get("headline")
     except (json.JSONDecodeError, AttributeError):
         return text
-    asked = figure(data, question) if _CODE.search(question) else ""
+    # "the cheapest … total for both of us": one record, the tool's own pick, never a sum
+    asked = figure(data, question) if _CODE.search(question) and not _PICK.search(
+        question) else ""
     return asked or (value if isinstance(value, str) else text)
+
+
+_PICK = re.compile(r"\b(?:cheapest|lowest|least\s+expensive|fastest|quickest|earliest|soonest|"
+                   r"latest|shortest|best)\b", re.I)
 
 
 def distinct(tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:
