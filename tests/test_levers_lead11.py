@@ -221,3 +221,24 @@ def test_lead12_the_top_level_is_listed_flat_at_the_root() -> None:
     (spec,) = listing_offer((), (lister,), "what's at the top level of my workspace? "
                                            "no need for the subfolders")
     assert spec.parameters["properties"] == {"path": {"type": "string", "const": "."}}
+
+
+def test_a_search_keeps_a_span_that_says_more_than_the_datas_word() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import search_terms
+    from reactloop.models.local import Candidates
+
+    search = ToolSpec("find_places", "Find places at the station.", {
+        "type": "object", "properties": {"term": {"type": "string"}}, "required": ["term"]})
+    found = Candidates((), ("platform", "platform C7", "C7"))
+    # "platform" is a word of the data; "platform C7" names the one asked for
+    got = search_terms(search, found, "Where is platform C7?", ["platform", "Platform 7"])
+    assert "platform C7" in got.strings
+
+
+def test_a_place_said_with_a_code_is_not_shortened_to_the_datas_word() -> None:
+    from reactloop.models._trips import trip_places
+
+    names = ["gate", "Gate 7", "Plaza Coffee Bar", "Burger Point"]
+    assert trip_places("directions from gate C7 to the Burger Point please", names) == (
+        "gate C7", "Burger Point")

@@ -446,10 +446,10 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
 
     known = {plain(n) for n in names if not _located(n, question)}
     kept += _compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
-    # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not
-    if data := (tuple(v for v in kept if plain(v) in known)
-                or tuple(v for v in spans if plain(v) in known)):
-        # "the family room": the longer span the data knows, not its word "family"
+    # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not; but
+    # "gate B12" says more (a code) than the data's "gate" ("the family room" than "family")
+    data = tuple(v for v in kept if plain(v) in known) or tuple(v for v in spans if plain(v) in known)
+    if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
     return dataclasses.replace(values, strings=kept) if kept else values

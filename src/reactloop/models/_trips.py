@@ -173,5 +173,6 @@ def _named(place: str, names: Sequence[str]) -> str:
     if len(fits) == 1:
         return fits[0]
     # "the Plaza Coffee Bar right now": the data's longest name the place starts with
-    heads = [n for n in names if len(n) < len(place) and _plain(place).startswith(_plain(n) + " ")]
+    heads = [n for n in names if len(n) < len(place) and _plain(place).startswith(_plain(n) + " ")
+             and not re.search(r"\d", place[len(n):])]  # "gate B12" is no "gate" and a word
     return max(heads, key=len) if heads else place
