@@ -98,3 +98,28 @@ def test_progress_streams_while_the_tool_still_runs(tmp_path) -> None:
 
     result = run(main())
     assert [m.content for m in result.messages if m.role == "tool"] == ["seen"]
+
+
+def test_a_finished_run_is_not_kept_alive_by_the_servers_link() -> None:
+    """A late log or progress goes to the last run seen while it lives, but the link (which
+    lives as long as the connection) holds it weakly: a finished run's model, events and
+    frame are freed."""
+    import gc
+    import weakref
+
+    from reactloop.mcp import MCPServer
+    from reactloop.mcp._client_side import ClientSide
+    from reactloop.tools._source import CallerRun
+
+    seen: list[Any] = []
+    side = ClientSide(MCPServer.http("http://127.0.0.1:9/mcp", name="remote"), lambda *_: None)
+    caller = CallerRun(object(), "run-1", lambda n, d: seen.append((n, d)), lambda i, o: None,
+                       lambda tools: None, None)
+    side.enter(caller)
+    side.leave(caller)
+    side._emit("mcp_log", {"message": "late"})  # after the call: still the run's
+    assert seen == [("mcp_log", {"message": "late"})] and side.caller() is caller
+    gone = weakref.ref(caller)
+    del caller
+    gc.collect()
+    assert gone() is None and side.caller() is None

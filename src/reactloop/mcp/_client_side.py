@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,9 @@ class ClientSide:
         self.server, self.emit = server, emit
         self.callers: list[CallerRun] = []
         """Runs with a tool call open on this server, oldest first."""
-        self.last_caller: CallerRun | None = None
+        self.last_caller: weakref.ref[CallerRun] | None = None
+        """The latest run seen (a late log or progress goes to it while it lives); a weak
+        reference, so a finished run is not kept alive for the connection's life."""
         self.tools_changed = False
         """The server said its tools changed and they were not listed again since."""
         self.tasks: list[asyncio.Task[None]] = []
@@ -100,12 +103,14 @@ class ClientSide:
 
     def caller(self) -> CallerRun | None:
         """The run whose call is open on this server (the latest), else the last one seen."""
-        return self.callers[-1] if self.callers else self.last_caller
+        if self.callers:
+            return self.callers[-1]
+        return self.last_caller() if self.last_caller is not None else None
 
     def enter(self, caller: CallerRun | None) -> None:
         if caller is not None:
             self.callers.append(caller)
-            self.last_caller = caller
+            self.last_caller = weakref.ref(caller)
 
     def leave(self, caller: CallerRun | None) -> None:
         if caller is not None and caller in self.callers:

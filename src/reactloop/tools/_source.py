@@ -40,8 +40,8 @@ class CallerRun:
     A runtime that runs tools elsewhere (a Temporal worker) has none: sources then fall back
     to what they were configured with."""
 
-    __slots__ = ("active", "add_tools", "call_model", "count_usage", "emit", "frame", "model",
-                 "outer", "run_id", "time_left")
+    __slots__ = ("__weakref__", "active", "add_tools", "call_model", "count_usage", "emit", "frame",
+                 "model", "outer", "run_id", "time_left")
 
     def __init__(self, model: Any, run_id: str, emit: Emit,
                  count_usage: Callable[[int, int], None],
