@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reactloop._amounts import said_arithmetic
 from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
@@ -235,7 +236,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
                    or SPOKEN_SHARE.search(text) or _spoken_chain(text) or SPOKEN_SPLIT.search(text)
-                   or LISTED_OPERANDS.search(text)):
+                   or LISTED_OPERANDS.search(text) or said_arithmetic(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]

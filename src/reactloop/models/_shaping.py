@@ -290,8 +290,10 @@ def table_difference(text: str, question: str) -> str:
 
 def table_change(text: str, question: str) -> str:
     from reactloop.models._changes import table_change as change
+    from reactloop.models._projections import table_projection
 
-    return change(text, question)
+    # "say march goes up by the same amount february did": the next row projected, first
+    return table_projection(text, question) or change(text, question)
 
 
 def file_count(data: Any, question: str) -> str:
