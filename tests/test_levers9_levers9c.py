@@ -108,3 +108,97 @@ def test_a_percentage_above_a_named_row_and_a_month_said_short() -> None:
         "amount january 900 - 90 = 810")
     assert render_result(sales, "how much did we grow from jan to feb, in percent?").startswith(
         "amount from january 900 to february 1100: +22.2% (+200)")
+
+
+# -- the airport: opening hours asked as "is X open at …", the nearest X to Y -----------------
+def test_opening_hours_asked_of_a_place_the_data_holds_load_its_skill() -> None:
+    from tests.test_levers_lead11 import _first_request
+
+    from reactloop.models._skill_select import skill_call
+
+    for question in ("is the rail station still open at 11:45pm?",
+                     "until what time is the noodle house open tonight",
+                     "what time does the pharmacy shut?",
+                     "can I still grab a burger at 10 pm?"):
+        call = skill_call(_first(question))
+        assert call is not None and call.arguments == {"name": "airport"}, question
+    assert skill_call(_first_request("is it open yet?")) is None  # no place said
+
+
+def test_a_time_of_day_is_no_id() -> None:
+    from tests.test_levers_pragmatics import _after_load
+
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import needs_found_id
+
+    show = ToolSpec("show_poi", "Show a point on the map.", {
+        "type": "object", "properties": {"poi_id": {"type": "integer"}}, "required": ["poi_id"]})
+    for question in ("is the pharmacy open at 7am?", "Is the Burger Point open at 10:30pm?",
+                     "is the lounge open at 6 a.m."):
+        assert needs_found_id(show, question, False), question
+    assert not needs_found_id(show, "show gate 7 on the map", False)
+    plan = _after_load("Is the Burger Point still open at 10:30pm?", "airport")
+    assert [t.name for t in plan.callable] == ["search_pois"]
+
+
+def test_the_nearest_thing_to_a_place_is_no_route() -> None:
+    from tests.test_levers_pragmatics import _after_load
+
+    from reactloop.models._fit import trip_places
+
+    names = ["Gate 12", "restroom", "Cafe Aroma"]
+    assert trip_places("which restroom is closest to gate 12?", names) is None
+    assert trip_places("nearest restroom to gate 12 please", names) is None
+    assert trip_places("from gate 12 to the nearest restroom", names) is not None  # a trip
+    plan = _after_load("closest restroom to gate 12?", "airport")
+    assert "show_directions" not in [t.name for t in plan.callable]
+
+
+# -- the workspace: a document named is read, "anything in my docs about …" is searched ------
+@pytest.mark.parametrize(("question", "tool"), [
+    ("what does todo say about the dentist?", "list_dir"),  # a document said bare: listed, read
+    ("what time is standup? it's in the readme", "list_dir"),  # where the answer is said
+    ("see my notes: when is the invoice due?", "list_dir"),
+    ("anything in my files about the invoice?", "grep"),  # which file: a search
+    ("which notes mention the dentist?", "grep"),
+])
+def test_a_document_named_is_read_and_which_file_is_searched(question: str, tool: str) -> None:
+    plan = plan_reply(_first(question), Guidance())
+    assert [t.name for t in plan.callable] == [tool] and not plan.answer, question
+
+
+def test_how_many_files_in_the_workspace_counts_inside_folders() -> None:
+    from reactloop.models._listing import _EVERYWHERE
+
+    assert _EVERYWHERE.search("how many files are in my workspace?")
+    assert not _EVERYWHERE.search("how many files are in the docs folder?")
+
+
+# -- figures across a table result's records named by two codes of one field ------------------
+def _ledger() -> str:
+    import json
+
+    rows = [{"store": "177", "week": "2025w1", "month": "202501", "amount": 500.0},
+            {"store": "177", "week": "2025w2", "month": "202502", "amount": 650.0},
+            {"store": "177", "week": "2025w3", "month": "202503", "amount": 590.0},
+            {"store": "188", "week": "2025w1", "month": "202501", "amount": 300.0}]
+    return json.dumps({"source": "ledger", "rows": rows})
+
+
+def test_a_change_between_two_codes_of_the_records_begins_the_answer() -> None:
+    from reactloop.models._shaping import render_result
+
+    assert render_result(_ledger(), "how far did store 177 fall from 202502 to 202503?").startswith(
+        "amount from 202502 650 to 202503 590: -60 (-9.2%)")
+    assert render_result(_ledger(), "store 177: by what percent did it grow from 202501 to "
+                         "202502?").startswith("amount from 202501 500 to 202502 650: +30% (+150)")
+
+
+def test_a_projection_and_an_average_across_the_records() -> None:
+    from reactloop.models._shaping import render_result
+
+    assert render_result(_ledger(), "if store 177 changes by the same amount as from 202502 to "
+                         "202503, what's next month?").startswith(
+        "amount next: 202503 590 + (202503 590 - 202502 650) = 530")
+    assert render_result(_ledger(), "mean amount of store 177 over 202501-202503?").startswith(
+        "amount average 580 (3 records: 202501 to 202503)")
