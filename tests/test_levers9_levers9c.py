@@ -202,3 +202,12 @@ def test_a_projection_and_an_average_across_the_records() -> None:
         "amount next: 202503 590 + (202503 590 - 202502 650) = 530")
     assert render_result(_ledger(), "mean amount of store 177 over 202501-202503?").startswith(
         "amount average 580 (3 records: 202501 to 202503)")
+
+
+def test_numbers_in_words_run_together_or_misspelt_and_no_false_joins() -> None:
+    from reactloop._amounts import words_to_digits
+
+    assert words_to_digits("sixhundred minus fourty") == "600 minus 40"
+    assert words_to_digits("ninty nine plus one") == "99 plus one"
+    assert words_to_digits("one and two, two three") == "one and 2, two three"  # no one number
+    assert words_to_digits("tenner at the oneself") == "tenner at the oneself"

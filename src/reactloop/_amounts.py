@@ -13,6 +13,7 @@ copy); this module imports nothing of reactloop's.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 __all__ = ["said_arithmetic", "words_to_digits"]
 
@@ -24,11 +25,18 @@ _TENS = {w: 10 * i for i, w in enumerate(
     ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])
     if w != "_"}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6}
-_WORD = "|".join([*_UNITS, *_TENS, *_SCALES])
-_RUN = re.compile(rf"\b(?:{_WORD})(?:(?:\s+|-|\s+and\s+)(?:{_WORD}))*\b", re.I)
+_TENS.update({"fourty": 40, "ninty": 90})  # typed as often as the right spelling
+_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
+_RUN = re.compile(rf"\b(?:{_WORD})(?:(?:\s+|-|(?:(?<=hundred)|(?<=thousand)|(?<=million))\s+and\s+|)"
+                  rf"(?:{_WORD}))*\b", re.I)
+"""A number said in words, its words apart, hyphenated or run together ("fivehundred")."""
 
 
 def _value(words: list[str]) -> int | None:
+    """The number ``words`` say, or None when they are no one number ("one two")."""
+    for a, b in pairwise(words):
+        if b not in _SCALES and (a in _UNITS or (a in _TENS and (b in _TENS or _UNITS[b] >= 10))):
+            return None
     total = current = 0
     for w in words:
         if w in _UNITS or w in _TENS:
@@ -46,7 +54,7 @@ def words_to_digits(text: str) -> str:
     ``99 times 11``; "seven hundred and twelve": ``712``); a lone "one" (``which one``) and a
     lone "zero" stay words."""
     def digits(m: re.Match[str]) -> str:
-        words = [w for w in re.split(r"[\s-]+", m.group(0).lower()) if w != "and"]
+        words = re.findall(_WORD, m.group(0).lower())  # "and" is no number word
         if len(words) == 1 and words[0] in ("one", "zero"):
             return m.group(0)
         value = _value(words)
