@@ -211,3 +211,15 @@ def test_numbers_in_words_run_together_or_misspelt_and_no_false_joins() -> None:
     assert words_to_digits("ninty nine plus one") == "99 plus one"
     assert words_to_digits("one and two, two three") == "one and 2, two three"  # no one number
     assert words_to_digits("tenner at the oneself") == "tenner at the oneself"
+
+
+def test_a_request_after_a_remark_about_oneself_and_hours_said_after_the_place() -> None:
+    from reactloop.models._fit import small_talk
+    from reactloop.models._skill_select import skill_call
+
+    assert not small_talk("we're by the duty free now, take me to gate 11")
+    assert small_talk("I'm so tired, take care")  # a closing, no order
+    for question in ("burger point opening hours?", "how do I catch a train to the city?",
+                     "how do I get a coffee around here"):
+        call = skill_call(_first(question))
+        assert call is not None and call.arguments == {"name": "airport"}, question

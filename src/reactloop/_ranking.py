@@ -407,15 +407,17 @@ def _own(names: Sequence[str]) -> list[str]:
 
 _SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
                        r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there|(?:can|could)\s+(?:i|we)\s+"
-                       r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b)\b", re.I)
-_WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|pick\s+up|looking\s+for|sells?|selling|"
+                       r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b|how\s+(?:do|can|could)\s+(?:i|we)\s+"
+                       r"(?:get|find|catch|take)\s+(?:a|an)\b)\b", re.I)
+_WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|catch|pick\s+up|looking\s+for|sells?|selling|"
                    r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of)\s+"
                    r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our)\s+)*"
                    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 _NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
                          "here", "something", "anything", "help", "food", "stuff", "thing",
                          "things", "read", "eat", "drink", "before", "after", "while", "when",
-                         "home", "behind", "somewhere", "anywhere", "everything"})
+                         "home", "behind", "somewhere", "anywhere", "everything", "around",
+                         "nearby", "near", "into", "now", "please", "today", "tonight"})
 
 
 _BOUGHT = re.compile(r"\b(?:buy|sells?|selling|forgot|forgotten|lost|left|broke|broken|ran\s+out"
@@ -438,14 +440,15 @@ _OPEN = re.compile(
     r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|how\s+late|how\s+early|until\s+when)\s+"
     r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:open|close|"
     r"shut|closing|opening|open\s+until)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
-    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
+    r"([a-z]{3,}(?:\s+[a-z]{3,})?)|\b([a-z]{3,}(?:\s+[a-z]{3,})?)(?:'s)?\s+(?:opening\s+(?:hours|times)|"
+    r"hours\s+of\s+(?:business|opening))\b", re.I)
 """A question for a place's opening hours ("is the pharmacy open at 6am?", "what time does the
 bakery close?"): the place is a thing a skill's data may hold."""
 
 
 def asked_open(query: str) -> list[str]:
     """The places whose opening hours ``query`` asks ("is the pharmacy still open": ``pharmacy``)."""
-    said = (" ".join(w for w in (m.group(1) or m.group(2) or m.group(3)).lower().split()
+    said = (" ".join(w for w in next(g for g in m.groups() if g).lower().split()
                      if w not in _NOT_WANTED and w not in ("it", "you", "they", "still"))
             for m in _OPEN.finditer(query))
     return [t for t in dict.fromkeys(said) if t]
