@@ -159,6 +159,7 @@ def test_the_nearest_thing_to_a_place_is_no_route() -> None:
     ("what does todo say about the dentist?", "list_dir"),  # a document said bare: listed, read
     ("what time is standup? it's in the readme", "list_dir"),  # where the answer is said
     ("see my notes: when is the invoice due?", "list_dir"),
+    ("my todo mentions a dentist. which day?", "list_dir"),  # the document is the subject
     ("anything in my files about the invoice?", "grep"),  # which file: a search
     ("which notes mention the dentist?", "grep"),
 ])

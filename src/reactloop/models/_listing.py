@@ -78,9 +78,11 @@ _ACCORDING = re.compile(r"\baccording\s+to\s+(?:my|our|the)\s+([a-z][\w-]*)(?:\s
 _DOCUMENTS = frozenset(["faq", "readme", "notes", "todo", "changelog", "memo", "agenda", "minutes",
                         "manual"])
 """Names that say a document by themselves ("check the faq")."""
-_IN_DOCUMENT = re.compile(rf"\b(?:in|from|see|per)\s+(?:my|our|the)\s+({'|'.join(_DOCUMENTS)})\b()",
-                          re.I)
-"""Where the answer is said to be ("it's in the faq", "see my notes")."""
+_IN_DOCUMENT = re.compile(rf"(?:\b(?:in|from|see|per)\s+(?:my|our|the)\s+|\b(?:my|our|the)\s+(?=\w+\s+"
+                          rf"(?:says?|said|mentions?|mentioned|lists?|listed)\b))"
+                          rf"({'|'.join(_DOCUMENTS)})\b()", re.I)
+"""Where the answer is said to be ("it's in the faq", "see my notes", "my notes mention a
+meeting")."""
 
 
 def says_file(question: str) -> bool:
