@@ -107,7 +107,7 @@ def test_plan_answers_from_a_successful_result_and_frees_a_failed_call() -> None
     call = Message.assistant(None, [ToolCall("add", {"a": 1234, "b": 234}, "c1")])
     done = plan_reply(_request(asked, call, Message.tool("c1", "add", "1468")), Guidance())
     assert done.prefix == "1468" and done.grammar is not None
-    assert "call-add" not in done.grammar and '"1468" char{0,160}' in done.grammar
+    assert "call-add" not in done.grammar and '"1468" (char-after-figure char{0,159})?' in done.grammar
     failed = plan_reply(_request(asked, call, Message.tool("c1", "add", "b must be below 1000, "
                                                           "e.g. 999", is_error=True)), Guidance())
     assert failed.grammar is not None and "call-add" in failed.grammar

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reactloop._amounts import said_arithmetic
 from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
@@ -149,7 +150,8 @@ there?"): a signal for the tool that lists them."""
 _INSIDE = re.compile(r"^\W*what(?:'s|’s|s|\s+is|\s+do\s+i\s+have)\s+(?:inside|in)\s", re.I)
 """A question for what a place holds ("What's in the workspace?"): a listing, unless it names
 a file."""
-_WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:[a-z]+\s+)?(?:file|doc|document|note|page|text)s?\s+"
+_WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|were)\b)[a-z]+\s+)?"
+                         r"(?:file|doc|document|note|page|text)s?\s+"
                          r"(?!(?:are|r|do|does|i|we|you|there|in|inside|is\s+in|exist)\b)[a-z]+|\b(?:file|doc|"
                          r"document|note)s?\s+(?:was|is)\s+(?:that|it)\s+in\b", re.I)
 """A question for the file that holds something ("Which note mentions the printer?", "Which
@@ -167,7 +169,9 @@ _ABOUT_DOCUMENTS = re.compile(
     rf"the)\s+{_DOC}\b|\b(?:check|search|scan|look\s+(?:through|in|at)|go\s+through)\s+(?:my|our|"
     rf"the)\s+{_DOC}\s+(?:for|about|to)\b|\b(?:do|does|did)\s+(?:my|our|the)\s+{_DOC}\s+(?:say|"
     rf"mention|tell|list|cover|explain)\b|"
-    rf"\b(?:in|among|across)\s+(?:any|one)\s+of\s+(?:my|our|the)\s+{_DOC}\b|\b(?:what|"
+    rf"\b(?:in|among|across)\s+(?:any|one)\s+of\s+(?:my|our|the)\s+{_DOC}\b|\b(?:anything|"
+    rf"something)\s+(?:in|among|across)\s+(?:my|our|the)\s+{_DOC}\s+(?:about|on|regarding|"
+    rf"mentioning|saying|that|which|with)\b|\b(?:what|"
     rf"which)\b.*\b(?:says?|said|written|mentions?|mentioned)\b.*\b(?:in|among)\s+(?:my|our|"
     rf"the)\s+{_DOC}\b", re.I)
 """A question whether the files say something ("is there a doc that says when we open?",
@@ -235,7 +239,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out.append("divide")
     if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
                    or SPOKEN_SHARE.search(text) or _spoken_chain(text) or SPOKEN_SPLIT.search(text)
-                   or LISTED_OPERANDS.search(text)):
+                   or LISTED_OPERANDS.search(text) or said_arithmetic(text)):
         # "17 + 25", "2 to the power of 5": operators are words
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
@@ -402,15 +406,18 @@ def _own(names: Sequence[str]) -> list[str]:
 
 
 _SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
-                       r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there)\b", re.I)
-_WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|pick\s+up|looking\s+for|sells?|selling|"
+                       r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there|(?:can|could)\s+(?:i|we)\s+"
+                       r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b|how\s+(?:do|can|could)\s+(?:i|we)\s+"
+                       r"(?:get|find|catch|take)\s+(?:a|an)\b)\b", re.I)
+_WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|catch|pick\s+up|looking\s+for|sells?|selling|"
                    r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of)\s+"
                    r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our)\s+)*"
                    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 _NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
                          "here", "something", "anything", "help", "food", "stuff", "thing",
                          "things", "read", "eat", "drink", "before", "after", "while", "when",
-                         "home", "behind", "somewhere", "anywhere", "everything"})
+                         "home", "behind", "somewhere", "anywhere", "everything", "around",
+                         "nearby", "near", "into", "now", "please", "today", "tonight"})
 
 
 _BOUGHT = re.compile(r"\b(?:buy|sells?|selling|forgot|forgotten|lost|left|broke|broken|ran\s+out"
@@ -425,6 +432,25 @@ def wanted(query: str, *, bought: bool = False) -> list[str]:
         return []  # with ``bought``: only a thing to buy or left behind, not one "needed"
     said = (" ".join(w for w in m.group(1).lower().split() if w not in _NOT_WANTED)
             for m in _WANT.finditer(query))
+    return [t for t in dict.fromkeys(said) if t]
+
+
+_OPEN = re.compile(
+    r"\b(?:is|are)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:still\s+|even\s+|"
+    r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|how\s+late|how\s+early|until\s+when)\s+"
+    r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:open|close|"
+    r"shut|closing|opening|open\s+until)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
+    r"([a-z]{3,}(?:\s+[a-z]{3,})?)|\b([a-z]{3,}(?:\s+[a-z]{3,})?)(?:'s)?\s+(?:opening\s+(?:hours|times)|"
+    r"hours\s+of\s+(?:business|opening))\b", re.I)
+"""A question for a place's opening hours ("is the pharmacy open at 6am?", "what time does the
+bakery close?"): the place is a thing a skill's data may hold."""
+
+
+def asked_open(query: str) -> list[str]:
+    """The places whose opening hours ``query`` asks ("is the pharmacy still open": ``pharmacy``)."""
+    said = (" ".join(w for w in next(g for g in m.groups() if g).lower().split()
+                     if w not in _NOT_WANTED and w not in ("it", "you", "they", "still"))
+            for m in _OPEN.finditer(query))
     return [t for t in dict.fromkeys(said) if t]
 
 
@@ -451,6 +477,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
     # "a book" is a thing, not book-flight's verb: a thing the skill's data holds is its name
     query, things = as_things(query, name_verbs(c for s in specs for c in s.choices))
     things += wanted(query)  # "anywhere here that sells magazines?": the data holding them
+    things += asked_open(query)  # "is the pharmacy open at 6am?": the data holding it
     for spec in specs:
         for value, text in spec.choices:
             head, _, words = text.partition(WORDS_MARK)

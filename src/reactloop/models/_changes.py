@@ -48,8 +48,10 @@ def _percent(a: float, b: float) -> str:
 
 def _said_at(row: list[str], said: str) -> tuple[int, str]:
     """Where ``said`` first names ``row`` by a cell, and that cell."""
+    from reactloop.models._tables import said_cell
+
     found = [(m.start(), c) for c in row if c and _number(c) is None
-             for m in [re.search(rf"\b{re.escape(c.lower())}\b", said)] if m]
+             for m in [said_cell(c).search(said)] if m]
     return min(found) if found else (-1, "")
 
 

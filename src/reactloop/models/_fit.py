@@ -197,7 +197,7 @@ def takes_format(spec: ToolSpec, question: str) -> bool:
     return any(_has(rx, question) for rx in _formats(spec))
 
 
-_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}:\d{2}\b")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)")
 
 
 def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]:

@@ -97,6 +97,11 @@ class GrammarBuilder:
     # -- JSON values -------------------------------------------------------------------------
     def string(self, limit: int | None = None, prefix: str = "") -> str:
         n = self.caps.string if limit is None else limit
+        if prefix and prefix[-1].isdigit() and n > 0:
+            # a result that ends with a figure ("270") is not made another by what follows
+            # ("270.0000001", "72.5"): the next character is no digit, point or comma
+            self.rules.setdefault("char-after-figure", _CHAR.replace("\\x1f]", "\\x1f0-9.,]", 1))
+            return f'"\\"" {literal(prefix)} (char-after-figure char{{0,{n - 1}}})? "\\""'
         if prefix:
             return f'"\\"" {literal(prefix)} char{{0,{n}}} "\\""'
         # a named rule: llama.cpp expands a repetition's body once per repeat, so a string

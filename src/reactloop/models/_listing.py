@@ -28,7 +28,7 @@ __all__ = ["asked_file", "asks_count", "asks_listing", "entry_step", "error_step
 _COUNT = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?:files?|folders?|documents?|docs|"
                     r"director(?:y|ies)|sub-?folders?)\b|\b(?:count|number\s+of)\s+(?:(?:the|my|"
                     r"our|all)\s+)*(?:\w+\s+)?(?:files|folders|documents|directories)\b", re.I)
-_EVERYWHERE = re.compile(r"\b(?:in\s+total|total|altogether|all\s+together|inside|within|"
+_EVERYWHERE = re.compile(r"\b(?:(?:in|across)\s+(?:my|our|the)\s+(?:whole\s+)?workspace|in\s+total|total|altogether|all\s+together|inside|within|"
                          r"sub-?folders?|sub-?director(?:y|ies)|nested|recursive(?:ly)?|"
                          r"everywhere|including|counting|below|under)\b", re.I)
 _OPEN = re.compile(
@@ -36,7 +36,7 @@ _OPEN = re.compile(
     r"summari[sz]e|total|sum|add\s+up|average|look\s+(?:at|in(?:to|side)?|through)|go\s+"
     r"through|what(?:'s|’s|\s+is)\s+(?:in|inside))\s+(?:up\s+)?(?:my|our|the)\s+([a-z][\w-]*)"
     r"(?:\s+(file|doc|document|sheet|spreadsheet|list))?\b", re.I)
-_SAYS = re.compile(r"\b(?:what|which|how|where)\b[^?.!]*?\b(?:do|does|did)\s+(?:my|our|the)\s+"
+_SAYS = re.compile(r"\b(?:what|which|how|where)\b[^?.!]*?\b(?:do|does|did)\s+(?:(?:my|our|the)\s+)?"
                    r"([a-z][\w-]*)(?:\s+(file))?\s+(?:say|said|contain|hold|list|mention)", re.I)
 """A request to open or read a file by its name ("open my notes", "what's in my readme",
 "the sales file"), or a question what it says ("what does my todo say about …")."""
@@ -58,7 +58,7 @@ def asked_file(question: str) -> str | None:
 
     if named_file(question) is not None:
         return None
-    for m in (rx.search(question) for rx in (_OPEN, _SAYS, _KIND, _ACCORDING)):
+    for m in (rx.search(question) for rx in (_OPEN, _SAYS, _KIND, _ACCORDING, _IN_DOCUMENT)):
         if m is None or m.group(1).lower() in _GENERIC:
             continue
         before = question[: m.start(1)].lower().split()
@@ -78,6 +78,11 @@ _ACCORDING = re.compile(r"\baccording\s+to\s+(?:my|our|the)\s+([a-z][\w-]*)(?:\s
 _DOCUMENTS = frozenset(["faq", "readme", "notes", "todo", "changelog", "memo", "agenda", "minutes",
                         "manual"])
 """Names that say a document by themselves ("check the faq")."""
+_IN_DOCUMENT = re.compile(rf"(?:\b(?:in|from|see|per)\s+(?:my|our|the)\s+|\b(?:my|our|the)\s+(?=\w+\s+"
+                          rf"(?:says?|said|mentions?|mentioned|lists?|listed)\b))"
+                          rf"({'|'.join(_DOCUMENTS)})\b()", re.I)
+"""Where the answer is said to be ("it's in the faq", "see my notes", "my notes mention a
+meeting")."""
 
 
 def says_file(question: str) -> bool:

@@ -42,15 +42,20 @@ _SPOKEN: Mapping[str, str] = {"plus": "+", "minus": "-", "times": "*", "multipli
 def spoken_arithmetic(question: str) -> list[str]:
     """The arithmetic ``question`` says partly in words, written as typed: "1260 divided by 4
     plus 15" is ``1260 / 4 + 15``, "45 times 3 minus 10" ``45 * 3 - 10``, "the sum of 3, 4
-    and 5" ``3 + 4 + 5``."""
+    and 5" ``3 + 4 + 5``, numbers said in words in digits ("ninety nine times eleven": ``99 *
+    11``), and the percentages, multiples and averages of :mod:`reactloop._amounts` first."""
+    from reactloop._amounts import said_arithmetic, words_to_digits
     from reactloop._ranking import LISTED_OPERANDS, SPOKEN_ARITHMETIC
 
-    out = []
+    out = said_arithmetic(question)  # "increase 250 by 8%", "twice as much as 437"
+    question = words_to_digits(question)  # "ninety nine times eleven": 99 times 11
     for m in LISTED_OPERANDS.finditer(question):  # "the sum of 3, 4 and 5": 3 + 4 + 5
         op = " * " if m.group(1).lower().startswith(("mult", "prod")) else " + "
         numbers = re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", m.group(2))
         out.append(op.join(n.replace(",", "") for n in numbers))
     for m in SPOKEN_ARITHMETIC.finditer(_NOT_EXPRESSION.sub(" ", question)):
+        if out and re.match(r"\s*(?:%|per\s*cent)", question[m.end():], re.I):
+            continue  # "250 plus 18 percent" is no "250 + 18"
         text = re.sub(r"\s+(plus|minus|times|multiplied\s+by|divided\s+by|over|x)\s+",
                       lambda w: f" {_SPOKEN[' '.join(w.group(1).lower().split())]} ", m.group(0),
                       flags=re.I)

@@ -150,8 +150,17 @@ def self_statement(question: str) -> bool:
         return False
     if _NAME.search(text):
         return False
+    if _ORDER.search(text):  # "I'm at the plaza, take me to gate 5": a request after it
+        return False
     words = [w.strip(".,!;:").lower() for w in text.split()]
     return words[0] in _SELF and not any(w in _REQUEST or w.endswith("'d") for w in words)
+
+
+_ORDER = re.compile(r"(?:[,;:.!]|\b(?:so|now|then))\s+(?:take|guide|walk|bring|lead|direct|route|"
+                    r"navigate|point|show|mark|pin|draw|list|open|read|check|compute|calculate|"
+                    r"convert|book|search|find)\s+(?:me|us|to|my|our|the|a|an|it|this|that|there)\b",
+                    re.I)
+"""A clause that orders something after a remark about oneself."""
 
 
 _GREETING = re.compile(r"^\W*(?:hi|hello|hey|hiya|howdy|heya|yo|greetings|good\s+(?:morning|"

@@ -100,7 +100,8 @@ def render_result(text: str, question: str = "") -> str:
         items = sorted(records, key=lambda t: -len(set(_TOKEN.findall(t.lower())) & asked))
     elif data is not None:
         return ""
-    if not cut and (found := file_count(data, question) or figure(data, question)):  # "the total for company 1002": the sum, first
+    if not cut and (found := file_count(data, question) or record_rows(data, question)
+                    or figure(data, question)):  # "the total for company 1002": the sum, first
         items = [found, *items]
     out = ""
     for item in items:
@@ -290,8 +291,16 @@ def table_difference(text: str, question: str) -> str:
 
 def table_change(text: str, question: str) -> str:
     from reactloop.models._changes import table_change as change
+    from reactloop.models._projections import table_projection
 
-    return change(text, question)
+    # "say march goes up by the same amount february did": the next row projected, first
+    return table_projection(text, question) or change(text, question)
+
+
+def record_rows(data: Any, question: str) -> str:
+    from reactloop.models._record_rows import record_rows as rows
+
+    return rows(_records(data), question, _narrowed)  # "how much did it drop from 202401 to 202403?"
 
 
 def file_count(data: Any, question: str) -> str:

@@ -54,13 +54,20 @@ def _measure(rows: list[list[str]], question: str, chosen: list[list[str]]) -> i
     return measures[0] if len(measures) == 1 else None
 
 
+def said_cell(cell: str) -> re.Pattern[str]:
+    """How a question says a word cell: whole, or a word of five letters or more by its first
+    three ("jan" for "january", "feb." for "february")."""
+    word = re.escape(cell.lower())
+    short = f"|{word[:3]}\\.?" if len(cell) >= 5 and cell.isalpha() else ""
+    return re.compile(rf"\b(?:{word}{short})(?![\w-])")
+
+
 def _named(body: list[list[str]], question: str) -> list[list[str]]:
-    """The rows ``question`` names by a cell ("january"), in its order."""
+    """The rows ``question`` names by a cell ("january", "jan"), in its order."""
     said = question.lower()
-    named = [r for r in body if any(c and _number(c) is None and re.search(
-        rf"\b{re.escape(c.lower())}\b", said) for c in r)]
-    named.sort(key=lambda r: min(said.find(c.lower()) for c in r if c and c.lower() in said))
-    return named
+    at = {id(r): min((m.start() for c in r if c and _number(c) is None
+                      for m in [said_cell(c).search(said)] if m), default=-1) for r in body}
+    return sorted((r for r in body if at[id(r)] >= 0), key=lambda r: at[id(r)])
 
 
 def _label(row: list[str]) -> str:
@@ -181,7 +188,8 @@ def table_target(text: str, question: str) -> str:
 _OPERATION = re.compile(r"\b(plus|added\s+to|more\s+than|minus|less|fewer|times|multiplied\s+by|"
                         r"divided\s+by|over)\s+(?:\d)|\b(doubled?|twice|halved?|tripled?)\b|"
                         r"\b(?:increase[sd]?|grew|grow|rose|rise|up)\s+by\s+\d|\bwent\s+up\s+by\s+\d|"
-                        r"[-+*/×÷]\s*\d", re.I)
+                        r"[-+*/×÷]\s*\d|\d\s*(?:%|per\s*cent)\s+(above|over|more\s+than|higher\s+than|"
+                        r"up\s+on|on\s+top\s+of|below|under|less\s+than|lower\s+than|down\s+on)\b", re.I)
 _OPS = {"plus": "+", "added": "+", "more": "+", "minus": "-", "less": "-", "fewer": "-",
         "times": "*", "multiplied": "*", "divided": "/", "over": "/", "increase": "+",
         "increased": "+", "increases": "+", "grew": "+", "grow": "+", "rose": "+", "rise": "+",
@@ -203,6 +211,9 @@ def row_arithmetic(text: str, question: str) -> str:
         return ""
     value, numbers = _number(named[0][i]) or 0.0, _question_numbers(question, body)
     word = (m.group(1) or m.group(2) or m.group(0)).split()[0].lower()
+    if m.group(3):  # "10% above february": a percentage of the row added or taken off
+        word = "less" if m.group(3).split()[0].lower() in ("below", "under", "less", "lower",
+                                                          "down") else "plus"
     if m.group(2):
         op, operand = ("*", 2.0) if word.startswith(("doubl", "twice")) else (
             ("*", 3.0) if word.startswith("tripl") else ("/", 2.0))

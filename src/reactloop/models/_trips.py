@@ -41,6 +41,10 @@ _TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk|walking
                  rf"guide\s+me|take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
                  rf"{_PLACE}{_STOP_PLACE}", re.I)
 """Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
+_NEAREST = re.compile(r"\b(?:nearest|closest)\s+(?:[a-z'-]+\s+){1,3}?to\s+(?!the\s+nearest|the\s+closest)"
+                      r"|\b(?:nearest|closest)\s+to\b", re.I)
+"""A thing looked for near a place ("the nearest restroom to gate 19", "which cafe is
+closest to gate 4"), not a way from one to the other."""
 _OWN = r"(?:(?:my|our|the|a|an)\s+)?"
 _AT = re.compile(
     rf"\b(?:(?:i'?m|i\s+am|we'?re|we\s+are)(?:\s+(?:just|still))?"
@@ -65,7 +69,10 @@ _ELSEWHERE = re.compile(rf"\b(?:at|to|on|from)\s+{_OWN}{_PLACE}{_STOP_PLACE}", r
 
 def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | None:
     """The start and the destination of a trip the question says (see the module), or
-    None; ``names`` are the places the data holds."""
+    None; ``names`` are the places the data holds. "The nearest X to Y" is no trip: X is
+    looked for near Y."""
+    if _NEAREST.search(question):
+        return None
     for i, leg in enumerate(_LEGS):
         m = leg.search(question)
         if m:

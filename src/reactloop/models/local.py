@@ -626,8 +626,10 @@ def conversation_values(turn: Turn, *, result_numbers: bool = False) -> Candidat
     numbers: dict[str, None] = {}
     # a next step (follow_up) takes its ids from the result before it, however long
     last = [turn.succeeded[-1].content] if result_numbers and turn.succeeded else []
-    for text in texts + errors[-1:] + last:
-        for raw in _NUMBER.findall(text):
+    from reactloop._amounts import words_to_digits
+
+    for text in texts + errors[-1:] + last:  # "seven hundred and twelve": 712
+        for raw in _NUMBER.findall(words_to_digits(text)):
             value = float(raw.replace(",", ""))
             numbers[json.dumps(int(value) if value.is_integer() else value)] = None
     if len(question.split()) > MAX_SPAN_SOURCE_WORDS:
