@@ -1,0 +1,201 @@
+"""Questions for the model's own knowledge or choice that say a tool's words or numbers: pure
+functions the embedded model's guidance uses (:func:`reactloop.models._fit.small_talk`) beside
+:mod:`reactloop.models._pragmatics`, whose forms they widen in three ways.
+
+- **What a question is about is not what it asks for** (:func:`about_only`). A number that is
+  no operand — a count, an age, a rank, a century ("why does an hour have 60 minutes and not
+  100?", "a fun fact about the number 7", "explain it to a 10 year old", "the 20th century")
+  — is the topic, not a value to act on, when the question holds no arithmetic (an operator,
+  an operation said in words, a conversion) and the number is no date, time of day, code,
+  amount of money or percentage. "What time of year", "what time do most people …" ask for a
+  season or a habit, not the clock; "where does X come from" for an origin, not a place; the
+  examples a question gives ("codes like LHR or JFK") illustrate, they are no target.
+- **A choice asked of the assistant** (:func:`choice`): "X or Y, which would you pick and why?",
+  "would you rather …", "do you prefer X or Y?", "explain your choice"; and a comparison of two
+  alternatives ("is it safer to X or Y?", "which is bigger, X or Y?", "which do you think is
+  more reliable, X or Y?") — an opinion or knowledge, never a search, unless a value, the clock
+  or a place to find (closer, nearer) is asked of.
+- **Forms of a question for knowledge** (:func:`knowledge`): how a thing behaves or is done
+  ("how do airplanes stay in the air?", "how are X chosen?"; not "how do I …" nor a way to
+  get, go or find), what happens when or if, the origin, history or etymology of something,
+  the past done by others ("how did sailors …"), an estimate ("…, roughly?"), the world's or
+  history's superlatives ("the oldest airport in the world"), a norm ("how long should an
+  email be?") and a kind's class ("is a tomato a fruit or a vegetable?").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["about_only", "choice", "general_talk", "knowledge"]
+
+_OPERATION = re.compile(
+    r"\b(?:add|adding|plus|sum|total|subtract|minus|times|multipl\w*|divid\w*|product|"
+    r"quotient|difference|ratio|remainder|modulo|mod|average|mean|percent|per\s*cent|squared?|cubed?|roots?|power|split|half|double|"
+    r"triple|convert|converts|converted|converting|conversion|calculat(?:e|es|ed|ing|ion)|"
+    r"comput(?:e|es|ed|ing|ation)|in\s+(?:miles|km|kilomet\w+|pounds|lbs|kilos?|kg|"
+    r"fahrenheit|celsius)|to\s+(?:miles|km|kilomet\w+|pounds|lbs|kilos?|kg|fahrenheit|celsius))\b",
+    re.I)
+"""Words of an operation on numbers: a number beside them is an operand."""
+_OPERATOR = re.compile(r"\d\s+over\s+\d|\bbetween\s+\d[\d.,]*\s+and\s+\d|\d\s*(?:\*\*|[-+*/×÷^%=<>])\s*\d|[-+*/×÷^=]\s*\d|\d\s*[+*/×÷^=]")
+_BARE = re.compile(
+    r"(?<![\w.,:/$€£#@-])\d+(?:[.,]\d+)?(?:st|nd|rd|th|s)?(?![\w:/%$€£-]|[.,]\d)"
+    r"(?!\s*(?:km|kms|kilomet\w*|miles?|mi|kg|kilos?|kilograms?|pounds?|lbs?|°|degrees?|celsius|"
+    r"fahrenheit|%|percent|per\s*cent)\b)", re.I)
+"""A number on its own: not part of a date, a time of day, a code, an amount, a path or a
+measure a tool converts."""
+_NUMBERED = re.compile(r"\b(?:gates?|terminals?|orders?|flights?|rooms?|platforms?|seats?|rows?|"
+                       r"bus|lines?|routes?|levels?|floors?|piers?|exits?|doors?|stands?|counters?|"
+                       r"desks?|buildings?|lanes?|tracks?|halls?|pages?|steps?|items?|no\.?|"
+                       r"#)\s*\d", re.I)
+"""A number after the noun of a thing numbered ("gate 5", "order 1234"): an identifier."""
+_PEOPLE = (r"(?:do|does|did|should|would)\s+(?:most\s+|many\s+|the\s+)?(?:people|folks|locals|"
+           r"tourists|travell?ers|kids|children|families|spaniards|italians|germans|americans|"
+           r"brits|the\s+french|the\s+japanese)\b")
+_NOT_CLOCK = re.compile(r"\bwhat\s+time\s+of\s+(?:the\s+)?(?:year|day|month|season|week|life)\b|"
+                        r"\bwhat\s+time\s+(?=" + _PEOPLE + ")", re.I)
+"""A season or a habit ("what time of year is best", "what time do most people eat")."""
+_ORIGIN = re.compile(r"\bwhere\s+(?:does|do|did)\s+([\w\s'-]{1,40}?)\s+(?:come\s+from|originate|"
+                     r"get\s+(?:its|their)\s+name)\b", re.I)
+_KNOWS_WHERE = re.compile(r"\b((?:know|knows|knew|tell|tells|figure\s+out|work\s+out|find\s+out|"
+                          r"track|tracks)\s+)where\s+(?=(?:i|we|you|they|it|he|she|people)\b)",
+                          re.I)
+"""Where someone is, said inside a question about how a thing knows it: no place to find."""
+_QUOTED = re.compile(r"\b(word|term|name|phrase|expression|saying|idiom)\s+[\"“'‘][^\"”'’]{1,40}"
+                     r"[\"”'’]", re.I)
+"""A word asked about ("the word 'salary'"): the topic, no text to act on."""
+_EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.,?|for\s+example)\s+(?-i:[A-Z][\w'-]*)"
+                       r"(?:\s*(?:,|or|and)\s*(?-i:[A-Z][\w'-]*))*", re.I)
+
+
+def about_only(question: str) -> str:
+    """``question`` with what it is only about set aside (see the module): numbers that are
+    no operand become "some", a season or a habit asked with "what time" becomes "when",
+    "where does X come from" an origin, the examples given after "like" / "such as" go."""
+    text = " ".join(question.split()).replace("’", "'")
+    text = _NOT_CLOCK.sub(lambda m: "what season" if " of " in m.group(0) else "when ", text)
+    text = _KNOWS_WHERE.sub(r"\1", text)
+    text = _ORIGIN.sub(r"whence \1 comes", text)
+    text = _EXAMPLES.sub("", text)
+    text = _QUOTED.sub(r"\1 x", text)
+    text = re.sub(r"([,;])\s+(?:and|but|so|or)\s+(?=(?:why|how|what|when|which|who)\b)", r"\1 ",
+                  text, flags=re.I)  # ", and why is it …": a clause of its own
+    if _OPERATOR.search(text) or _OPERATION.search(text) or _NUMBERED.search(text):
+        return text
+    return _BARE.sub("some", text)
+
+
+_PICK = re.compile(
+    r"\b(?:which|what)\s+(?:one\s+)?(?:would|do|should|will)\s+you\s+(?:\w+\s+)?(?:pick|choose|"
+    r"prefer|go\s+for|take|recommend|get|rather)\b|\bwould\s+you\s+(?:rather|prefer)\b|"
+    r"\bdo\s+you\s+(?:prefer|like)\b[^?.!]*\bor\b|\b(?:explain|justify)\s+your\s+(?:choice|"
+    r"pick|answer|reasoning)\b|\bif\s+you\s+(?:had|have)\s+to\s+(?:choose|pick)\b|"
+    r"\byour\s+(?:pick|choice|preference|favou?rite)\b", re.I)
+"""A choice asked of the assistant itself."""
+_COMPARED = re.compile(
+    r"\b(?:is|are|was|would|will)\s+it\s+(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|worse|"
+    r"\w{3,}er)\s+(?:to|if|when)\b[^?.!]*\bor\b|"
+    r"\bwhich\b[^?.!]{0,40}?\b(?:more\s+\w+|less\s+\w+|better|worse|\w{3,}er)\b[^?.!]*\bor\b",
+    re.I)
+"""A comparison of two alternatives ("is it safer to X or Y?", "which is bigger, X or Y?")."""
+_NOT_COMPARED = re.compile(r"\b(?:clos|near|farth|furth|cheap|pric|dear|earli|lat)er\b|"
+                           r"\b(?:more|less)\s+(?:expensive|costly)\b|\bnumber\b", re.I)
+"""A comparison a tool settles: of distance (a place to find), of price (a shop's), of time."""
+_VALUE = re.compile(r"\d|(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
+_PLACE = re.compile(r"\b(?:where|near|nearby|nearest|closest|around\s+here|close\s+to)\b", re.I)
+_CLOCK = re.compile(r"\bwhat\s+time\b|\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|\bright\s+now\b|"
+                    r"\bconvert\b|\bfrom\s+(?-i:[A-Z])[^?.!]*\bto\s+(?-i:[A-Z])", re.I)
+
+
+_LOOKUP = re.compile(r"\b(?:check|look\s+(?:up|in|at|through|into)|search|read|open|list)\b|"
+                     r"\b(?:the|this|that|these)\s+(?:\w+\s+)?(?:docs?|documents?|files?|notes|"
+                     r"folders?|spreadsheets?|faq|readme|csv|data|table)\b", re.I)
+"""A request to look something up, or a document of the user's said by its kind."""
+
+
+def _plain(text: str) -> bool:
+    """Nothing in ``text`` (already :func:`about_only`) a tool would act on: no value, no place
+    to find, no request for the clock, a conversion or a leg between two places, no request to
+    look something up or a document of the user's."""
+    return not (_VALUE.search(text) or _PLACE.search(text) or _CLOCK.search(text)
+                or _LOOKUP.search(text))
+
+
+def choice(question: str) -> bool:
+    """Whether ``question`` asks the assistant to choose, or compares two alternatives (see
+    the module), about nothing a tool would act on."""
+    text = about_only(question)
+    if _PICK.search(text):
+        return _plain(text)
+    return bool(_COMPARED.search(text)) and not _NOT_COMPARED.search(text) and _plain(text)
+
+
+_PROCESS = re.compile(r"\bhow\s+(?:do|does|did|can|could|is|are|was|were)\s+(?!i\b|we\b|you\b|my\b|"
+                      r"our\b|it\s+going\b)([^?.!]+)", re.I)
+"""How a thing behaves or is done ("how do airplanes stay in the air?", "how are X chosen?")."""
+_WAY = re.compile(r"\b(?:get|go|reach|find|walk|drive|book\w*|buy|order|say|cost|look|take|do|"
+                  r"did|change|changed|grow|grew|perform|compare|rank|sell|sold|drop|rise|rose|"
+                  r"increase|decrease|fall|fell)\b|\bfrom\s+\w+\s+to\s+\w+", re.I)
+"""A way to get somewhere or something (a route, a search, a booking), or how a figure
+changed ("how did revenue change from january to february?"): no process."""
+_FORMS = re.compile(
+    r"\bwhat\s+happens\s+(?:to\s+[\w\s'-]{1,30}?\s+)?(?:when|if|after|during)\b|"
+    r"\b(?:origins?|etymology|history|story|invention)\s+of\b|\bwhence\b|"
+    r"\b(?:in|on)\s+(?:the\s+)?(?:world|earth|planet|history)\b|\bof\s+all\s+time\b|"
+    r"\b(?:centur(?:y|ies)|decades?|ancient|medieval)\b|\bwhat\s+season\b|\bwhen\s+" + _PEOPLE + "|"
+    r"\btell\s+me\s+(?:a|an|some)\s+(?:\w+\s+)?(?:fact|facts|joke|jokes|story|riddle|trivia)\b|"
+    r"\b(?:how|what|when|which)\b[^?.!]*\bshould\s+(?!i\b|we\b)|"
+    r"^\W*(?:is|are)\s+(?:a|an)\s+[\w\s'-]{1,30}?\s+(?:really\s+|actually\s+|technically\s+)?"
+    r"(?:a|an|considered)\s", re.I)
+"""The forms of a question for knowledge this module adds (see the module)."""
+_ESTIMATE = re.compile(r"\b(?:roughly|approximately|ballpark|give\s+or\s+take|more\s+or\s+less)\b"
+                       r"|\babout\s+how\b", re.I)
+_QUANTITY = re.compile(r"\bhow\s+(?:many|much|long|far|big|old|tall|high|deep|large|often)\b", re.I)
+"""An estimate of a quantity ("How many rivers …, approximately?")."""
+_OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.I)
+
+
+_THEIRS = re.compile(
+    r"\b(?:my|our)\s+(?:\w+\s+)?(?:body|bodies|brain|health|sleep|skin|eyes|ears|boss|manager|team|"
+    r"colleagues?|coworkers?|friends?|family|wife|husband|partner|kids?|children|son|daughter|mum|"
+    r"mom|dad|parents?|brother|sister|cat|dog|puppy|kitten|neighbou?rs?)\b", re.I)
+"""One's own body, people and pets: what a question is about, nothing a tool holds."""
+
+
+def _named(text: str) -> bool:
+    """Whether ``text`` names something by a capitalised name that is neither an acronym of a
+    kind ("GPS", "USB") nor a place with a timezone ("Tokyo"): a name a skill's data may hold."""
+    from reactloop._zones import places_in
+    from reactloop.models._pragmatics import capitalised_names
+
+    places = {w for place, _ in places_in(text) for w in place.split()}
+    return any(not (name.isupper() or name in places) for name in capitalised_names(text))
+
+
+def knowledge(question: str) -> bool:
+    """Whether ``question`` has a form of a question for knowledge (see the module) about
+    nothing a tool would act on: no value, no place to find, no clock, nothing of the
+    user's but their body or their kind ("what happens to my body when …")."""
+    text = about_only(question)
+    process = _PROCESS.search(text)
+    estimate = _ESTIMATE.search(text) and _QUANTITY.search(text)
+    if not (_FORMS.search(text) or estimate or (process and not _WAY.search(process.group(1)))):
+        return False
+    present = process and process.group(0).split()[1].lower() not in ("did", "was", "were")
+    if present and not _FORMS.search(text) and _named(text):
+        return False  # "how does the Sky Lounge work?": a name the data may hold; the past is history
+    own = _THEIRS.sub("", text)
+    return _plain(text) and not _OWN.search(own)
+
+
+def general_talk(question: str) -> bool:
+    """Whether ``question`` is the model's own to answer by a form this module adds, or by
+    one of :mod:`reactloop.models._pragmatics` once what it is only about is set aside."""
+    from reactloop.models._pragmatics import advice, general_question, judgement
+
+    if choice(question) or knowledge(question):
+        return True
+    text = about_only(question)
+    if text == " ".join(question.split()).replace("’", "'"):
+        return False  # nothing set aside: the forms of _pragmatics already answered
+    return general_question(text) or advice(text) or judgement(text)
