@@ -101,3 +101,38 @@ def test_the_offer_for_a_choice_holds_no_tool() -> None:
     question = "Is it safer to keep my files on a laptop or in an email inbox?"
     assert fitting([spec], question, (), guided_skills=True, loaded=False) == []
     assert fitting([spec], "read notes.txt", (), guided_skills=True, loaded=False) == [spec]
+
+
+@pytest.mark.parametrize("question", [
+    # the second round: more forms of the same kinds, in phrasings of their own
+    "who named the days of the week?",  # history: who did it
+    "What's the reasoning behind leap years?",  # the idea behind something
+    "what's the point of a 7-day week anyway?",  # a compound number, the point of
+    "How many stars are in the sky on a clear night?",  # a count of the world's
+    "Which is the most visited museum in Europe?",  # the world's superlative, a region
+    "I'm 52, am I too old to start running?",  # a judgement of one's own age
+    "is nursing a good career for someone who likes people?",  # a judgement of worth
+    "what's louder, a jet engine or a rock concert?",  # a comparison of two kinds
+    "Do penguins have knees?",  # a yes/no about a kind
+    "Should teenagers drink coffee?",  # a norm about others
+    "my nephew turns 21 in june, what should I get him?",  # advice about one's own people
+    "list a few fun ways to spend a long layover",  # ideas asked for
+    "why is it called a 'red-eye'?",  # the word asked about
+    "Can you explain the 50/30/20 budgeting rule?",  # a ratio that names a kind
+])
+def test_more_forms_of_knowledge_advice_and_judgement_call_no_tool(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "is it too late to phone Nairobi right now?",  # the clock there
+    "am I too early for a call to my aunt in Perth?",  # a time of day with a place
+    "Do buses to Oslo leave from terminal C?",  # a one-letter name, the data's
+    "which is the biggest shop in this terminal?",  # this place's data
+    "how much should I budget for a pear at your shop?",  # a price
+    "list the files in my docs folder",  # a listing
+    "Does Cafe Aroma serve tea?",  # a name the data may hold
+    "what is 90/15?",  # a division
+])
+def test_requests_among_the_second_rounds_forms_still_use_tools(question: str) -> None:
+    assert not small_talk(question), question

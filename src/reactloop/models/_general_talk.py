@@ -4,23 +4,33 @@ functions the embedded model's guidance uses (:func:`reactloop.models._fit.small
 
 - **What a question is about is not what it asks for** (:func:`about_only`). A number that is
   no operand — a count, an age, a rank, a century ("why does an hour have 60 minutes and not
-  100?", "a fun fact about the number 7", "explain it to a 10 year old", "the 20th century")
+  100?", "a fun fact about the number 7", "explain it to a 10 year old", "a 24-hour clock")
   — is the topic, not a value to act on, when the question holds no arithmetic (an operator,
   an operation said in words, a conversion) and the number is no date, time of day, code,
-  amount of money or percentage. "What time of year", "what time do most people …" ask for a
-  season or a habit, not the clock; "where does X come from" for an origin, not a place; the
-  examples a question gives ("codes like LHR or JFK") illustrate, they are no target.
+  numbered thing ("gate 5"), amount of money, percentage or measure a tool converts. A ratio
+  that names a kind ("the 80/20 rule") is no division, a quoted word asked about ("why is it
+  called a 'layover'?") no text to act on. "What time of year", "what time do most people …"
+  ask for a season or a habit, not the clock; "where does X come from" for an origin, not a
+  place; "how does X know where I am" for no place; the examples a question gives ("codes
+  like LHR or JFK") illustrate, they are no target.
 - **A choice asked of the assistant** (:func:`choice`): "X or Y, which would you pick and why?",
-  "would you rather …", "do you prefer X or Y?", "explain your choice"; and a comparison of two
-  alternatives ("is it safer to X or Y?", "which is bigger, X or Y?", "which do you think is
-  more reliable, X or Y?") — an opinion or knowledge, never a search, unless a value, the clock
-  or a place to find (closer, nearer) is asked of.
+  "would you rather …", "do you prefer X or Y?", "explain your choice"; a comparison of two
+  alternatives ("is it safer to X or Y?", "which is bigger, X or Y?", "what's heavier, X or
+  Y?"); whether one is too old or it is too late to do something, whether a thing is a good
+  career or idea — never with a value, the clock (a place with "now", "late", "early"), a
+  place to find, a price or the assistant's own data ("your shop").
 - **Forms of a question for knowledge** (:func:`knowledge`): how a thing behaves or is done
-  ("how do airplanes stay in the air?", "how are X chosen?"; not "how do I …" nor a way to
-  get, go or find), what happens when or if, the origin, history or etymology of something,
-  the past done by others ("how did sailors …"), an estimate ("…, roughly?"), the world's or
-  history's superlatives ("the oldest airport in the world"), a norm ("how long should an
-  email be?") and a kind's class ("is a tomato a fruit or a vegetable?").
+  ("how do airplanes stay in the air?", "how are X chosen?"; not "how do I …", a way to get,
+  go or find, nor how a figure changed), what happens when or if, the origin, history, story
+  or reasoning behind something, the past done by others ("how did sailors …", "who named
+  …", "the first person to …"), an estimate of a quantity ("how many …, roughly?"), the
+  world's, a region's or history's superlatives ("the tallest building in Asia", "in the
+  human body"), a norm or advice asked with "should" ("how long should an email be?", "should
+  kids …", "what should I write …", not a way, a lookup or a payment), a kind's class ("is a
+  tomato a fruit or a vegetable?"), a yes/no about a kind in the plural ("do penguins have
+  knees?") and ideas asked for ("list a few fun things to do …"). A capitalised name that is
+  neither an acronym, a place nor a region keeps a question in the present about a thing, a
+  kind or a superlative for the tools ("does Cafe Aroma serve tea?"): the data may hold it.
 """
 
 from __future__ import annotations
@@ -44,6 +54,10 @@ _BARE = re.compile(
     r"fahrenheit|%|percent|per\s*cent)\b)", re.I)
 """A number on its own: not part of a date, a time of day, a code, an amount, a path or a
 measure a tool converts."""
+_COMPOUND = re.compile(r"(?<![\w.,:/-])\d+-(?=(?:hour|day|week|month|year|minute|second|digit|"
+                       r"point|step|page|star|piece|person|seat|lane|storey|story|floor)s?\b)",
+                       re.I)
+"""A number that makes a compound word ("a 24-hour clock", "a 3-step plan")."""
 _NUMBERED = re.compile(r"\b(?:gates?|terminals?|orders?|flights?|rooms?|platforms?|seats?|rows?|"
                        r"bus|lines?|routes?|levels?|floors?|piers?|exits?|doors?|stands?|counters?|"
                        r"desks?|buildings?|lanes?|tracks?|halls?|pages?|steps?|items?|no\.?|"
@@ -61,9 +75,12 @@ _KNOWS_WHERE = re.compile(r"\b((?:know|knows|knew|tell|tells|figure\s+out|work\s
                           r"track|tracks)\s+)where\s+(?=(?:i|we|you|they|it|he|she|people)\b)",
                           re.I)
 """Where someone is, said inside a question about how a thing knows it: no place to find."""
-_QUOTED = re.compile(r"\b(word|term|name|phrase|expression|saying|idiom)\s+[\"“'‘][^\"”'’]{1,40}"
+_QUOTED = re.compile(r"\b(word|term|name|phrase|expression|saying|idiom|called|named|call|"
+                     r"say|means?)\s+(?:(?:a|an|the|it)\s+)?[\"“'‘][^\"”'’]{1,40}"
                      r"[\"”'’]", re.I)
 """A word asked about ("the word 'salary'"): the topic, no text to act on."""
+_RATIO = re.compile(r"\b((?:the|a|an)\s+)\d+(?:/\d+)+(?=\s+(?-i:[a-z]))", re.I)
+"""A ratio that names a kind ("the 80/20 rule", "a 50/50 chance"): no division."""
 _EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.,?|for\s+example)\s+(?-i:[A-Z][\w'-]*)"
                        r"(?:\s*(?:,|or|and)\s*(?-i:[A-Z][\w'-]*))*", re.I)
 
@@ -78,10 +95,12 @@ def about_only(question: str) -> str:
     text = _ORIGIN.sub(r"whence \1 comes", text)
     text = _EXAMPLES.sub("", text)
     text = _QUOTED.sub(r"\1 x", text)
+    text = _RATIO.sub(r"\1ratio", text)
     text = re.sub(r"([,;])\s+(?:and|but|so|or)\s+(?=(?:why|how|what|when|which|who)\b)", r"\1 ",
                   text, flags=re.I)  # ", and why is it …": a clause of its own
     if _OPERATOR.search(text) or _OPERATION.search(text) or _NUMBERED.search(text):
         return text
+    text = _COMPOUND.sub("some-", text)  # "a 12-hour clock": a kind of clock
     return _BARE.sub("some", text)
 
 
@@ -95,7 +114,12 @@ _PICK = re.compile(
 _COMPARED = re.compile(
     r"\b(?:is|are|was|would|will)\s+it\s+(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|worse|"
     r"\w{3,}er)\s+(?:to|if|when)\b[^?.!]*\bor\b|"
-    r"\bwhich\b[^?.!]{0,40}?\b(?:more\s+\w+|less\s+\w+|better|worse|\w{3,}er)\b[^?.!]*\bor\b",
+    r"\b(?:which|what(?:'s|\s+is|\s+are))\b[^?.!]{0,40}?\b(?:more\s+\w+|less\s+\w+|better|worse|"
+    r"\w{3,}er)\b[^?.!]*\bor\b|"
+    r"\b(?:is|are|am)\s+(?:it|i|we|they|\w+)\s+(?:\w+\s+)?too\s+(?:late|early|old|young|much|"
+    r"many|long|short|far|soon)\s+(?:to|for)\b|"
+    r"\b(?:is|are)\b[^?.!]*\b(?:a|an)\s+(?:good|bad|great|smart|wise|sensible|safe)\s+(?:career|"
+    r"choice|idea|investment|job|hobby|skill|habit|option|plan|thing|field|degree|place)\b",
     re.I)
 """A comparison of two alternatives ("is it safer to X or Y?", "which is bigger, X or Y?")."""
 _NOT_COMPARED = re.compile(r"\b(?:clos|near|farth|furth|cheap|pric|dear|earli|lat)er\b|"
@@ -104,10 +128,16 @@ _NOT_COMPARED = re.compile(r"\b(?:clos|near|farth|furth|cheap|pric|dear|earli|la
 _VALUE = re.compile(r"\d|(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
 _PLACE = re.compile(r"\b(?:where|near|nearby|nearest|closest|around\s+here|close\s+to)\b", re.I)
 _CLOCK = re.compile(r"\bwhat\s+time\b|\btime\s+(?:is\s+it\s+)?(?:in|there|now)\b|\bright\s+now\b|"
-                    r"\bconvert\b|\bfrom\s+(?-i:[A-Z])[^?.!]*\bto\s+(?-i:[A-Z])", re.I)
+                    r"\bconvert\b|\bfrom\s+(?-i:[A-Z])[^?.!]*\bto\s+(?-i:[A-Z])|\bhere\b|\bthis\s+"
+                    r"(?:airport|terminal|building|station|hotel|shop|store)\b", re.I)
+_MOMENT = re.compile(r"\b(?:now|currently|at\s+the\s+moment|yet|late|early|awake|asleep|hour|"
+                     r"o'clock)\b", re.I)
+"""Words of the present moment or of a time of day: with a place, the clock there."""
 
 
-_LOOKUP = re.compile(r"\b(?:check|look\s+(?:up|in|at|through|into)|search|read|open|list)\b|"
+_LOOKUP = re.compile(r"\byour\s+(?:shop|store|stock|list|records?|database|system|catalog(?:ue)?|"
+                     r"menu|prices?)\b|\bhow\s+much\b[^?.!]*\b(?:pay|cost|costs|price|charge|fare)\b|\b(?:check|look\s+(?:up|in|at|through|into)|search|read|open)\b|\blist\s+"
+                     r"(?:the|my|our|all|every|files?|folders?|contents|what|everything)\b|"
                      r"\b(?:the|this|that|these)\s+(?:\w+\s+)?(?:docs?|documents?|files?|notes|"
                      r"folders?|spreadsheets?|faq|readme|csv|data|table)\b", re.I)
 """A request to look something up, or a document of the user's said by its kind."""
@@ -117,8 +147,10 @@ def _plain(text: str) -> bool:
     """Nothing in ``text`` (already :func:`about_only`) a tool would act on: no value, no place
     to find, no request for the clock, a conversion or a leg between two places, no request to
     look something up or a document of the user's."""
+    from reactloop._zones import places_in
+
     return not (_VALUE.search(text) or _PLACE.search(text) or _CLOCK.search(text)
-                or _LOOKUP.search(text))
+                or _LOOKUP.search(text) or (_MOMENT.search(text) and places_in(text)))
 
 
 def choice(question: str) -> bool:
@@ -140,14 +172,37 @@ _WAY = re.compile(r"\b(?:get|go|reach|find|walk|drive|book\w*|buy|order|say|cost
 changed ("how did revenue change from january to february?"): no process."""
 _FORMS = re.compile(
     r"\bwhat\s+happens\s+(?:to\s+[\w\s'-]{1,30}?\s+)?(?:when|if|after|during)\b|"
-    r"\b(?:origins?|etymology|history|story|invention)\s+of\b|\bwhence\b|"
-    r"\b(?:in|on)\s+(?:the\s+)?(?:world|earth|planet|history)\b|\bof\s+all\s+time\b|"
+    r"\b(?:origins?|etymology|history|story|invention|the\s+point|the\s+purpose)\s+of\b|\bwhence\b|"
+    r"\b(?:story|reason\w*|rationale|idea|logic|history|science|thinking|meaning|motivation)\s+"
+    r"behind\b|"
+    r"\b(?:in|on|of)\s+(?:the\s+)?(?:world|earth|planet|history|universe|human\s+body|solar\s+"
+    r"system|sky|oceans?|sun|moon)\b|\bof\s+all\s+time\b|\bthe\s+universe\b|"
+    r"\bwho\s+(?:first\s+)?(?:\w+ed|invented|made|built|wrote|came\s+up\s+with|was\s+the\s+first)\b|"
+    r"\bthe\s+first\s+(?:person|people|man|woman|one|country|city|human)\b|"
+    r"^\W*(?:(?:please\s+)?(?:list|name|suggest|share|give\s+me|tell\s+me)\s+(?:some|a\s+few|a\s+"
+    r"couple\s+(?:of\s+)?|several)\s+(?:[\w-]+\s+){0,2}?(?:things|ideas|tips|ways|reasons|books|"
+    r"films|movies|songs|places|examples|games|activities|hobbies|names|habits|dishes|snacks)\b)|"
     r"\b(?:centur(?:y|ies)|decades?|ancient|medieval)\b|\bwhat\s+season\b|\bwhen\s+" + _PEOPLE + "|"
     r"\btell\s+me\s+(?:a|an|some)\s+(?:\w+\s+)?(?:fact|facts|joke|jokes|story|riddle|trivia)\b|"
-    r"\b(?:how|what|when|which)\b[^?.!]*\bshould\s+(?!i\b|we\b)|"
+    r"\b(?:how|what|when|which)\b[^?.!]*\bshould\s+(?:(?:i|we)\s+(?!get\b(?!\s+(?:him|her|them|for|as)\b)|go\b|find\b|reach\b|"
+    r"book\b|take\b|leave\b|call\b|email\b|ask\b|open\b|read\b|check\b|use\b|run\b|pay\b|"
+    r"spend\b|arrive\b|board\b)|"
+    r"(?!i\b|we\b))|^\W*should\s+(?!i\b|we\b|you\b|my\b|our\b|the\b|this\b|that\b|it\b)|"
     r"^\W*(?:is|are)\s+(?:a|an)\s+[\w\s'-]{1,30}?\s+(?:really\s+|actually\s+|technically\s+)?"
     r"(?:a|an|considered)\s", re.I)
 """The forms of a question for knowledge this module adds (see the module)."""
+_KIND_ASKED = re.compile(
+    r"^\W*(?:do|does|can|could|will|would|did)\s+(?!i\b|we\b|you\b|my\b|our\b|the\b|this\b|"
+    r"that\b|these\b|those\b|it\b|they\b|he\b|she\b|your\b|there\b|anyone\b|someone\b)"
+    r"(?:most\s+|all\s+|some\s+)?[a-z][\w-]*s\s+\w+", re.I)
+"""A yes/no question about a kind said in the plural ("Do airplanes have keys?")."""
+_SUPERLATIVE = re.compile(r"\b(?:tallest|oldest|biggest|largest|longest|highest|deepest|smallest|"
+                          r"youngest|heaviest|richest|most\s+(?:famous|popular|visited|spoken|"
+                          r"common|populous|successful|influential))\b", re.I)
+"""The world's superlatives: of size, age or fame, not of a price, a distance or a time."""
+_REGIONS_SAID = """Africa Asia Europe America Americas Antarctica Oceania Australia Atlantic
+Pacific Arctic Indian Mediterranean Caribbean Sahara Amazon Alps Himalayas"""
+_REGIONS = frozenset(_REGIONS_SAID.split())
 _ESTIMATE = re.compile(r"\b(?:roughly|approximately|ballpark|give\s+or\s+take|more\s+or\s+less)\b"
                        r"|\babout\s+how\b", re.I)
 _QUANTITY = re.compile(r"\bhow\s+(?:many|much|long|far|big|old|tall|high|deep|large|often)\b", re.I)
@@ -158,7 +213,9 @@ _OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.I)
 _THEIRS = re.compile(
     r"\b(?:my|our)\s+(?:\w+\s+)?(?:body|bodies|brain|health|sleep|skin|eyes|ears|boss|manager|team|"
     r"colleagues?|coworkers?|friends?|family|wife|husband|partner|kids?|children|son|daughter|mum|"
-    r"mom|dad|parents?|brother|sister|cat|dog|puppy|kitten|neighbou?rs?)\b", re.I)
+    r"mom|dad|parents?|brother|sister|cat|dog|puppy|kitten|neighbou?rs?|grand(?:ma|pa|mother|"
+    r"father|parents?|son|daughter|kids?)|aunt|uncle|cousin|nephew|niece|baby|girlfriend|"
+    r"boyfriend)\b", re.I)
 """One's own body, people and pets: what a question is about, nothing a tool holds."""
 
 
@@ -169,7 +226,8 @@ def _named(text: str) -> bool:
     from reactloop.models._pragmatics import capitalised_names
 
     places = {w for place, _ in places_in(text) for w in place.split()}
-    return any(not (name.isupper() or name in places) for name in capitalised_names(text))
+    return any(not ((len(name) > 1 and name.isupper()) or name in places or name in _REGIONS)
+               for name in capitalised_names(text))
 
 
 def knowledge(question: str) -> bool:
@@ -179,7 +237,11 @@ def knowledge(question: str) -> bool:
     text = about_only(question)
     process = _PROCESS.search(text)
     estimate = _ESTIMATE.search(text) and _QUANTITY.search(text)
-    if not (_FORMS.search(text) or estimate or (process and not _WAY.search(process.group(1)))):
+    kind = _KIND_ASKED.search(text) or _SUPERLATIVE.search(text)
+    if kind and not _FORMS.search(text) and _named(text):
+        return False  # "does Cafe Aroma sell tea?", "the biggest shop in Terminal B": the data's
+    if not (_FORMS.search(text) or estimate or kind or (
+            process and not _WAY.search(process.group(1)))):
         return False
     present = process and process.group(0).split()[1].lower() not in ("did", "was", "were")
     if present and not _FORMS.search(text) and _named(text):
