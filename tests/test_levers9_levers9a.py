@@ -136,3 +136,33 @@ def test_more_forms_of_knowledge_advice_and_judgement_call_no_tool(question: str
 ])
 def test_requests_among_the_second_rounds_forms_still_use_tools(question: str) -> None:
     assert not small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    # the third round, in phrasings of their own
+    "smarter to pay off debt first or to save?",  # a comparison without "is it"
+    "how come a day has 24 hours?",  # "how come" is "why"
+    "what causes hiccups on a long drive?",  # a cause
+    "when was the first email ever sent?",  # the first, in the past
+    "I grew up in 1985, what music did people like back then?",  # back then
+    "is 15 old for a cat?",  # a norm for a kind
+    "do you have a favourite season?",  # about the assistant
+    "thanks! any hobbies yourself?",
+    "have you got a funny joke about clocks?",
+    "where's the best spot on a train for reading?",  # the best spot on a kind of thing
+    "what's the best seat in a cinema for sound?",
+    "how does a text message get from one phone to another?",  # a process, no route
+])
+def test_the_third_rounds_forms_call_no_tool(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "what caused the delay on order B2040?",  # an order
+    "what made my connection so late?",  # one's own trip
+    "when is the first flight to Lisbon tomorrow?",  # a schedule, not the past
+    "where's the best cafe at the airport?",  # this airport's data
+    "how do I get from one terminal to another?",  # a route for the user
+])
+def test_requests_among_the_third_rounds_forms_still_use_tools(question: str) -> None:
+    assert not small_talk(question), question

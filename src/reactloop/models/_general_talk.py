@@ -81,6 +81,9 @@ _QUOTED = re.compile(r"\b(word|term|name|phrase|expression|saying|idiom|called|n
 """A word asked about ("the word 'salary'"): the topic, no text to act on."""
 _RATIO = re.compile(r"\b((?:the|a|an)\s+)\d+(?:/\d+)+(?=\s+(?-i:[a-z]))", re.I)
 """A ratio that names a kind ("the 80/20 rule", "a 50/50 chance"): no division."""
+_BEST_SPOT = re.compile(r"\bwhere(?:'s|\s+is)\s+the\s+best(?=\s+\w+\s+(?:on|in|at)\s+(?:a|an|any)\s)",
+                        re.I)
+"""The best spot on a kind of thing ("where's the best seat on a plane?"): advice, no place."""
 _EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.,?|for\s+example)\s+(?-i:[A-Z][\w'-]*)"
                        r"(?:\s*(?:,|or|and)\s*(?-i:[A-Z][\w'-]*))*", re.I)
 
@@ -92,6 +95,8 @@ def about_only(question: str) -> str:
     text = " ".join(question.split()).replace("’", "'")
     text = _NOT_CLOCK.sub(lambda m: "what season" if " of " in m.group(0) else "when ", text)
     text = _KNOWS_WHERE.sub(r"\1", text)
+    text = re.sub(r"\bhow\s+come\b", "why", text, flags=re.I)
+    text = _BEST_SPOT.sub("which is the best", text)
     text = _ORIGIN.sub(r"whence \1 comes", text)
     text = _EXAMPLES.sub("", text)
     text = _QUOTED.sub(r"\1 x", text)
@@ -109,11 +114,15 @@ _PICK = re.compile(
     r"prefer|go\s+for|take|recommend|get|rather)\b|\bwould\s+you\s+(?:rather|prefer)\b|"
     r"\bdo\s+you\s+(?:prefer|like)\b[^?.!]*\bor\b|\b(?:explain|justify)\s+your\s+(?:choice|"
     r"pick|answer|reasoning)\b|\bif\s+you\s+(?:had|have)\s+to\s+(?:choose|pick)\b|"
-    r"\byour\s+(?:pick|choice|preference|favou?rite)\b", re.I)
+    r"\byour\s+(?:pick|choice|preference|favou?rite)\b|\b(?:do\s+you\s+have|have\s+you\s+got|got)\s+"
+    r"(?:a|any)\s+(?:favou?rite|plans|hobbies|pets?|joke|good\s+joke|funny\s+joke|riddle)\b|"
+    r"(?:^|[,.;:!?]\s+)any\s+(?:plans|hobbies)\b", re.I)
 """A choice asked of the assistant itself."""
 _COMPARED = re.compile(
-    r"\b(?:is|are|was|would|will)\s+it\s+(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|worse|"
-    r"\w{3,}er)\s+(?:to|if|when)\b[^?.!]*\bor\b|"
+    r"(?:\b(?:is|are|was|would|will)\s+it\s+|^\W*)(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|"
+    r"worse|\w{3,}er)\s+(?:to|if|when)\b[^?.!]*\bor\b|"
+    r"\b(?:is|are)\s+(?:an?\s+|the\s+)?[\w\s'-]{1,30}?\s+(?:too\s+|very\s+|really\s+)?(?:old|young|"
+    r"big|small|heavy|tall|short|long|normal|a\s+lot)\s+for\s+(?:a|an)\b|"
     r"\b(?:which|what(?:'s|\s+is|\s+are))\b[^?.!]{0,40}?\b(?:more\s+\w+|less\s+\w+|better|worse|"
     r"\w{3,}er)\b[^?.!]*\bor\b|"
     r"\b(?:is|are|am)\s+(?:it|i|we|they|\w+)\s+(?:\w+\s+)?too\s+(?:late|early|old|young|much|"
@@ -170,6 +179,8 @@ _WAY = re.compile(r"\b(?:get|go|reach|find|walk|drive|book\w*|buy|order|say|cost
                   r"increase|decrease|fall|fell)\b|\bfrom\s+\w+\s+to\s+\w+", re.I)
 """A way to get somewhere or something (a route, a search, a booking), or how a figure
 changed ("how did revenue change from january to february?"): no process."""
+_FROM_ONE = re.compile(r"\b(?:get|go|travel|move)\s+from\s+one\s+\w+\s+to\s+another\b", re.I)
+"""How a thing moves from one of a kind to another: a process, no route."""
 _FORMS = re.compile(
     r"\bwhat\s+happens\s+(?:to\s+[\w\s'-]{1,30}?\s+)?(?:when|if|after|during)\b|"
     r"\b(?:origins?|etymology|history|story|invention|the\s+point|the\s+purpose)\s+of\b|\bwhence\b|"
@@ -179,6 +190,11 @@ _FORMS = re.compile(
     r"system|sky|oceans?|sun|moon)\b|\bof\s+all\s+time\b|\bthe\s+universe\b|"
     r"\bwho\s+(?:first\s+)?(?:\w+ed|invented|made|built|wrote|came\s+up\s+with|was\s+the\s+first)\b|"
     r"\bthe\s+first\s+(?:person|people|man|woman|one|country|city|human)\b|"
+    r"\b(?:when|who|what|where|how)\s+(?:was|were|did)\b[^?.!]*\bthe\s+(?:first|earliest)\b|"
+    r"\bwhat\s+(?:causes|caused|makes|made)\s+(?!me\b|us\b|my\b|our\b)|\bthe\s+causes?\s+of\b|"
+    r"\b(?:which|what)(?:'s|\s+is|\s+are)\s+(?:the\s+)?best\s+[\w\s-]{1,20}?\s+(?:on|in|at|for)\s+"
+    r"(?:a|an|any)\s|"
+    r"\b(?:back\s+then|in\s+those\s+days|at\s+the\s+time|in\s+the\s+(?:old\s+days|past))\b|"
     r"^\W*(?:(?:please\s+)?(?:list|name|suggest|share|give\s+me|tell\s+me)\s+(?:some|a\s+few|a\s+"
     r"couple\s+(?:of\s+)?|several)\s+(?:[\w-]+\s+){0,2}?(?:things|ideas|tips|ways|reasons|books|"
     r"films|movies|songs|places|examples|games|activities|hobbies|names|habits|dishes|snacks)\b)|"
@@ -241,7 +257,7 @@ def knowledge(question: str) -> bool:
     if kind and not _FORMS.search(text) and _named(text):
         return False  # "does Cafe Aroma sell tea?", "the biggest shop in Terminal B": the data's
     if not (_FORMS.search(text) or estimate or kind or (
-            process and not _WAY.search(process.group(1)))):
+            process and not _WAY.search(_FROM_ONE.sub("", process.group(1))))):
         return False
     present = process and process.group(0).split()[1].lower() not in ("did", "was", "were")
     if present and not _FORMS.search(text) and _named(text):
