@@ -166,3 +166,29 @@ def test_the_third_rounds_forms_call_no_tool(question: str) -> None:
 ])
 def test_requests_among_the_third_rounds_forms_still_use_tools(question: str) -> None:
     assert not small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    # the fourth round, in phrasings of their own
+    "mountains or the sea — which do you enjoy more?",  # the assistant's view, "or" first
+    "cats or dogs? choose one and explain",
+    "what is DNS and why does it matter?",  # an acronym's definition
+    "what do air traffic controllers do all day?",  # what people of a kind do
+    "what was school like in the 1950s?",  # what the past was like
+    "what's a leap year and why do we need it?",  # a clause of its own without a comma
+    "does chocolate really make you happier?",  # a kind's effect on people
+    "which instrument is easiest for a complete beginner?",  # the best for a kind of person
+    "what sport would suit someone with bad knees?",  # advice by what suits
+])
+def test_the_fourth_rounds_forms_call_no_tool(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "which gate is best for a quick coffee?",  # the data's places
+    "what is CET time right now?",  # the clock
+    "which flight is cheapest for a family from Rome to Oslo?",  # a search
+    "what do the notes in my workspace say?",  # a document
+])
+def test_requests_among_the_fourth_rounds_forms_still_use_tools(question: str) -> None:
+    assert not small_talk(question), question

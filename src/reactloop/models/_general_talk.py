@@ -101,8 +101,8 @@ def about_only(question: str) -> str:
     text = _EXAMPLES.sub("", text)
     text = _QUOTED.sub(r"\1 x", text)
     text = _RATIO.sub(r"\1ratio", text)
-    text = re.sub(r"([,;])\s+(?:and|but|so|or)\s+(?=(?:why|how|what|when|which|who)\b)", r"\1 ",
-                  text, flags=re.I)  # ", and why is it …": a clause of its own
+    text = re.sub(r"(?:([,;])\s+|\s+)(?:and|but|so|or)\s+(?=(?:why|how|what|when|which|who)\b)",
+                  lambda m: (m.group(1) or ",") + " ", text, flags=re.I)  # "…, and why is it …"
     if _OPERATOR.search(text) or _OPERATION.search(text) or _NUMBERED.search(text):
         return text
     text = _COMPOUND.sub("some-", text)  # "a 12-hour clock": a kind of clock
@@ -116,7 +116,8 @@ _PICK = re.compile(
     r"pick|answer|reasoning)\b|\bif\s+you\s+(?:had|have)\s+to\s+(?:choose|pick)\b|"
     r"\byour\s+(?:pick|choice|preference|favou?rite)\b|\b(?:do\s+you\s+have|have\s+you\s+got|got)\s+"
     r"(?:a|any)\s+(?:favou?rite|plans|hobbies|pets?|joke|good\s+joke|funny\s+joke|riddle)\b|"
-    r"(?:^|[,.;:!?]\s+)any\s+(?:plans|hobbies)\b", re.I)
+    r"(?:^|[,.;:!?]\s+)any\s+(?:plans|hobbies)\b|\bwhich\s+(?:one\s+)?(?:do|would)\s+you\s+(?:find|"
+    r"think|consider|say|like|enjoy)\b|\b(?:pick|choose)\s+(?:one|a\s+side)\b", re.I)
 """A choice asked of the assistant itself."""
 _COMPARED = re.compile(
     r"(?:\b(?:is|are|was|would|will)\s+it\s+|^\W*)(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|"
@@ -194,6 +195,16 @@ _FORMS = re.compile(
     r"\bwhat\s+(?:causes|caused|makes|made)\s+(?!me\b|us\b|my\b|our\b)|\bthe\s+causes?\s+of\b|"
     r"\b(?:which|what)(?:'s|\s+is|\s+are)\s+(?:the\s+)?best\s+[\w\s-]{1,20}?\s+(?:on|in|at|for)\s+"
     r"(?:a|an|any)\s|"
+    r"^\W*what(?:'s|\s+is|\s+are)\s+(?-i:[A-Z]{2,6})(?:\s+and\b|\s*[,;]|\W*$)|"
+    r"\bwhat\s+(?:do|does)\s+(?!you\b|i\b|we\b|they\b|my\b|our\b)[\w\s-]{1,30}?\s+do\b|"
+    r"\bwhat\s+(?:was|were)\s+[\w\s'-]{1,30}?\s+like\b|"
+    r"^\W*(?:does|do|can|will)\s+(?!i\b|we\b|you\b|my\b|our\b|the\b|this\b|that\b|it\b|"
+    r"there\b)\w+\s+(?:\w+\s+)?\w+\s+(?:you|people|us|your\s+body)\b|"
+    r"\b(?:which|what)\b[^?.!]*\b(?!(?:cheap|fast|quick|earli|lat|short|soon|clos|near)est\b)"
+    r"(?:\w+est|best|worst|most\s+\w+)\s+(?:for|to\s+\w+\s+for)\s+(?:(?:a|an|any)\s+(?:\w+\s+)?"
+    r"(?:beginner|child|kid|student|family|couple|person|adult|teenager|senior|novice|learner|"
+    r"traveller|traveler|some-year-old)|someone|beginners|kids|children|people|students)\b|"
+    r"\bwould\s+(?:suit|fit|be\s+(?:good|best|right|ideal)\s+for)\s+(?:a|an|someone|me)\b|"
     r"\b(?:back\s+then|in\s+those\s+days|at\s+the\s+time|in\s+the\s+(?:old\s+days|past))\b|"
     r"^\W*(?:(?:please\s+)?(?:list|name|suggest|share|give\s+me|tell\s+me)\s+(?:some|a\s+few|a\s+"
     r"couple\s+(?:of\s+)?|several)\s+(?:[\w-]+\s+){0,2}?(?:things|ideas|tips|ways|reasons|books|"
