@@ -192,3 +192,21 @@ def test_the_fourth_rounds_forms_call_no_tool(question: str) -> None:
 ])
 def test_requests_among_the_fourth_rounds_forms_still_use_tools(question: str) -> None:
     assert not small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "what are 7 albums everyone should hear once?",  # "should" with a verb that is no lookup
+    "what are 3 novels every student should read?",
+    "hiya! what's new with you?",  # about the assistant
+    "what happened in 1492?",  # history by its year
+])
+def test_the_fifth_rounds_forms_call_no_tool(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "which file should I read first?",  # a document of the user's
+    "what happened to order A1001?",  # an order
+])
+def test_requests_among_the_fifth_rounds_forms_still_use_tools(question: str) -> None:
+    assert not small_talk(question), question

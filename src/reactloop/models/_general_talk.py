@@ -117,7 +117,8 @@ _PICK = re.compile(
     r"\byour\s+(?:pick|choice|preference|favou?rite)\b|\b(?:do\s+you\s+have|have\s+you\s+got|got)\s+"
     r"(?:a|any)\s+(?:favou?rite|plans|hobbies|pets?|joke|good\s+joke|funny\s+joke|riddle)\b|"
     r"(?:^|[,.;:!?]\s+)any\s+(?:plans|hobbies)\b|\bwhich\s+(?:one\s+)?(?:do|would)\s+you\s+(?:find|"
-    r"think|consider|say|like|enjoy)\b|\b(?:pick|choose)\s+(?:one|a\s+side)\b", re.I)
+    r"think|consider|say|like|enjoy)\b|\b(?:pick|choose)\s+(?:one|a\s+side)\b|"
+    r"\bwhat(?:'s|\s+is)\s+new\s+with\s+you\b|\bhow\s+have\s+you\s+been\b", re.I)
 """A choice asked of the assistant itself."""
 _COMPARED = re.compile(
     r"(?:\b(?:is|are|was|would|will)\s+it\s+|^\W*)(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|"
@@ -145,11 +146,14 @@ _MOMENT = re.compile(r"\b(?:now|currently|at\s+the\s+moment|yet|late|early|awake
 """Words of the present moment or of a time of day: with a place, the clock there."""
 
 
-_LOOKUP = re.compile(r"\byour\s+(?:shop|store|stock|list|records?|database|system|catalog(?:ue)?|"
-                     r"menu|prices?)\b|\bhow\s+much\b[^?.!]*\b(?:pay|cost|costs|price|charge|fare)\b|\b(?:check|look\s+(?:up|in|at|through|into)|search|read|open)\b|\blist\s+"
-                     r"(?:the|my|our|all|every|files?|folders?|contents|what|everything)\b|"
-                     r"\b(?:the|this|that|these)\s+(?:\w+\s+)?(?:docs?|documents?|files?|notes|"
-                     r"folders?|spreadsheets?|faq|readme|csv|data|table)\b", re.I)
+_LOOKUP = re.compile(
+    r"\byour\s+(?:shop|store|stock|list|records?|database|system|catalog(?:ue)?|menu|prices?)\b|"
+    r"\bhow\s+much\b[^?.!]*\b(?:pay|cost|costs|price|charge|fare)\b|"
+    r"\b(?:check|look\s+(?:up|in|at|through|into)|search)\b|\b(?:read|open)\s+(?:the|my|our|this|"
+    r"that|it|files?|notes|docs?)\b|"
+    r"\blist\s+(?:the|my|our|all|every|files?|folders?|contents|what|everything)\b|"
+    r"\b(?:the|this|that|these)\s+(?:\w+\s+)?(?:docs?|documents?|files?|notes|folders?|"
+    r"spreadsheets?|faq|readme|csv|data|table)\b", re.I)
 """A request to look something up, or a document of the user's said by its kind."""
 
 
@@ -205,6 +209,7 @@ _FORMS = re.compile(
     r"(?:beginner|child|kid|student|family|couple|person|adult|teenager|senior|novice|learner|"
     r"traveller|traveler|some-year-old)|someone|beginners|kids|children|people|students)\b|"
     r"\bwould\s+(?:suit|fit|be\s+(?:good|best|right|ideal)\s+for)\s+(?:a|an|someone|me)\b|"
+    r"\bwhat\s+happened\s+(?:in|during)\s+(?:the\s+)?some\b|"
     r"\b(?:back\s+then|in\s+those\s+days|at\s+the\s+time|in\s+the\s+(?:old\s+days|past))\b|"
     r"^\W*(?:(?:please\s+)?(?:list|name|suggest|share|give\s+me|tell\s+me)\s+(?:some|a\s+few|a\s+"
     r"couple\s+(?:of\s+)?|several)\s+(?:[\w-]+\s+){0,2}?(?:things|ideas|tips|ways|reasons|books|"
