@@ -210,3 +210,24 @@ def test_the_fifth_rounds_forms_call_no_tool(question: str) -> None:
 ])
 def test_requests_among_the_fifth_rounds_forms_still_use_tools(question: str) -> None:
     assert not small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "nice, thanks! do you like poetry?",  # the assistant's tastes
+    "heard any good puns about calendars?",  # a joke asked of the assistant
+    "which 5 beaches in Asia are the nicest, in your opinion?",  # the assistant's view
+    "what was so important about 1989?",  # what made a time special
+    "how long before boarding should I go to a gate for a domestic flight?",  # a norm, a kind
+    "how did early clocks get built without metal tools?",  # a process in the past
+])
+def test_the_sixth_rounds_forms_call_no_tool(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "do you like the bakery near gate B7?",  # a place said with a code
+    "what is special about Cafe Aroma?",  # a name the data may hold
+    "how early should I get to the airport for my flight to Rome?",  # one's own trip
+])
+def test_requests_among_the_sixth_rounds_forms_still_use_tools(question: str) -> None:
+    assert not small_talk(question), question

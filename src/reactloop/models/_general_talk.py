@@ -118,7 +118,10 @@ _PICK = re.compile(
     r"(?:a|any)\s+(?:favou?rite|plans|hobbies|pets?|joke|good\s+joke|funny\s+joke|riddle)\b|"
     r"(?:^|[,.;:!?]\s+)any\s+(?:plans|hobbies)\b|\bwhich\s+(?:one\s+)?(?:do|would)\s+you\s+(?:find|"
     r"think|consider|say|like|enjoy)\b|\b(?:pick|choose)\s+(?:one|a\s+side)\b|"
-    r"\bwhat(?:'s|\s+is)\s+new\s+with\s+you\b|\bhow\s+have\s+you\s+been\b", re.I)
+    r"\bwhat(?:'s|\s+is)\s+new\s+with\s+you\b|\bhow\s+have\s+you\s+been\b|"
+    r"\bdo\s+you\s+(?:like|love|enjoy|hate)\s+(?!to\b)|\b(?:know|got|have|heard)\s+(?:any|a)\s+"
+    r"(?:good\s+|funny\s+)?(?:jokes?|riddles?|puns?|fun\s+facts?)\b|"
+    r"\bin\s+your\s+(?:view|opinion|experience)\b|\byour\s+(?:view|opinion|take)\b", re.I)
 """A choice asked of the assistant itself."""
 _COMPARED = re.compile(
     r"(?:\b(?:is|are|was|would|will)\s+it\s+|^\W*)(?:\w+\s+)?(?:more\s+\w+|less\s+\w+|better|"
@@ -179,7 +182,7 @@ def choice(question: str) -> bool:
 _PROCESS = re.compile(r"\bhow\s+(?:do|does|did|can|could|is|are|was|were)\s+(?!i\b|we\b|you\b|my\b|"
                       r"our\b|it\s+going\b)([^?.!]+)", re.I)
 """How a thing behaves or is done ("how do airplanes stay in the air?", "how are X chosen?")."""
-_WAY = re.compile(r"\b(?:get|go|reach|find|walk|drive|book\w*|buy|order|say|cost|look|take|do|"
+_WAY = re.compile(r"\bget\b(?!\s+(?:made|done|built|\w+ed)\b)|\b(?:go|reach|find|walk|drive|book\w*|buy|order|say|cost|look|take|do|"
                   r"did|change|changed|grow|grew|perform|compare|rank|sell|sold|drop|rise|rose|"
                   r"increase|decrease|fall|fell)\b|\bfrom\s+\w+\s+to\s+\w+", re.I)
 """A way to get somewhere or something (a route, a search, a booking), or how a figure
@@ -216,7 +219,8 @@ _FORMS = re.compile(
     r"films|movies|songs|places|examples|games|activities|hobbies|names|habits|dishes|snacks)\b)|"
     r"\b(?:centur(?:y|ies)|decades?|ancient|medieval)\b|\bwhat\s+season\b|\bwhen\s+" + _PEOPLE + "|"
     r"\btell\s+me\s+(?:a|an|some)\s+(?:\w+\s+)?(?:fact|facts|joke|jokes|story|riddle|trivia)\b|"
-    r"\b(?:how|what|when|which)\b[^?.!]*\bshould\s+(?:(?:i|we)\s+(?!get\b(?!\s+(?:him|her|them|for|as)\b)|go\b|find\b|reach\b|"
+    r"\b(?:how|what|when|which)\b[^?.!]*\bshould\s+(?:(?:i|we)\s+(?!(?:get|go)\b(?!\s+(?:him|her|them|for|as|to\s+(?:a|an|any)\b))|"
+    r"find\b|reach\b|"
     r"book\b|take\b|leave\b|call\b|email\b|ask\b|open\b|read\b|check\b|use\b|run\b|pay\b|"
     r"spend\b|arrive\b|board\b)|"
     r"(?!i\b|we\b))|^\W*should\s+(?!i\b|we\b|you\b|my\b|our\b|the\b|this\b|that\b|it\b)|"
@@ -232,6 +236,9 @@ _SUPERLATIVE = re.compile(r"\b(?:tallest|oldest|biggest|largest|longest|highest|
                           r"youngest|heaviest|richest|most\s+(?:famous|popular|visited|spoken|"
                           r"common|populous|successful|influential))\b", re.I)
 """The world's superlatives: of size, age or fame, not of a price, a distance or a time."""
+_SPECIAL = re.compile(r"\bwhat(?:'s|\s+is|\s+was|\s+were)\s+(?:so\s+)?(?:special|important|"
+                      r"significant|interesting|unique)\s+about\b", re.I)
+"""What made a thing or a time special ("what was so special about 1969?")."""
 _REGIONS_SAID = """Africa Asia Europe America Americas Antarctica Oceania Australia Atlantic
 Pacific Arctic Indian Mediterranean Caribbean Sahara Amazon Alps Himalayas"""
 _REGIONS = frozenset(_REGIONS_SAID.split())
@@ -269,7 +276,7 @@ def knowledge(question: str) -> bool:
     text = about_only(question)
     process = _PROCESS.search(text)
     estimate = _ESTIMATE.search(text) and _QUANTITY.search(text)
-    kind = _KIND_ASKED.search(text) or _SUPERLATIVE.search(text)
+    kind = _KIND_ASKED.search(text) or _SUPERLATIVE.search(text) or _SPECIAL.search(text)
     if kind and not _FORMS.search(text) and _named(text):
         return False  # "does Cafe Aroma sell tea?", "the biggest shop in Terminal B": the data's
     if not (_FORMS.search(text) or estimate or kind or (
