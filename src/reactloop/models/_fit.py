@@ -125,10 +125,10 @@ def small_talk(question: str) -> bool:
     """Whether ``question`` is a remark, not a request: no question mark, no value (digits,
     quotes, names such as ``notes.txt``), and either an exclamation ("What a lovely day!") or
     a sentence about oneself or the conversation ("I will call you later", "That was a long
-    list") that says no want ("I need ...", "I'd like ...", "please"). By their form
-    (:mod:`reactloop.models._pragmatics`), also a general question about nothing concrete
-    ("Why do we have daylight saving?"), a request for advice or something made up, and a
-    statement about oneself with a number in it ("just landed after a 12 hour flight")."""
+    list") that says no want ("I need ...", "I'd like ...", "please"). By their form (modules
+    ``_pragmatics``, ``_general_talk``), also a general question, advice, a choice or a
+    judgement about nothing concrete and a statement about oneself ("just landed …")."""
+    from reactloop.models._general_talk import general_talk
     from reactloop.models._pragmatics import (
         advice,
         general_question,
@@ -142,7 +142,7 @@ def small_talk(question: str) -> bool:
     if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
         return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning
     if text and (general_question(text) or self_statement(text) or advice(text)
-                 or greeting(text) or judgement(text)):
+                 or greeting(text) or judgement(text) or general_talk(text)):
         return True  # "Why do we have daylight saving?", "just landed after a 12 hour flight"
     if not text or "?" in text or _VALUE.search(text):
         return False

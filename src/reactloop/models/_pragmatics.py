@@ -47,7 +47,9 @@ _GENERAL = re.compile(
     r"|\b(?:generally|broadly)\s+speaking\b|\bin\s+general\b", re.I)
 """The forms of a question for knowledge (at the start of a clause), or a question said to
 be general."""
-_ABOUT_YOU = re.compile(r"\b(?:who|how|what)\b[^?.!]*?\b(?:are\s+you|your|call\s+you|you\s+doing)\b"
+_ABOUT_YOU = re.compile(r"\b(?:who|how|what)\b[^?.!]*?\b(?:are\s+you|your(?!\s+(?:shop|store|stock|"
+                        r"list|records?|database|system|catalog(?:ue)?|menu|prices?|data|files?|"
+                        r"contacts?)\b)|call\s+you|you\s+doing)\b"
                         r"|\bhow(?:'s|’s|\s+is)\s+it\s+going\b", re.I)
 """A question about the assistant itself ("Who are you?", "What is your favourite colour?")."""
 _VALUE = re.compile(r"\d|(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
