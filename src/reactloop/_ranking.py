@@ -176,10 +176,12 @@ the files' contents, whatever other tool a word of it names ("time")."""
 _OVER = re.compile(r"\d\s+over\s+\d")
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
-_DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
+_DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )(?<!same )(?<!that )(?<!each )"
+                      r"(?<!every )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
                       r"midnight|noon|daytime|hour|o'?clock|up yet)\b", re.I)
 """A time of day said of a place ("Is it late in Sydney?", "are they awake there?"): with a place
-that has a timezone, the question asks for the clock there."""
+that has a timezone, the question asks for the clock there; not a day's part said of another
+time ("that morning", "the same evening", "every night")."""
 _NEED = re.compile(r"\b(?:where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there\s+(?:a|an|any)(?:where)?\b|"
                    r"(?:i|we)\s+(?:need|want|have)\s+to|(?:i|we)\s+could\s+(?:really\s+)?use)\s+\w",
                    re.I)
@@ -223,7 +225,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out.append("list")
     if expand and asks_documents(text) and not _FILENAME.search(text):
         out += ["search", "grep", "contents"]  # "which doc explains X": search the files
-    if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
+    if expand and _DAYTIME.search(text) and _has_zone(text) and not _dated(said):
+        # "is it late in Sydney?"; not "in London on 15 November … the same morning": a day's
         out += ["time", "current", "timezone"]
     if expand and _conversion(said):  # "noon in Sydney, what's that in Lima?"
         out += ["convert", "time", "timezone"]
@@ -263,6 +266,14 @@ def _conversion(text: str) -> bool:
     from reactloop.models._times import spoken_times
 
     return len(set(zones_in(text))) >= 2 and bool(spoken_times(text))
+
+
+def _dated(text: str) -> bool:
+    """Whether ``text`` says a calendar day ("15 November 2027", "2027-11-15"): a time of day
+    with it is that day's (a trip's "same morning"), not the clock's now."""
+    from reactloop.models._dates import spoken_dates
+
+    return bool(spoken_dates(text))
 
 
 def _has_zone(text: str) -> bool:

@@ -1,0 +1,95 @@
+"""Time levers of the embedded model (issue 23, eleventh sitting, levers9b), each checked
+without running the model, on phrasings written here: a zone's name typed in lower case
+("asia/tokyo") or an abbreviation in capitals ("EST", "PST") is a zone, and a part of the day
+said of a dated trip ("the same morning") asks for no clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop._demo_tools import current_time
+from reactloop._ranking import NAMES_MARK, best_choice, terms
+from reactloop._zones import city_zone, zones_in
+from reactloop.messages import ToolSpec
+from reactloop.models._fit import zone_choices
+
+CONVERT = ToolSpec("time_convert_time", "Convert time between timezones", {
+    "type": "object", "properties": {
+        "source_timezone": {"type": "string", "description": "Source IANA timezone name"},
+        "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+        "target_timezone": {"type": "string", "description": "Target IANA timezone name"}},
+    "required": ["source_timezone", "time", "target_timezone"]})
+
+
+@pytest.mark.parametrize(("question", "zones"), [
+    ("asia/tokyo 18:30 -> europe/lisbon", ["Asia/Tokyo", "Europe/Lisbon"]),
+    ("africa/nairobi 06:05 in america/mexico_city", ["Africa/Nairobi", "America/Mexico_City"]),
+    ("convert 7pm EUROPE/ROME to America/bogota", ["Europe/Rome", "America/Bogota"]),
+])
+def test_a_zone_name_typed_in_any_case_is_the_zone(question: str, zones: list[str]) -> None:
+    assert zones_in(question) == zones
+    offered = zone_choices(CONVERT, question).parameters["properties"]
+    assert offered["source_timezone"]["enum"] == [zones[0]]
+    assert offered["target_timezone"]["enum"] == [zones[1]]
+
+
+@pytest.mark.parametrize(("question", "zones"), [
+    ("what's 3pm EST in CET?", ["EST", "CET"]),
+    ("10:00 PST to GMT", ["America/Los_Angeles", "GMT"]),
+    ("8:30 IST is what in BST", ["Asia/Kolkata", "Europe/London"]),
+    ("noon utc in jst", ["UTC"]),  # only UTC and GMT count in lower case
+])
+def test_a_time_abbreviation_in_capitals_is_a_zone(question: str, zones: list[str]) -> None:
+    assert zones_in(question) == zones
+
+
+def test_the_demo_clock_takes_a_zone_typed_in_lower_case_or_an_abbreviation() -> None:
+    assert city_zone("asia/baku") == "Asia/Baku" and city_zone("PDT") == "America/Los_Angeles"
+    assert current_time.fn("australia/darwin").endswith("ACST")
+    assert city_zone("Prc") is None and zones_in("c'est la vie, est-ce que ROC is fine") == []
+
+
+FLIGHTS = ToolSpec("load_skill", "Load a skill.", {
+    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    choices=(("fly-away", "Search and book flights between major cities. Use when the user "
+              f"wants to find, compare or book a flight.{NAMES_MARK}Lisbon; Oslo; Madrid"),))
+
+
+@pytest.mark.parametrize("question", [
+    "I have a job interview in Oslo on 4 March 2027 and would fly from Lisbon that morning, "
+    "economy. What is there and what does it cost?",
+    "Conference in Madrid on the 2nd of June, I'd fly out of Oslo early the same morning",
+    "got a wedding in Lisbon 2027-09-18, flying in from Madrid the night before, any options?",
+])
+def test_a_part_of_the_day_of_a_dated_trip_asks_for_no_clock(question: str) -> None:
+    assert "current" not in terms(question, expand=True)
+    best = best_choice([current_time.spec(), CONVERT, FLIGHTS], question)
+    assert best is not None and best[1] == "fly-away"
+
+
+@pytest.mark.parametrize("question", ["is it still morning in Oslo?",
+                                      "Are they asleep in Lisbon right now?"])
+def test_a_part_of_the_day_said_of_a_place_still_asks_for_its_clock(question: str) -> None:
+    assert "current" in terms(question, expand=True)
+
+
+@pytest.mark.parametrize(("question", "zones"), [
+    ("if it's 9:00 in Portugal what time is it in Kenya?", ["Europe/Lisbon", "Africa/Nairobi"]),
+    ("8:00 in Japan is what time in Brazil?", ["Asia/Tokyo", "America/Sao_Paulo"]),
+    ("how late is it in new zealand", ["Pacific/Auckland"]),
+    ("how long do I roast a turkey at 180 degrees", []),  # a country only where said as a place
+])
+def test_a_country_said_as_a_place_is_the_zone_of_most_of_its_cities(
+        question: str, zones: list[str]) -> None:
+    assert zones_in(question) == zones
+
+
+@pytest.mark.parametrize(("question", "zones"), [
+    ("whats 17:20 in Amsterdm in Bangkok time", ["Europe/Amsterdam", "Asia/Bangkok"]),
+    ("right now in Melborne, what time is it?", ["Australia/Melbourne"]),
+    ("time in sydeny pls", ["Australia/Sydney"]),
+    ("say nine o'clock in German", []),  # a word the name starts is no misspelling of it
+    ("we meet at 9 in Eastern", []),
+])
+def test_a_place_misspelt_by_a_letter_is_the_place(question: str, zones: list[str]) -> None:
+    assert zones_in(question) == zones
