@@ -93,3 +93,53 @@ def test_a_country_said_as_a_place_is_the_zone_of_most_of_its_cities(
 ])
 def test_a_place_misspelt_by_a_letter_is_the_place(question: str, zones: list[str]) -> None:
     assert zones_in(question) == zones
+
+
+PLACES = ["Oslo", "Madrid", "Lisbon", "Rome", "OSL"]
+
+
+@pytest.mark.parametrize(("question", "trip"), [
+    ("I have a job interview in Oslo on 4 March 2027 and would fly from Lisbon that morning",
+     ("Lisbon", "Oslo")),
+    ("need to be in rome on 3 june 2027, flying out of madrid, economy pls", ("Madrid", "Rome")),
+    ("My trip: Madrid from Lisbon, July 4, 2027, 2 passengers. Options?", ("Lisbon", "Madrid")),
+    ("One-way Rome to Oslo 14.07.2027, cheapest option?", ("Rome", "Oslo")),
+    ("is Oslo colder than Madrid in winter?", None),  # two places, no start said
+])
+def test_a_trip_said_apart_goes_from_the_place_left_to_the_other(
+        question: str, trip: tuple[str, str] | None) -> None:
+    from reactloop.models._trips import trip_places
+
+    assert trip_places(question, PLACES) == trip
+
+
+@pytest.mark.parametrize(("question", "dates"), [
+    ("Rome to Oslo 14.07.2027", ["2027-07-14"]), ("Lisbon to Rome, 2027/04/20", ["2027-04-20"]),
+    ("on 7/14/2027 please", ["2027-07-14"]), ("on 05/10/2027", ["2027-05-10", "2027-10-05"]),
+    ("version 3.5/2027 costs 12.50", []),
+])
+def test_a_date_typed_in_numbers_with_dots_or_slashes_is_a_date(
+        question: str, dates: list[str]) -> None:
+    from reactloop._ranking import terms
+    from reactloop.models._dates import spoken_dates
+
+    assert spoken_dates(question) == dates
+    assert dates == [] or "calculate" not in terms(question, expand=True)  # no division
+
+
+def test_a_trip_between_two_places_of_a_skill_on_a_day_chooses_the_skill() -> None:
+    from reactloop import tool
+
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers: the sum, the total."""
+        return a + b
+
+    trips = ToolSpec("load_skill", "Load a skill.", {
+        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        choices=(("fly-away", f"Search and book flights.{NAMES_MARK}Lisbon; Oslo; Madrid"),))
+    question = "We're four people going from Oslo to Madrid on 2027-09-09. How much in total?"
+    clock = ToolSpec("clock", "The time in a zone such as 'Europe/Oslo' or 'Europe/Madrid'.", {})
+    best = best_choice([add.spec(), clock, trips], question)
+    assert best is not None and best[1] == "fly-away"
+    assert best_choice([add.spec(), clock, trips], "time difference from Oslo to Madrid?") is None

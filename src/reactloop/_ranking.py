@@ -191,7 +191,7 @@ _FILENAME = re.compile(r"(?<![\w.@])[\w/-]*[a-z_][\w-]+\.(?!(?:com|org|net|edu|g
                        r"\b)[a-z]{1,4}\b(?![.@]\w)")
 """A file's name ("notes.txt", "docs/faq.md"), not a web or mail address ("example.com"): a
 signal for the tool that reads files."""
-_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}/\d{1,2}/\d{1,2}\b")
 """Dates are not expressions ("2024-01-01" is no subtraction)."""
 
 
@@ -474,7 +474,8 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
             owned[id(doc)] = said + _held(things, f"{listed} {words}")  # a trip: its places
     if not pseudo:
         return None
-    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)
+    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned,
+                                                                 dated=_dated(query))
     if named is not None:
         return named
     ranked = rank_tools(docs, query)
@@ -483,13 +484,18 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
 
 
 def _owned_choice(docs: Sequence[ToolSpec], pseudo: Mapping[int, tuple[ToolSpec, str]],
-                  owned: Mapping[int, list[str]]) -> tuple[ToolSpec, str] | None:
+                  owned: Mapping[int, list[str]], *, dated: bool = False
+                  ) -> tuple[ToolSpec, str] | None:
     """The one choice whose data holds a name the query says ("Cafe Aroma", not a city the
-    world knows) that no tool's documentation has."""
+    world knows) that no tool's documentation has — or, for a trip between two of its
+    places on a calendar day (``dated``: "from London to Singapore on 2027-09-09"), even one
+    a tool's documentation has as an example ("Europe/London")."""
     hits = [d for d in docs if owned.get(id(d))]
     if len(hits) != 1:
         return None
     said = [n.lower() for n in owned[id(hits[0])]]
+    if dated and len(said) >= 2:
+        return pseudo[id(hits[0])]
     if any(n in _text(d).lower() for d in docs if id(d) not in pseudo for n in said):
         return None
     return pseudo[id(hits[0])]
