@@ -143,3 +143,38 @@ def test_a_trip_between_two_places_of_a_skill_on_a_day_chooses_the_skill() -> No
     best = best_choice([add.spec(), clock, trips], question)
     assert best is not None and best[1] == "fly-away"
     assert best_choice([add.spec(), clock, trips], "time difference from Oslo to Madrid?") is None
+
+
+@pytest.mark.parametrize("question", [
+    "can we push our flight to a later date? would that cost extra",
+    "is it possible to rebook the flight for another day, and is there a fee?",
+])
+def test_a_date_said_as_any_one_is_no_day_to_look_up(question: str) -> None:
+    from reactloop import tool
+
+    @tool
+    def day_of_week(date: str) -> str:
+        """The day of the week of a date.
+
+        Args:
+            date: the date, YYYY-MM-DD
+        """
+        return "Friday"
+
+    assert "current" not in terms(question, expand=True)
+    best = best_choice([day_of_week.spec(), current_time.spec(), FLIGHTS], question)
+    assert best is not None and best[1] == "fly-away"
+    assert "current" in terms("what's the date today?", expand=True)
+
+
+def test_a_dates_numbers_are_no_codes_of_a_search_result() -> None:
+    import json
+
+    from reactloop.models._shaping import headline
+
+    result = json.dumps({"headline": "2 flights from OSL to FCO on 2027-08-01; cheapest XY12 at "
+                                     "900 USD", "flights": [
+                            {"flight": "XY12", "total_price": 900, "seats_left": 4},
+                            {"flight": "XY14", "total_price": 1100, "seats_left": 9}]})
+    question = "what does a first class seat from Oslo to Rome cost on 1 Aug 2027?"
+    assert headline(result, question).startswith("2 flights from OSL")

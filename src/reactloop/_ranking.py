@@ -211,6 +211,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     with ``expand``, related everyday words are added."""
     said, text = text, re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
     out: list[str] = []
+    if expand and _SOME_DATE.search(text):  # "to a later date": no day to look up
+        text = _SOME_DATE.sub(lambda m: m.group(0)[:m.start("date") - m.start()], text)
     for word in _WORD.findall(text):
         if word in _STOP or word.isdigit():
             if expand and word in _STOP_RELATED:  # "find" says nothing of what, but to search
@@ -243,6 +245,12 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
     return out
+
+
+_SOME_DATE = re.compile(r"\b(?:a|an|another|other|some|any)\s+(?:(?:later|earlier|different|new|"
+                        r"other|future)\s+)?(?P<date>date|day)\b")
+"""A date said as any one ("move it to a later date", "another day"): a change of day, no
+date to compute with or today's to tell."""
 
 
 def _spoken_chain(text: str) -> bool:
