@@ -178,3 +178,22 @@ def test_a_dates_numbers_are_no_codes_of_a_search_result() -> None:
                             {"flight": "XY14", "total_price": 1100, "seats_left": 9}]})
     question = "what does a first class seat from Oslo to Rome cost on 1 Aug 2027?"
     assert headline(result, question).startswith("2 flights from OSL")
+
+
+def test_a_flight_search_headline_names_each_option_and_the_cheapest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    monkeypatch.setenv("BOOK_FLIGHT_NOW", "2026-11-27T09:00:00")
+    path = Path(__file__).resolve().parents[1] / "examples/skills/book-flight/tools.py"
+    spec = importlib.util.spec_from_file_location("book_flight_tools_9b", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = module.search_flights.fn("London", "Paris", "2027-03-12")
+    cheapest = min(found["flights"], key=lambda f: f["total_price"])
+    assert all(f["flight"] in found["headline"] for f in found["flights"])
+    assert found["headline"].endswith(f"cheapest {cheapest['flight']} at "
+                                      f"{cheapest['departure'][-5:]}, "
+                                      f"{cheapest['total_price']} USD.")
