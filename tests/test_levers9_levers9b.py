@@ -197,3 +197,10 @@ def test_a_flight_search_headline_names_each_option_and_the_cheapest(
     assert found["headline"].endswith(f"cheapest {cheapest['flight']} at "
                                       f"{cheapest['departure'][-5:]}, "
                                       f"{cheapest['total_price']} USD.")
+
+
+@pytest.mark.parametrize("question", ["got my surname spelt wrong when I booked, can I fix it?",
+                                      "I spelled the last name wrong on our tickets"])
+def test_a_misspelt_name_asks_for_the_rule_on_name_corrections(question: str) -> None:
+    asked = terms(question, expand=True)
+    assert "name" in asked and "correction" in asked

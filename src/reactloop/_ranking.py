@@ -78,7 +78,9 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     # travellers' words for what fare rules call otherwise
     "baby": ("infant",), "babies": ("infant",), "toddler": ("infant", "child"),
     "kid": ("child",), "kids": ("child",), "cancel": ("cancellation", "refund"),
-    "misspelled": ("name", "correction"), "typo": ("correction",), "flying": ("flight",),
+    "misspelled": ("name", "correction"), "misspelt": ("name", "correction"),
+    "spelled": ("correction",), "spelt": ("correction",), "surname": ("name",),
+    "newborn": ("infant",), "typo": ("correction",), "flying": ("flight",),
     "plane": ("flight",), "ticket": ("flight", "booking"), "fly": ("flight",),
     "flies": ("flight",), "flew": ("flight",),
 }
