@@ -157,9 +157,9 @@ def _apart(question: str, names: Sequence[str]) -> tuple[str, str] | None:
     of Madrid that morning", "Tokyo from Beijing on July 4"); None unless exactly two of the
     data's places are said and one of them so."""
     found: dict[str, tuple[re.Match[str], str]] = {}
-    for name in names:
+    for name in names:  # a place is a proper name: the data's "flight" in lower case is none
         m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", question, re.I)
-        if name.strip() and m:
+        if name.strip() and name != name.lower() and m:
             found.setdefault(_plain(name), (m, name))
     if len(found) != 2:
         return None
