@@ -79,7 +79,9 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     # travellers' words for what fare rules call otherwise
     "baby": ("infant",), "babies": ("infant",), "toddler": ("infant", "child"),
     "kid": ("child",), "kids": ("child",), "cancel": ("cancellation", "refund"),
-    "misspelled": ("name", "correction"), "typo": ("correction",), "flying": ("flight",),
+    "misspelled": ("name", "correction"), "misspelt": ("name", "correction"),
+    "spelled": ("correction",), "spelt": ("correction",), "surname": ("name",),
+    "newborn": ("infant",), "typo": ("correction",), "flying": ("flight",),
     "plane": ("flight",), "ticket": ("flight", "booking"), "fly": ("flight",),
     "flies": ("flight",), "flew": ("flight",),
 }
@@ -180,10 +182,12 @@ the files' contents, whatever other tool a word of it names ("time")."""
 _OVER = re.compile(r"\d\s+over\s+\d")
 _ALL = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:the\s+|my\s+|your\s+)?[a-z]+[^s\W]s\b")
 """A request for all of a plural ("Show me all the files"): a listing as well."""
-_DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
+_DAYTIME = re.compile(r"(?<!in the )(?<!this )(?<!tomorrow )(?<!at )(?<!same )(?<!that )(?<!each )"
+                      r"(?<!every )\b(?:late|early|awake|asleep|sleeping|morning|night|evening|afternoon|"
                       r"midnight|noon|daytime|hour|o'?clock|up yet)\b", re.I)
 """A time of day said of a place ("Is it late in Sydney?", "are they awake there?"): with a place
-that has a timezone, the question asks for the clock there."""
+that has a timezone, the question asks for the clock there; not a day's part said of another
+time ("that morning", "the same evening", "every night")."""
 _NEED = re.compile(r"\b(?:where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there\s+(?:a|an|any)(?:where)?\b|"
                    r"(?:i|we)\s+(?:need|want|have)\s+to|(?:i|we)\s+could\s+(?:really\s+)?use)\s+\w",
                    re.I)
@@ -193,7 +197,7 @@ _FILENAME = re.compile(r"(?<![\w.@])[\w/-]*[a-z_][\w-]+\.(?!(?:com|org|net|edu|g
                        r"\b)[a-z]{1,4}\b(?![.@]\w)")
 """A file's name ("notes.txt", "docs/faq.md"), not a web or mail address ("example.com"): a
 signal for the tool that reads files."""
-_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}/\d{1,2}/\d{1,2}\b")
 """Dates are not expressions ("2024-01-01" is no subtraction)."""
 
 
@@ -213,6 +217,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     with ``expand``, related everyday words are added."""
     said, text = text, re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ").lower()
     out: list[str] = []
+    if expand and _SOME_DATE.search(text):  # "to a later date": no day to look up
+        text = _SOME_DATE.sub(lambda m: m.group(0)[:m.start("date") - m.start()], text)
     for word in _WORD.findall(text):
         if word in _STOP or word.isdigit():
             if expand and word in _STOP_RELATED:  # "find" says nothing of what, but to search
@@ -227,7 +233,8 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out.append("list")
     if expand and asks_documents(text) and not _FILENAME.search(text):
         out += ["search", "grep", "contents"]  # "which doc explains X": search the files
-    if expand and _DAYTIME.search(text) and _has_zone(text):  # "is it late in Sydney?"
+    if expand and _DAYTIME.search(text) and _has_zone(text) and not _dated(said):
+        # "is it late in Sydney?"; not "in London on 15 November … the same morning": a day's
         out += ["time", "current", "timezone"]
     if expand and _conversion(said):  # "noon in Sydney, what's that in Lima?"
         out += ["convert", "time", "timezone"]
@@ -244,6 +251,12 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out += ["arithmetic", "expression", "calculate"]
         out += [_stem(w) for sym, words in _SYMBOLS.items() if sym in text for w in words]
     return out
+
+
+_SOME_DATE = re.compile(r"\b(?:a|an|another|other|some|any)\s+(?:(?:later|earlier|different|new|"
+                        r"other|future)\s+)?(?P<date>date|day)\b")
+"""A date said as any one ("move it to a later date", "another day"): a change of day, no
+date to compute with or today's to tell."""
 
 
 def _spoken_chain(text: str) -> bool:
@@ -267,6 +280,14 @@ def _conversion(text: str) -> bool:
     from reactloop.models._times import spoken_times
 
     return len(set(zones_in(text))) >= 2 and bool(spoken_times(text))
+
+
+def _dated(text: str) -> bool:
+    """Whether ``text`` says a calendar day ("15 November 2027", "2027-11-15"): a time of day
+    with it is that day's (a trip's "same morning"), not the clock's now."""
+    from reactloop.models._dates import spoken_dates
+
+    return bool(spoken_dates(text))
 
 
 def _has_zone(text: str) -> bool:
@@ -490,7 +511,8 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
             owned[id(doc)] = said + _held(things, f"{listed} {words}")  # a trip: its places
     if not pseudo:
         return None
-    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned)
+    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned,
+                                                                 dated=_dated(query))
     if named is not None:
         return named
     ranked = rank_tools(docs, query)
@@ -499,13 +521,18 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
 
 
 def _owned_choice(docs: Sequence[ToolSpec], pseudo: Mapping[int, tuple[ToolSpec, str]],
-                  owned: Mapping[int, list[str]]) -> tuple[ToolSpec, str] | None:
+                  owned: Mapping[int, list[str]], *, dated: bool = False
+                  ) -> tuple[ToolSpec, str] | None:
     """The one choice whose data holds a name the query says ("Cafe Aroma", not a city the
-    world knows) that no tool's documentation has."""
+    world knows) that no tool's documentation has — or, for a trip between two of its
+    places on a calendar day (``dated``: "from London to Singapore on 2027-09-09"), even one
+    a tool's documentation has as an example ("Europe/London")."""
     hits = [d for d in docs if owned.get(id(d))]
     if len(hits) != 1:
         return None
     said = [n.lower() for n in owned[id(hits[0])]]
+    if dated and len(said) >= 2:
+        return pseudo[id(hits[0])]
     if any(n in _text(d).lower() for d in docs if id(d) not in pseudo for n in said):
         return None
     return pseudo[id(hits[0])]

@@ -88,6 +88,56 @@ def _world() -> Mapping[str, str]:
                 if line and not line.startswith("#"))
 
 
+@cache
+def _countries() -> Mapping[str, str]:
+    """The world's countries as the timezone database names them (its ``iso3166.tab`` and
+    ``zone.tab``: "Portugal", "Kenya", "Britain (UK)"), casefolded → the zone of the country
+    with the most of the world's large cities (Brazil: America/Sao_Paulo); empty when the
+    database ships no tables."""
+    from collections import Counter
+
+    names, zones = _table("iso3166.tab"), _table("zone.tab")
+    weight = Counter(_world().values())
+    by_code: dict[str, list[str]] = {}
+    for row in zones:
+        by_code.setdefault(row[0], []).append(row[2])
+    found: dict[str, str] = {}
+    bases = Counter(re.sub(r"\s*\(.*\)", "", row[1]) for row in names)
+    for code, name, *_ in names:
+        if code not in by_code:
+            continue
+        zone = max(by_code[code], key=lambda z: weight[z])  # the first of a tie: zone.tab's
+        base = re.sub(r"\s*\(.*\)", "", name)
+        alias = re.fullmatch(r".*\(([A-Z][A-Za-z]+)\)", name)  # "UK", "Burma"; not "French"
+        alias = alias if alias and alias.group(1) not in _NOT_ALIASES else None
+        for said in (base, alias.group(1) if alias else ""):
+            if said and bases[base] == 1:
+                found.setdefault(said.replace("&", "and").casefold(), zone)
+    return found
+
+
+_NOT_ALIASES = frozenset({"French", "Dutch", "American", "North", "South"})
+
+
+def _table(name: str) -> list[list[str]]:
+    """The rows of one of the timezone database's tables (``zone.tab``), from the ``tzdata``
+    package or the system's zoneinfo folder; none when neither has it."""
+    from importlib import resources
+    from pathlib import Path
+    from zoneinfo import TZPATH
+
+    text = None
+    try:
+        text = resources.files("tzdata.zoneinfo").joinpath(name).read_text(encoding="utf-8")
+    except (ImportError, OSError):
+        for folder in TZPATH:
+            if (Path(folder) / name).is_file():
+                text = (Path(folder) / name).read_text(encoding="utf-8")
+                break
+    return [line.split("\t") for line in (text or "").splitlines()
+            if line and not line.startswith("#")]
+
+
 def _key(text: str) -> str:
     return " ".join(text.split(",")[0].replace("_", " ").split()).casefold()
 
@@ -98,9 +148,13 @@ def _known(city: str) -> str | None:
 
 def city_zone(text: str) -> str | None:
     """The IANA zone of a city or place named by ``text`` ("Beijing", "san francisco",
-    "New York, USA", "Leeds"), or None."""
+    "New York, USA", "Leeds") or written as a zone in any case ("asia/tokyo", "PST"), or
+    None."""
+    written = _written(text.strip())  # "asia/tokyo", "PST"
+    if written:
+        return written
     city = _key(text)
-    return (_known(city) or _world().get(city)) if city else None
+    return (_known(city) or _world().get(city) or _countries().get(city)) if city else None
 
 
 def zones_in(text: str) -> list[str]:
@@ -143,7 +197,10 @@ def places_in(text: str) -> list[tuple[str, str]]:
             if whole and not zone and (lower or span[:1].isupper()):
                 zone = _known(_key(span))
             if whole and not zone and _as_place(words, i, n):  # "… for my friend in kobe"
-                zone = _world().get(_key(span))
+                zone = _world().get(_key(span)) or _countries().get(_key(span))
+            if whole and not zone and n == 1 and _as_place(words, i, n) and (
+                    lower or span[:1].isupper()):  # "in Melborne": a typo of a zone's city
+                zone = _misspelt(_key(span))
             if zone:
                 found.append((span, zone))
                 i += n
@@ -153,10 +210,68 @@ def places_in(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def _misspelt(word: str) -> str | None:
+    """The zone of the one well-known place (a zone's own city, a country, a city people
+    name) that ``word`` misspells by a letter or two ("melborne", "amsterdm"), or None."""
+    from difflib import get_close_matches
+
+    if len(word) < 5 or not word.isalpha():
+        return None
+    near = [n for n in get_close_matches(word, _famous(), n=3, cutoff=0.85)
+            if not (n.startswith(word) or word.startswith(n))]  # "German", "Eastern": words
+    near += [n for n in _famous() if len(n) == len(word) and sorted(n) == sorted(word)
+             and sum(a != b for a, b in zip(n, word, strict=True)) == 2
+             and any(word[k:k + 2] == n[k + 1::-1][:2] for k in range(len(n) - 1))]
+    near = list(dict.fromkeys(near))
+    return _known(near[0]) or _countries().get(near[0]) if len(near) == 1 else None
+
+
+@cache
+def _famous() -> list[str]:
+    """The places a misspelling may be of: the names people use, the zones' own cities (not
+    a county's, "North_Dakota/Center") and the countries."""
+    cities = [n for n, zone in _database().items() if zone.count("/") == 1]
+    return sorted({n for n in (*_CITIES, *cities, *_countries()) if n.isalpha()})
+
+
 def _written(word: str) -> str | None:
-    """``word`` when it is an IANA zone's full name ("Europe/Paris", "UTC")."""
+    """The zone ``word`` writes: an IANA zone's full name in any case ("Europe/Paris",
+    "asia/baku": Asia/Baku), or an abbreviation in capitals ("UTC", "CET", "EST" are the
+    database's own; "PST", "IST" stand for a city's zone, :data:`_ABBREVIATIONS`)."""
+    if word in _ABBREVIATIONS:
+        return _ABBREVIATIONS[word]
+    if word.casefold() in ("utc", "gmt"):
+        return word.upper()
+    if word.isupper() and word in _own_abbreviations():
+        return word
+    return _full_names().get(word.casefold()) if "/" in word else None
+
+
+_ABBREVIATIONS: Mapping[str, str] = {
+    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles", "MDT": "America/Denver",
+    "CST": "America/Chicago", "CDT": "America/Chicago", "EDT": "America/New_York",
+    "AKST": "America/Anchorage", "BST": "Europe/London", "CEST": "Europe/Paris",
+    "EEST": "Europe/Athens", "MSK": "Europe/Moscow", "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo", "KST": "Asia/Seoul", "HKT": "Asia/Hong_Kong",
+    "SGT": "Asia/Singapore", "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+    "NZST": "Pacific/Auckland", "NZDT": "Pacific/Auckland",
+}
+"""Abbreviations people write for a zone that the database has no zone of that name for."""
+
+
+@cache
+def _full_names() -> Mapping[str, str]:
+    """Every ``Area/City`` zone of the database, casefolded → as the database writes it."""
     from zoneinfo import available_timezones
 
-    if word in ("UTC", "GMT"):
-        return word
-    return word if "/" in word and word in available_timezones() else None
+    return {name.casefold(): name for name in available_timezones() if "/" in name}
+
+
+@cache
+def _own_abbreviations() -> frozenset[str]:
+    """The database's zones named by a time's abbreviation ("UTC", "GMT", "CET", "EST"; not
+    "PRC"): written in capitals, they are the zone."""
+    from zoneinfo import available_timezones
+
+    return frozenset({"UTC", "GMT"} | {name for name in available_timezones()
+                                       if name.isalpha() and name.isupper() and name.endswith("T")})

@@ -66,12 +66,18 @@ def book_flight(flight_id: str, passengers: list[str], cabin: str = "economy"
 
 
 def _offers(found: dict[str, Any]) -> str:
-    """The search in one line: how many flights, and the cheapest."""
+    """The search in one line: how many flights, each (up to five: flight, departure, total
+    price) when there are several — "what are my options?" is answered by them — and the
+    cheapest."""
     flights = found.get("flights") or []
     q = found.get("query") or {}
     route = f"from {'/'.join(q.get('from', ()))} to {'/'.join(q.get('to', ()))} on {q.get('date')}"
     if not flights:
         return f"No flights {route}."
     best = min(flights, key=lambda f: f["total_price"])
-    return (f"{len(flights)} flights {route}; cheapest {best['flight']} at "
-            f"{best['departure'][-5:]}, {best['total_price']} {best['currency']}.")
+    each = "; ".join(f"{f['flight']} {f['departure'][-5:]} {f['total_price']} {f['currency']}"
+                     for f in flights[:5])
+    listed = f" ({each})" if len(flights) > 1 else ""
+    return (f"{len(flights)} flight{'s' if len(flights) > 1 else ''} {route}{listed}; cheapest "
+            f"{best['flight']} at {best['departure'][-5:]}, {best['total_price']} "
+            f"{best['currency']}.")

@@ -525,7 +525,8 @@ def id_arguments(spec: ToolSpec) -> list[str]:
 def headline(text: str, question: str = "", short: int = 120) -> str:
     """``text``, or its JSON object's ``headline`` string when ``text`` is longer than
     ``short`` characters and starts with one — unless ``question`` asks a figure of the
-    records holding its codes (:func:`figure`: "for company 1002"), which comes first."""
+    records holding its codes (:func:`figure`: "for company 1002"; a date's numbers are no
+    codes), which comes first."""
     if len(text) <= short or not text.startswith('{"headline"'):
         return text
     try:
@@ -533,8 +534,11 @@ def headline(text: str, question: str = "", short: int = 120) -> str:
         value = data.get("headline")
     except (json.JSONDecodeError, AttributeError):
         return text
-    # "the cheapest … total for both of us": one record, the tool's own pick, never a sum
-    asked = figure(data, question) if _CODE.search(question) and not _PICK.search(
+    # "the cheapest … total for both of us": one record, the tool's own pick, never a sum;
+    # a date's numbers ("on 1 Aug 2027") are no codes of the records
+    from reactloop.models._dates import without_dates
+
+    asked = figure(data, question) if _CODE.search(without_dates(question)) and not _PICK.search(
         question) else ""
     return asked or (value if isinstance(value, str) else text)
 

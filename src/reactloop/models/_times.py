@@ -103,10 +103,18 @@ def time_choices(spec: ToolSpec, question: str) -> ToolSpec:
 
 def zone_of_time(text: str, places: Sequence[str]) -> str | None:
     """Which one of ``places`` (lower case, as ``text`` says them) the question ties to a time
-    of day: said right after it ("19:25 in Prague", "9am London time", "noon here in Lima";
+    of day: written right before it as its label, at the start or after "convert"/"from"
+    ("asia/baku 09:15 in australia/darwin"), or said right after it ("19:25 in Prague", "9am London time", "noon here in Lima";
     not "9:00 to Paris") or, failing that, right before it ("in Tokyo at 9am", "Oslo's
     08:00"); None when it ties none or several."""
     spans = [m.span() for m in _TIMES.finditer(text)]
+    # a place written right before the time, as its label ("asia/baku 09:15 in …", "Oslo
+    # 8am to Lima"), is the time's, whatever follows
+    labelled = {place for place in places for start, _ in spans if re.search(
+        rf"(?:^|[^\w\s'/]\s*|\b(?:convert|from|is|what'?s)\s+){re.escape(place)}\s+$",
+        text[:start])}
+    if len(labelled) == 1:
+        return labelled.pop()
     for after in (True, False):
         tied = set()
         for place in places:

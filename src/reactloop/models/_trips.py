@@ -70,9 +70,12 @@ _ELSEWHERE = re.compile(rf"\b(?:at|to|on|from)\s+{_OWN}{_PLACE}{_STOP_PLACE}", r
 def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | None:
     """The start and the destination of a trip the question says (see the module), or
     None; ``names`` are the places the data holds. "The nearest X to Y" is no trip: X is
-    looked for near Y."""
+    looked for near Y. A date is no part of a place ("London 14.07.2027")."""
     if _NEAREST.search(question):
         return None
+    from reactloop.models._dates import without_dates
+
+    question = without_dates(question)
     for i, leg in enumerate(_LEGS):
         m = leg.search(question)
         if m:
@@ -84,7 +87,7 @@ def trip_places(question: str, names: Sequence[str] = ()) -> tuple[str, str] | N
     to = _TO.search(question)
     at = _AT.search(question)
     if to is None:
-        return _thither(question, at, names)
+        return _thither(question, at, names) or _apart(question, names)
     end = _named(to.group(1).strip(), names)
     if at is not None:  # "returned my bike at the bike shed": the place after "at"
         start = _named(_start(question, at).strip(), names)
@@ -147,6 +150,30 @@ def _thither(question: str, at: re.Match[str] | None,
                   if _plain(m.group(1)) not in ("", _plain(start), "there")]
     others = list(dict.fromkeys(others))
     return (start, others[0]) if len(others) == 1 else None
+
+
+_LEAVES = re.compile(r"\b(?:from|out\s+of|leav(?:e|es|ing)|depart(?:s|ing)?(?:\s+from)?|"
+                     r"fly(?:ing)?\s+out\s+of)\s+(?:the\s+)?$", re.I)
+"""What a trip's start is said after: "from", "out of", "leave", "departing from"."""
+
+
+def _apart(question: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """A trip between two of the data's ``names`` said apart, the start after "from", "out
+    of" or "leave" and the other the destination ("a meeting in Oslo on 4 May, I'd fly out
+    of Madrid that morning", "Tokyo from Beijing on July 4"); None unless exactly two of the
+    data's places are said and one of them so."""
+    found: dict[str, tuple[re.Match[str], str]] = {}
+    for name in names:  # a place is a proper name: the data's "flight" in lower case is none
+        m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", question, re.I)
+        if name.strip() and name != name.lower() and m:
+            found.setdefault(_plain(name), (m, name))
+    if len(found) != 2:
+        return None
+    starts = [name for m, name in found.values() if _LEAVES.search(question[:m.start()])]
+    if len(starts) != 1:
+        return None
+    end = next(name for _, name in found.values() if name != starts[0])
+    return starts[0], end
 
 
 def _words(text: str) -> list[str]:
