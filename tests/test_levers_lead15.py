@@ -106,3 +106,10 @@ def test_a_percentage_added_to_a_named_row() -> None:
     assert row_arithmetic(table, "take q2 and add 15% tax") == "revenue q2 5200 + 780 = 5980"
     assert row_arithmetic(table, "q1 with a 10% bonus?") == "revenue q1 4000 + 400 = 4400"
     assert row_arithmetic(table, "knock off 200 from q1") == "revenue q1 4000 - 200 = 3800"
+
+
+def test_a_pleasantry_is_no_search_term() -> None:
+    plan = _after("put gate 14 on the map pls, ty", ToolCall("load_skill", {"name": "airport"}))
+    assert plan.candidates is not None
+    strings = plan.candidates["search_pois"].strings
+    assert "gate 14" in strings and not {"pls", "ty", "pls ty"} & set(strings)

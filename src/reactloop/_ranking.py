@@ -35,6 +35,7 @@ is it its me my of on or our please show that the their them then there these th
 us was we were what when where which who whom why will with would you your yes no not tell
 let lets get make want need know find look up return returns number numbers value values
 one two e g eg such any s t d ll re ve m
+thx thanks thank ty tia pls plz cheers ta kindly
 """
 _STOP = frozenset(_STOP_WORDS.split())
 
