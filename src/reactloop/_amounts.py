@@ -24,10 +24,11 @@ _UNITS = {w: i for i, w in enumerate(
 _TENS = {w: 10 * i for i, w in enumerate(
     ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])
     if w != "_"}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6,
+           "hundered": 100, "hundread": 100, "thousend": 1000}  # and as typed in a hurry
 _TENS.update({"fourty": 40, "ninty": 90})  # typed as often as the right spelling
 _WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
-_RUN = re.compile(rf"\b(?:{_WORD})(?:(?:\s+|-|(?:(?<=hundred)|(?<=thousand)|(?<=million))\s+and\s+|)"
+_RUN = re.compile(rf"\b(?:{_WORD})(?:(?:\s+|-|(?:(?<=hundred)|(?<=hundered)|(?<=thousand)|(?<=million))\s+and\s+|)"
                   rf"(?:{_WORD}))*\b", re.I)
 """A number said in words, its words apart, hyphenated or run together ("fivehundred")."""
 
@@ -41,7 +42,7 @@ def _value(words: list[str]) -> int | None:
     for w in words:
         if w in _UNITS or w in _TENS:
             current += _UNITS.get(w, 0) + _TENS.get(w, 0)
-        elif w == "hundred":
+        elif _SCALES[w] == 100:
             current = (current or 1) * 100
         else:  # thousand, million
             total += (current or 1) * _SCALES[w]
@@ -83,10 +84,11 @@ _FORMS = [
                 rf"{_PCT}(?:\s+({_UP}|{_DOWN}|{_PLUS_WORDS}|{_MINUS_WORDS}|tip|tax|vat|service|"
                 rf"surcharge|markup|raise|fee|interest|gratuity))?", re.I), "after"),
     # "15% off 1250", "a 12 percent discount on 85", "8% more than 250", "a 20% tip on 64"
-    (re.compile(rf"{_PCT}\s+(?:(?:{_UP}|{_DOWN}|{_PLUS_WORDS}|{_MINUS_WORDS}|tip|tax|vat|"
+    (re.compile(rf"{_PCT}\s+(?:pay\s+|salary\s+|price\s+|rent\s+|wage\s+)?(?:(?:{_UP}|{_DOWN}|{_PLUS_WORDS}|{_MINUS_WORDS}|tip|tax|vat|"
                 rf"service\s+charge|surcharge|markup|raise|fee|interest|gratuity|reduction|"
                 rf"increase|decrease)(?:\s+than)?)\s+(?:on|of|to|for|from|off|than)?\s*(?:the\s+|a\s+|an\s+|"
-                rf"my\s+|our\s+)?(?:\w+\s+)?{_MONEY}{_N}(?![\d.,]\d)", re.I), "before"),
+                rf"my\s+|our\s+|his\s+|her\s+|their\s+)?(?:[a-z']+\s+){{0,2}}?(?:of\s+)?{_MONEY}{_N}(?![\d.,]\d)",
+                re.I), "before"),
     # "rent is 1,150 and it goes up by 3%": a change of the amount said in the same clause
     (re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}(?:\s+[a-z']+){{1,6}}?\s+({_UP}|{_DOWN}|{_PLUS_WORDS}|"
                 rf"{_MINUS_WORDS})(?:\s+(?:up|down))?\s+by\s+{_PCT}", re.I), "clause"),

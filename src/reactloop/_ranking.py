@@ -21,7 +21,7 @@ from reactloop._amounts import said_arithmetic
 from reactloop._words import plain as _plain
 from reactloop.messages import ToolSpec
 
-__all__ = ["EXPONENT_WORDS", "NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "SPOKEN_SPLIT", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
+__all__ = ["EXPONENT_WORDS", "NAMES_MARK", "SPOKEN_ARITHMETIC", "SPOKEN_POWER", "SPOKEN_SHARE", "SPOKEN_SPLIT", "TERMS_MARK", "WORDS_MARK", "asks_documents", "best_choice", "evident", "name_matches", "rank_tools", "said_names", "select_tools", "terms"]
 
 K1 = 1.2
 B = 0.75
@@ -35,6 +35,7 @@ is it its me my of on or our please show that the their them then there these th
 us was we were what when where which who whom why will with would you your yes no not tell
 let lets get make want need know find look up return returns number numbers value values
 one two e g eg such any s t d ll re ve m
+thx thanks thank ty tia pls plz cheers ta kindly
 """
 _STOP = frozenset(_STOP_WORDS.split())
 
@@ -391,6 +392,9 @@ count for a query that says them (:func:`said_names`)."""
 WORDS_MARK = "\nWords in its data: "
 """After the names (:data:`NAMES_MARK`), the one-word values of the skill's data (``; ``-
 separated): what its search finds, never counted for choosing the skill."""
+TERMS_MARK = "\nTerms of its data's sentences: "
+"""After the words (:data:`WORDS_MARK`), the words of the data's short sentences ("Burgers and
+fries."): a thing a query wants that only they say ("fries") still finds the skill."""
 _TRIP = re.compile(r"\bfrom\b.+\bto\b|\bto\b.+\bfrom\b", re.I)
 
 
@@ -431,14 +435,17 @@ _SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|an
                        r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b|how\s+(?:do|can|could)\s+(?:i|we)\s+"
                        r"(?:get|find|catch|take)\s+(?:a|an)\b)\b", re.I)
 _WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|catch|pick\s+up|looking\s+for|sells?|selling|"
-                   r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of)\s+"
+                   r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of|"
+                   r"(?:that|which)\s+(?:does|do|serves?|offers?|makes?|has|have)|"
+                   r"(?:where|somewhere)\s+(?:i|we)\s+(?:can|could|might)(?:\s+go\s+and)?)\s+"
                    r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our)\s+)*"
                    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 _NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
                          "here", "something", "anything", "help", "food", "stuff", "thing",
                          "things", "read", "eat", "drink", "before", "after", "while", "when",
                          "home", "behind", "somewhere", "anywhere", "everything", "around",
-                         "nearby", "near", "into", "now", "please", "today", "tonight"})
+                         "nearby", "near", "into", "now", "please", "today", "tonight",
+                         "her", "him", "me", "us", "it", "you", "go", "be", "get"})
 
 
 _BOUGHT = re.compile(r"\b(?:buy|sells?|selling|forgot|forgotten|lost|left|broke|broken|ran\s+out"
@@ -459,7 +466,7 @@ def wanted(query: str, *, bought: bool = False) -> list[str]:
 _OPEN = re.compile(
     r"\b(?:is|are)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:still\s+|even\s+|"
     r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|how\s+late|how\s+early|until\s+when)\s+"
-    r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:open|close|"
+    r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:-[a-z]+)?(?:\s+[a-z]{3,})?)\s+(?:open|close|"
     r"shut|closing|opening|open\s+until)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
     r"([a-z]{3,}(?:\s+[a-z]{3,})?)|\b([a-z]{3,}(?:\s+[a-z]{3,})?)(?:'s)?\s+(?:opening\s+(?:hours|times)|"
     r"hours\s+of\s+(?:business|opening))\b", re.I)
@@ -479,7 +486,15 @@ def _held(things: Sequence[str], data: str) -> list[str]:
     """The ``things`` (words said as things) that a skill's ``data`` text (its names and
     words) holds, in any form ("book": "books")."""
     own = set(terms(data)) if things else set()
-    return [t for t in things if set(terms(t)) <= own]
+    return [t for t in things if all(_stem_held(w, own) for w in terms(t))]
+
+
+def _stem_held(word: str, own: set[str]) -> bool:
+    """``word`` is one of ``own``'s, or the same word in another form the stemmer leaves
+    apart ("nurse" and "nursing": "nurse", "nurs")."""
+    return word in own or (len(word) >= 4 and any(
+        len(o) >= 4 and abs(len(o) - len(word)) <= 2 and (o.startswith(word) or
+                                                           word.startswith(o)) for o in own))
 
 
 def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
@@ -494,6 +509,7 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
 
     pseudo: dict[int, tuple[ToolSpec, str]] = {}
     owned: dict[int, list[str]] = {}
+    whole: dict[int, list[str]] = {}  # of owned: the things its data says as they were said
     docs = [s for s in specs if not s.internal]
     # "a book" is a thing, not book-flight's verb: a thing the skill's data holds is its name
     query, things = as_things(query, name_verbs(c for s in specs for c in s.choices))
@@ -508,11 +524,16 @@ def best_choice(specs: Sequence[ToolSpec], query: str, *, names: bool = True
             doc = ToolSpec(value, " ".join([text, *said * NAME_WEIGHT]), {})
             pseudo[id(doc)] = (spec, value)
             docs.append(doc)
-            owned[id(doc)] = said + _held(things, f"{listed} {words}")  # a trip: its places
+            data = f"{listed} {words.replace(TERMS_MARK, ' ')}"
+            held = _held(things, data)
+            owned[id(doc)] = said + held  # a trip: its places
+            whole[id(doc)] = [t for t in held if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])",
+                                                           data, re.I)]
     if not pseudo:
         return None
-    named = _named_choice(docs, pseudo, query) or _owned_choice(docs, pseudo, owned,
-                                                                 dated=_dated(query))
+    named = (_named_choice(docs, pseudo, query)
+             or _owned_choice(docs, pseudo, owned, dated=_dated(query))
+             or _owned_choice(docs, pseudo, whole))  # "check-in", not "checked bags"
     if named is not None:
         return named
     ranked = rank_tools(docs, query)

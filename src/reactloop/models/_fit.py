@@ -62,7 +62,7 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 from reactloop.models._trips import ENDS as _ENDS
 from reactloop.models._trips import STARTS as _STARTS
-from reactloop.models._trips import trip_places
+from reactloop.models._trips import trip_places, unpriced
 
 __all__ = [
     "EXPRESSION",
@@ -335,6 +335,8 @@ def spoken_powers(question: str) -> list[str]:
     is ``2**5``, "10 raised to the power 3" ``10**3``, "7 squared" ``7**2``."""
     out = []
     from reactloop._ranking import EXPONENT_WORDS, SPOKEN_POWER
+    from reactloop.models._operators import OP_WORDS as _OP_WORDS
+    from reactloop.models._operators import THEN_OP as _THEN_OP
 
     for m in SPOKEN_POWER.finditer(question):
         if m.group(1):
@@ -345,6 +347,9 @@ def spoken_powers(question: str) -> list[str]:
             out.append(f"{m.group(7)}**{EXPONENT_WORDS[m.group(8).lower()]}")
         else:
             out.append(f"{m.group(3)}**{2 if m.group(4).lower() == 'squared' else 3}")
+        while more := _THEN_OP.match(question, m.end()):  # "815 squared minus 799"
+            out[-1] += f" {_OP_WORDS[more.group(1).lower().split()[0]]} {more.group(2).replace(',', '')}"
+            m = more
     return out
 
 
@@ -443,35 +448,18 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
             kept = any_word_pattern(kept, question)  # "(?i)open|morn", not "(?i)time"
     kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
     from reactloop._words import plain
+    from reactloop.models._spelled import compound_heads, data_form
 
     known = {plain(n) for n in names if not _located(n, question)}
-    kept += _compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
+    kept += compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
     # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not; but
     # "gate B12" says more (a code) than the data's "gate" ("the family room" than "family")
-    data = tuple(v for v in kept if plain(v) in known) or tuple(v for v in spans if plain(v) in known)
+    data = (tuple(v for v in kept if plain(v) in known) or tuple(v for v in spans if plain(v) in known)
+            or data_form(question, names))  # "nurse her": the data's "nursing"
     if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
     return dataclasses.replace(values, strings=kept) if kept else values
-
-
-def _compound_heads(spec: ToolSpec, values: tuple[str, ...], known: set[str]
-                    ) -> tuple[str, ...]:
-    """The first parts of the compound words among ``values`` that the data does not know
-    whole but knows the first part of, its second part a word of the data or of the search's
-    documentation ("bookshop": ``book``, the data holding "books" and its docs "shop")."""
-    from reactloop._ranking import _document
-    from reactloop._words import plain
-
-    doc = set(_document(spec)) | known
-    out = []
-    for v in values:
-        word = plain(v.split()[-1]) if v.split() else ""
-        if plain(v) in known or len(word) < 6:
-            continue
-        out += [word[:i] for i in range(3, len(word) - 2)
-                if word[:i] in known and plain(word[i:]) in doc]
-    return tuple(dict.fromkeys(w for w in out if w not in values))
 
 
 def _documented_words(spec: ToolSpec, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -528,14 +516,14 @@ def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tupl
     """The names the data of the skill loaded last holds ("Cafe Aroma"), and its one-word
     values ("doctor"), as its ``load_skill`` choice lists them
     (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`)."""
-    from reactloop._ranking import NAMES_MARK, WORDS_MARK
+    from reactloop._ranking import NAMES_MARK, TERMS_MARK, WORDS_MARK
 
     ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
     loaded = [v for m in messages for c in m.tool_calls if c.id in ok
               and isinstance(c.arguments, Mapping) for v in c.arguments.values()
               if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
     text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
-    names, _, words = text.partition(WORDS_MARK)
+    names, _, words = text.partition(TERMS_MARK)[0].partition(WORDS_MARK)
     listed = [*names.partition(NAMES_MARK)[2].split("; "), *words.split("; ")]
     return tuple(n for n in listed if n)
 
@@ -645,6 +633,14 @@ def argument_choices(spec: ToolSpec, question: str, names: Sequence[str] = ()) -
     return name_choices(date_choices(timed, question), question)
 
 
+def settled_choices(spec: ToolSpec, turn: Any, names: Sequence[str]) -> ToolSpec:
+    """:func:`argument_choices` for the ``turn`` (``reactloop.models.local.Turn``), unless
+    ``spec`` is the tool that just failed: its next try may need another value."""
+    if turn.failed and spec.name == turn.results[-1].name:
+        return spec
+    return argument_choices(spec, turn.question or "", names)
+
+
 def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
     """``spec`` with each of its required string arguments restricted to its own one of the
     names the question says ("Do fi_reporting and consolidation_mart agree?": ``source_a``
@@ -744,6 +740,7 @@ def skill_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec],
     # a document the skill names that the question asks about ("baggage rules":
     # references/fare_rules.md) is offered after its tools
     reader = [t for t in tools if t.name == READ and t not in ranked]
+    question = unpriced(question, places)  # "Paris to London on 17 Nov: what's the fare?"
     if reader and _documents_asked(loads[-1].content, question):
         ranked = [*ranked[:max(1, limit) - 1], *reader]
     acting = [t for t in ranked if t.name != READ]

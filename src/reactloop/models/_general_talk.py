@@ -289,6 +289,14 @@ def knowledge(question: str) -> bool:
     return _plain(text) and not _OWN.search(own)
 
 
+_KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|style)s?\s+of\s+[\w\s-]{1,30}?\s+(?:should|"
+                      r"would|could|is\s+best|works?\s+best|to\s+(?:use|pick|choose))\b|"
+                      r"\b(?:best|right|ideal|proper|most\s+\w+)\s+(?:kind|type|sort|style)s?\s+of\b",
+                      re.I)
+"""Advice on a kind of thing to choose ("the best kind of chart for showing sales to my
+team"): about kinds, not the user's data, even when it says whose the audience is."""
+
+
 def general_talk(question: str) -> bool:
     """Whether ``question`` is the model's own to answer by a form this module adds, or by
     one of :mod:`reactloop.models._pragmatics` once what it is only about is set aside."""
@@ -297,6 +305,8 @@ def general_talk(question: str) -> bool:
     if choice(question) or knowledge(question):
         return True
     text = about_only(question)
+    if _KIND_OF.search(text) and _plain(text) and not _named(text):
+        return True
     if text == " ".join(question.split()).replace("’", "'"):
         return False  # nothing set aside: the forms of _pragmatics already answered
     return general_question(text) or advice(text) or judgement(text)

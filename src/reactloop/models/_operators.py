@@ -18,7 +18,7 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["expression_operators", "lacks_number", "spoken_arithmetic", "spoken_splits",
+__all__ = ["OP_WORDS", "THEN_OP", "expression_operators", "lacks_number", "spoken_arithmetic", "spoken_splits",
            "whole_expression"]
 
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
@@ -166,3 +166,11 @@ def lacks_number(spec: ToolSpec, question: str) -> bool:
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     return (not spec.internal and _numeric(spec) and not any(is_id(k) for k in props)
             and not any(c.isdigit() for c in question) and not _NUMBER_WORD.search(question))
+
+
+OP_WORDS = {"plus": "+", "add": "+", "minus": "-", "less": "-", "times": "*", "multiplied": "*",
+             "divided": "/", "over": "/"}
+THEN_OP = re.compile(r"\s*,?\s*(plus|add|minus|less|times|multiplied\s+by|divided\s+by|over)\s+"
+                      r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d.]|\s+(?:squared|cubed|to\b))",
+                      re.I)
+"""An operation that goes on after a power said in words ("815 squared minus 799")."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["data_identifiers", "spelled"]
+__all__ = ["compound_heads", "data_form", "data_identifiers", "spelled"]
 
 _IDENT = re.compile(r"(?<![\w./`\-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/`(:\-]|\.\w)")
 """An identifier written in a skill's description, not a file (``fare_rules.md``), a path, a
@@ -53,3 +53,39 @@ def spelled(question: str, known: Sequence[str]) -> str:
         question = re.sub(rf"(?<![\w.])(?:{re.escape(head.upper())}{short})(?![\w.]|\s+{re.escape(parts[1])})",
                           ident, question)
     return question
+
+
+def data_form(question: str, known: Sequence[str]) -> tuple[str, ...]:
+    """The data's own name (of ``known``: the loaded skill's names and words) for the thing
+    the question wants or asks the opening hours of, said in another form: "somewhere I can
+    nurse her" is the data's ``nursing``, "when does check-in open" its ``Check-in Hall``
+    (the shortest such name); empty when the data has none."""
+    from reactloop._ranking import _stem_held, asked_open, terms, wanted
+    from reactloop._words import says
+
+    for thing in [*asked_open(question), *wanted(question)]:
+        want = terms(thing)
+        fits = ([n for n in known if says(n, thing)]  # "check-in" is "Check-in Hall"'s
+                or [n for n in known if want and all(_stem_held(w, set(terms(n))) for w in want)])
+        if fits:
+            return (min(fits, key=len),)
+    return ()
+
+
+def compound_heads(spec: ToolSpec, values: tuple[str, ...], known: set[str]
+                    ) -> tuple[str, ...]:
+    """The first parts of the compound words among ``values`` that the data does not know
+    whole but knows the first part of, its second part a word of the data or of the search's
+    documentation ("bookshop": ``book``, the data holding "books" and its docs "shop")."""
+    from reactloop._ranking import _document
+    from reactloop._words import plain
+
+    doc = set(_document(spec)) | known
+    out = []
+    for v in values:
+        word = plain(v.split()[-1]) if v.split() else ""
+        if plain(v) in known or len(word) < 6:
+            continue
+        out += [word[:i] for i in range(3, len(word) - 2)
+                if word[:i] in known and plain(word[i:]) in doc]
+    return tuple(dict.fromkeys(w for w in out if w not in values))

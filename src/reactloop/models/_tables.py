@@ -189,11 +189,14 @@ _OPERATION = re.compile(r"\b(plus|added\s+to|more\s+than|minus|less|fewer|times|
                         r"divided\s+by|over)\s+(?:\d)|\b(doubled?|twice|halved?|tripled?)\b|"
                         r"\b(?:increase[sd]?|grew|grow|rose|rise|up)\s+by\s+\d|\bwent\s+up\s+by\s+\d|"
                         r"[-+*/×÷]\s*\d|\d\s*(?:%|per\s*cent)\s+(above|over|more\s+than|higher\s+than|"
-                        r"up\s+on|on\s+top\s+of|below|under|less\s+than|lower\s+than|down\s+on)\b", re.I)
+                        r"up\s+on|on\s+top\s+of|below|under|less\s+than|lower\s+than|down\s+on)\b|"
+                        r"\b(?:add(?:ing)?|with|subtract(?:ing)?|take\s+off|knock\s+off)\s+(?:a\s+|an\s+)?"
+                        r"\d", re.I)
 _OPS = {"plus": "+", "added": "+", "more": "+", "minus": "-", "less": "-", "fewer": "-",
         "times": "*", "multiplied": "*", "divided": "/", "over": "/", "increase": "+",
         "increased": "+", "increases": "+", "grew": "+", "grow": "+", "rose": "+", "rise": "+",
-        "up": "+", "went": "+"}
+        "up": "+", "went": "+", "add": "+", "adding": "+", "with": "+", "subtract": "-",
+        "subtracting": "-", "take": "-", "knock": "-"}
 
 
 def row_arithmetic(text: str, question: str) -> str:

@@ -210,3 +210,17 @@ def _named(place: str, names: Sequence[str]) -> str:
     heads = [n for n in names if len(n) < len(place) and _plain(place).startswith(_plain(n) + " ")
              and not re.search(r"\d", place[len(n):])]  # "gate B12" is no "gate" and a word
     return max(heads, key=len) if heads else place
+
+
+_PRICE_WORDS = re.compile(r"\b(?:fares?|prices?|costs?)\b", re.I)
+
+
+def unpriced(question: str, names: Sequence[str] = ()) -> str:
+    """``question`` without its words of a price when it says a trip on a calendar day: "Paris
+    to London on 17 November 2027, what's the fare?" asks the search's price, not a document
+    of fare rules (a question for rules says their matter: "refund", "change the date")."""
+    from reactloop.models._dates import spoken_dates
+
+    if trip_places(question, names) is None or not spoken_dates(question):
+        return question
+    return _PRICE_WORDS.sub(" ", question)

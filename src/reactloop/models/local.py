@@ -441,9 +441,9 @@ def plan_reply(request: ModelRequest, g: Guidance) -> ReplyPlan:
     prefix = result_prefix(turn) if answer and g.answer_from_result else ""
     if answer and not callable_ and turn.failed and g.answer_from_result:
         prefix = failure_prefix(turn)  # no call is possible: the answer says what failed
-    if g.copy_arguments and not turn.failed:  # a city said: its zone is the value
+    if g.copy_arguments:  # a city said: its zone is the value (not for a tool that just failed)
         names = _fit.loaded_names(request.all_tools, request.messages)  # the data's places
-        callable_ = [_fit.argument_choices(t, turn.question or "", names) for t in callable_]
+        callable_ = [_fit.settled_choices(t, turn, names) for t in callable_]
     candidates = _candidates(request, turn, callable_, context, nxt is not None) if (
         g.copy_arguments and turn.question) else None
     grammar = reply_grammar(callable_, answer=answer, answer_prefix=prefix,

@@ -20,9 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from reactloop._ranking import NAMES_MARK, WORDS_MARK
+from reactloop._ranking import NAMES_MARK, TERMS_MARK, WORDS_MARK
 
-__all__ = ["NAMES_MARK", "WORDS_MARK", "data_names", "data_words"]
+__all__ = ["NAMES_MARK", "TERMS_MARK", "WORDS_MARK", "data_names", "data_terms", "data_words"]
 
 _SUFFIXES = (".json", ".csv", ".tsv")
 _MAX_BYTES = 2_000_000
@@ -88,20 +88,28 @@ def _data_files(folder: Path) -> list[Path]:
     return out[:200]
 
 
+_SENTENCE = re.compile(r"\w+(?:[ ,;:-]+\w+){2,}[.!]?")
+"""A short sentence of the data ("Burgers and fries.", "Nursing and baby changing room.")."""
+
+
 @lru_cache(maxsize=64)
 def _cached(folder: str, stamp: tuple[tuple[str, int, int], ...]
-            ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+            ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     names: dict[str, None] = {}
     words: dict[str, None] = {}
+    said: dict[str, None] = {}
     for name, _, _ in stamp:
         for value in _file_names(Path(folder, name)):
             if _is_name(value) or _is_phrase(value):
                 names[" ".join(value.split())] = None
             elif _WORD.fullmatch(value) and len(words) < _MAX_NAMES:
                 words[value] = None
+            elif len(value) <= 200 and _SENTENCE.fullmatch(value.strip()) and (
+                    len(said) < _MAX_NAMES):
+                said.update(dict.fromkeys(_WORD.findall(value.lower())))
             if len(names) >= _MAX_NAMES:
-                return tuple(names), tuple(words)
-    return tuple(names), tuple(words)
+                return tuple(names), tuple(words), tuple(said)
+    return tuple(names), tuple(words), tuple(said)
 
 
 def _stamp(folder: str | os.PathLike[str]) -> tuple[str, tuple[tuple[str, int, int], ...]]:
@@ -131,3 +139,12 @@ def data_words(folder: str | os.PathLike[str]) -> tuple[str, ...]:
     "feel"). They never choose the skill (too common: "help", "city")."""
     root, stamp = _stamp(folder)
     return _cached(root, stamp)[1] if stamp else ()
+
+
+def data_terms(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The words of the short sentences in the data files of the skill in ``folder`` (a
+    place's description "Burgers and fries.": ``burgers``, ``and``, ``fries``), each once: a
+    thing a question wants ("anywhere that does fries?") that only a description says still
+    finds the skill (:func:`reactloop._ranking.best_choice`)."""
+    root, stamp = _stamp(folder)
+    return _cached(root, stamp)[2] if stamp else ()

@@ -32,7 +32,14 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.result import ToolResult
 from reactloop.run_context import RunContext
 from reactloop.skills._documents import document_phrases, document_terms
-from reactloop.skills._names import NAMES_MARK, WORDS_MARK, data_names, data_words
+from reactloop.skills._names import (
+    NAMES_MARK,
+    TERMS_MARK,
+    WORDS_MARK,
+    data_names,
+    data_terms,
+    data_words,
+)
 from reactloop.skills._skill import MAX_FILES_LISTED, Skill, discover_skills
 from reactloop.tools._tool import Tool, ToolContext
 
@@ -165,8 +172,10 @@ class SkillSet(Extension):
             # naming one is this skill's
             names = data_names(skill.path) + document_phrases(skill.path)
             words = data_words(skill.path)  # "doctor": what its search finds, by name
+            said = data_terms(skill.path)  # "fries" of a place's description
             out.append((skill.name, text + (NAMES_MARK + "; ".join(names) if names else "")
-                        + (WORDS_MARK + "; ".join(words) if words else "")))
+                        + (WORDS_MARK + "; ".join(words) if words or said else "")
+                        + (TERMS_MARK + " ".join(said) if said else "")))
         return tuple(out)
 
     # -- the extension hooks -----------------------------------------------------------------
