@@ -96,6 +96,13 @@ _FORMS = [
     (re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}\b[^%?!.]*?\b{_PCT}\s+(tip|tax|vat|"
                 rf"service\s+charge|surcharge|markup|gratuity|discount|off)\b", re.I), "tail"),
 ]
+_CHANGE_ASKED = re.compile(r"\bhow\s+much\s+(?:do|did|would|will|can|could|am|are|is)\s+(?:i|we|you|"
+                           r"they)\s+(?:save|saving|get\s+off|knock\s+off)\b|\bhow\s+much\s+(?:is|"
+                           r"would\s+be|will\s+be)\s+the\s+(?:saving|savings|discount|tip|tax|vat|"
+                           r"raise|increase|surcharge|fee|interest)\b|\bwhat(?:'s|\s+is|\s+are)\s+(?:the|"
+                           r"my|our)\s+(?:saving|savings)\b", re.I)
+"""A question for the change a percentage makes, not the amount after it ("how much do I
+save?", "how much is the tip?")."""
 _LOWERS = re.compile(rf"^(?:{_DOWN}|{_MINUS_WORDS}|reduction|decrease)$", re.I)
 
 
@@ -130,6 +137,8 @@ def _percent_changes(text: str) -> list[str]:
             if form == "after" and m.group(4) and _LOWERS.match(m.group(4)):
                 lower = True
             share = 100 - float(_plain(pct)) if lower else 100 + float(_plain(pct))
+            if _CHANGE_ASKED.search(text):  # "how much do I save": the change itself
+                share = float(_plain(pct))
             out.append(f"{_plain(amount)} * {share:g} / 100")
         if out:  # the first form that reads the question reads it whole
             break

@@ -88,6 +88,11 @@ _EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.,?|for\s+example)\s+(?-i:[A-Z
                        r"(?:\s*(?:,|or|and)\s*(?-i:[A-Z][\w'-]*))*", re.I)
 
 
+_STANDARD = re.compile(r"(?<![\w-])((?-i:[A-Z]{2,6}))-?\d{1,4}(?![\w.,:/-])", re.I)
+"""A standard or format named with a number ("UTF-8", "MP3", "ISO-8601", "H264"): a name, no
+value to act on."""
+
+
 def about_only(question: str) -> str:
     """``question`` with what it is only about set aside (see the module): numbers that are
     no operand become "some", a season or a habit asked with "what time" becomes "when",
@@ -101,6 +106,7 @@ def about_only(question: str) -> str:
     text = _EXAMPLES.sub("", text)
     text = _QUOTED.sub(r"\1 x", text)
     text = _RATIO.sub(r"\1ratio", text)
+    text = _STANDARD.sub(lambda m: m.group(1), text)  # "UTF-8", "MP3": a standard's name
     text = re.sub(r"(?:([,;])\s+|\s+)(?:and|but|so|or)\s+(?=(?:why|how|what|when|which|who)\b)",
                   lambda m: (m.group(1) or ",") + " ", text, flags=re.I)  # "…, and why is it …"
     if _OPERATOR.search(text) or _OPERATION.search(text) or _NUMBERED.search(text):
@@ -191,6 +197,7 @@ _FROM_ONE = re.compile(r"\b(?:get|go|travel|move)\s+from\s+one\s+\w+\s+to\s+anot
 """How a thing moves from one of a kind to another: a process, no route."""
 _FORMS = re.compile(
     r"\bwhat\s+happens\s+(?:to\s+[\w\s'-]{1,30}?\s+)?(?:when|if|after|during)\b|"
+    r"\bwhat\s+does\s+it\s+mean\s+(?:when|if|to|that)\b|"
     r"\b(?:origins?|etymology|history|story|invention|the\s+point|the\s+purpose)\s+of\b|\bwhence\b|"
     r"\b(?:story|reason\w*|rationale|idea|logic|history|science|thinking|meaning|motivation)\s+"
     r"behind\b|"

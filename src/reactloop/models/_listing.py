@@ -119,6 +119,9 @@ _FOLDER = re.compile(r"\b(?:in|inside|under|of)\s+(?:the\s+|my\s+|our\s+)?(?!(?:
 lister's path."""
 _LISTS = re.compile(
     r"\bopen(?:\s+up)?\s+(?:the|my|our)\s+(?:[\w.-]+\s+)?(?:folder|directory|dir)\b|"
+    r"\b(?:does|do|is|are)\s+(?:the|my|our)\s+[\w.-]+\s+(?:folder|directory|dir)\s+(?:have|hold|"
+    r"include|got)\b|\bis\s+there\s+(?:a|an|any)\s+[\w.-]+(?:\s+file)?\s+in\s+(?:the|my|our)\s+"
+    r"[\w.-]+\s+(?:folder|directory|dir)\b|"
     r"\b(?:top|root|first)(?:\s+|-)level\s+of\s+(?:the\s+|my\s+|our\s+|this\s+)?(?:workspace|"
     r"folder|project|directory|dir)\b|"
     r"\b(?:show|list|give|tell|display|see|view|browse)\b(?:\s+\w+){0,3}?\s+(?:(?:all\s+)?(?:"

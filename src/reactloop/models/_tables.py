@@ -191,12 +191,12 @@ _OPERATION = re.compile(r"\b(plus|added\s+to|more\s+than|minus|less|fewer|times|
                         r"[-+*/×÷]\s*\d|\d\s*(?:%|per\s*cent)\s+(above|over|more\s+than|higher\s+than|"
                         r"up\s+on|on\s+top\s+of|below|under|less\s+than|lower\s+than|down\s+on)\b|"
                         r"\b(?:add(?:ing)?|with|subtract(?:ing)?|take\s+off|knock\s+off)\s+(?:a\s+|an\s+)?"
-                        r"\d", re.I)
+                        r"\d|\b(?:take|knock|shave)\s+\d+(?:\.\d+)?\s*(?:%|per\s*cent)?\s+off\b", re.I)
 _OPS = {"plus": "+", "added": "+", "more": "+", "minus": "-", "less": "-", "fewer": "-",
         "times": "*", "multiplied": "*", "divided": "/", "over": "/", "increase": "+",
         "increased": "+", "increases": "+", "grew": "+", "grow": "+", "rose": "+", "rise": "+",
         "up": "+", "went": "+", "add": "+", "adding": "+", "with": "+", "subtract": "-",
-        "subtracting": "-", "take": "-", "knock": "-"}
+        "subtracting": "-", "take": "-", "knock": "-", "shave": "-"}
 
 
 def row_arithmetic(text: str, question: str) -> str:

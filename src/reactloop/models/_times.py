@@ -101,6 +101,9 @@ def time_choices(spec: ToolSpec, question: str) -> ToolSpec:
     return dataclasses.replace(spec, parameters={**spec.parameters, "properties": changed})
 
 
+_MINE = re.compile(r"\s*(?:,\s*)?(?:my|our)\s+(?:own\s+)?(?:local\s+)?time\b", re.I)
+
+
 def zone_of_time(text: str, places: Sequence[str]) -> str | None:
     """Which one of ``places`` (lower case, as ``text`` says them) the question ties to a time
     of day: written right before it as its label, at the start or after "convert"/"from"
@@ -108,6 +111,12 @@ def zone_of_time(text: str, places: Sequence[str]) -> str | None:
     not "9:00 to Paris") or, failing that, right before it ("in Tokyo at 9am", "Oslo's
     08:00"); None when it ties none or several."""
     spans = [m.span() for m in _TIMES.finditer(text)]
+    if any(_MINE.match(text, end) for _, end in spans):  # "08:30 my time": where I am
+        mine = [p for p in places if re.search(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are|i\s+live|we\s+"
+                                               rf"live|based|here|staying)\s+(?:\w+\s+)?in\s+"
+                                               rf"{re.escape(p)}\b", text)]
+        if len(mine) == 1:
+            return mine[0]
     # a place written right before the time, as its label ("asia/baku 09:15 in …", "Oslo
     # 8am to Lima"), is the time's, whatever follows
     labelled = {place for place in places for start, _ in spans if re.search(
