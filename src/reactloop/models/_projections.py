@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from reactloop.models._changes import _number  # a cell's figure, as the changes read it
+
 __all__ = ["table_projection"]
 
 _SAME = re.compile(
@@ -23,13 +25,6 @@ _SAME = re.compile(
     r"\b(?:continu(?:e|es|ed|ing)|keeps?\s+(?:on\s+)?(?:growing|going|rising|falling|dropping|"
     r"climbing|up)|the\s+trend|at\s+(?:this|that|the\s+same)\s+(?:rate|pace))\b", re.I)
 _RATE = re.compile(r"\b(?:rate|percent(?:age)?|pace|ratio|proportion)\b|%", re.I)
-
-
-def _number(cell: str) -> float | None:
-    try:
-        return float(cell.replace(",", "").strip())
-    except ValueError:
-        return None
 
 
 def _scalar(value: float) -> str:
