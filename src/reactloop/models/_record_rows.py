@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from reactloop.models._projections import _scalar  # a figure to 2 decimals, as projected
+
 Narrow = Callable[[list[Mapping[str, Any]], str], tuple[list[Mapping[str, Any]], list[str]]]
 """How the records a question's codes and text values name are kept
 (:func:`reactloop.models._shaping._narrowed`)."""
@@ -28,11 +30,6 @@ _CHANGE = re.compile(r"\b(?:grow|grew|grown|growth|increase[sd]?|rise|rose|risen
                      r"shr[iau]nk|go\s+down|went\s+down|change[sd]?|differ(?:ence)?|gap|move[sd]?|"
                      r"percent(?:age)?)\b|%", re.I)
 _MEAN = re.compile(r"\b(?:average|mean)\b", re.I)
-
-
-def _scalar(value: float) -> str:
-    value = round(value, 2)
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _percent(a: float, b: float) -> str:
