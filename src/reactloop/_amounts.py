@@ -95,6 +95,9 @@ _FORMS = [
     # "the bill came to 64 and i want to leave a 20% tip"
     (re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}\b[^%?!.]*?\b{_PCT}\s+(tip|tax|vat|"
                 rf"service\s+charge|surcharge|markup|gratuity|discount|off)\b", re.I), "tail"),
+    # "dinner was 86.40 and we want to tip 18 percent": the word before the percentage
+    (re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}\b[^%?!.]*?\b(tip|tax|vat|surcharge|markup|"
+                rf"gratuity|discount)\s+(?:of\s+|at\s+|by\s+)?(?:a\s+|an\s+)?{_PCT}", re.I), "named"),
 ]
 _CHANGE_ASKED = re.compile(r"\bhow\s+much\s+(?:do|did|would|will|can|could|am|are|is)\s+(?:i|we|you|"
                            r"they)\s+(?:save|saving|get\s+off|knock\s+off)\b|\bhow\s+much\s+(?:is|"
@@ -128,7 +131,7 @@ def _percent_changes(text: str) -> list[str]:
                 word = m.group(0)[m.group(0).lower().find("%") + 1:] if "%" in m.group(0) else \
                     re.sub(rf"^{_PCT}\s+", "", m.group(0), flags=re.I)
                 word = word.split()[0] if word.split() else "+"
-            elif form == "clause":
+            elif form == "clause" or form == "named":
                 amount, word, pct = m.group(1), m.group(2), m.group(3)
             else:
                 amount, pct, word = m.group(1), m.group(2), m.group(3)

@@ -264,8 +264,11 @@ def _spoken_chain(text: str) -> bool:
     """Whether ``text`` says an arithmetic of two operators or more partly in words ("1260
     divided by 4 plus 15"): one ("15 plus 27") is a two-number tool's as well."""
     ops = re.compile(r"\b(?:plus|minus|times|by|over|x)\b|[-+*/×÷]")
+    from reactloop._amounts import words_to_digits
+
+    # "seven times eight plus nine" is "7 times 8 plus 9"
     return any(len(ops.findall(m.group(0))) >= 2 for m in SPOKEN_ARITHMETIC.finditer(
-        _DATE.sub(" ", text)))
+        words_to_digits(_DATE.sub(" ", text))))
 
 
 def asks_documents(text: str) -> bool:

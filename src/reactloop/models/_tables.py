@@ -188,6 +188,8 @@ def table_target(text: str, question: str) -> str:
 _OPERATION = re.compile(r"\b(plus|added\s+to|more\s+than|minus|less|fewer|times|multiplied\s+by|"
                         r"divided\s+by|over)\s+(?:\d)|\b(doubled?|twice|halved?|tripled?)\b|"
                         r"\b(?:increase[sd]?|grew|grow|rose|rise|up)\s+by\s+\d|\bwent\s+up\s+by\s+\d|"
+                        r"\b(?:decrease[sd]?|drop(?:ped|s)?|fell|fall(?:s)?|decline[sd]?|shr[iau]nk|"
+                        r"cut|lost|lose|reduced?|lowered|down|slid|dipped)\s+by\s+\d|"
                         r"[-+*/×÷]\s*\d|\d\s*(?:%|per\s*cent)\s+(above|over|more\s+than|higher\s+than|"
                         r"up\s+on|on\s+top\s+of|below|under|less\s+than|lower\s+than|down\s+on)\b|"
                         r"\b(?:add(?:ing)?|with|subtract(?:ing)?|take\s+off|knock\s+off)\s+(?:a\s+|an\s+)?"
@@ -196,7 +198,11 @@ _OPS = {"plus": "+", "added": "+", "more": "+", "minus": "-", "less": "-", "fewe
         "times": "*", "multiplied": "*", "divided": "/", "over": "/", "increase": "+",
         "increased": "+", "increases": "+", "grew": "+", "grow": "+", "rose": "+", "rise": "+",
         "up": "+", "went": "+", "add": "+", "adding": "+", "with": "+", "subtract": "-",
-        "subtracting": "-", "take": "-", "knock": "-", "shave": "-"}
+        "subtracting": "-", "take": "-", "knock": "-", "shave": "-", "decrease": "-",
+        "decreased": "-", "decreases": "-", "drop": "-", "dropped": "-", "drops": "-",
+        "fell": "-", "fall": "-", "falls": "-", "decline": "-", "declined": "-", "declines": "-",
+        "shrank": "-", "shrink": "-", "shrunk": "-", "cut": "-", "lost": "-", "lose": "-",
+        "reduce": "-", "reduced": "-", "lowered": "-", "down": "-", "slid": "-", "dipped": "-"}
 
 
 def row_arithmetic(text: str, question: str) -> str:
