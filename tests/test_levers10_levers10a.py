@@ -176,3 +176,47 @@ def test_a_two_number_call_that_wrote_one_number_twice_takes_both_in_order() -> 
     assert called("minus", "take 88 from 1040", 88, 88) == {"x": 1040, "y": 88}
     assert called("times", "what is 7 times 7", 7, 7) == {"x": 7, "y": 7}
     assert called("times", "kindly work out 512 multiplied by 37", 512, 37) == {"x": 512, "y": 37}
+
+
+# -- second round: powers and rates said in words, a base said with "than", a weakest row ------
+def test_a_power_said_with_its_number_in_words_goes_whole_to_the_expression_tool() -> None:
+    from tests.test_levers_workspace_expr import _first
+
+    from reactloop.models.local import Guidance, plan_reply
+
+    plan = plan_reply(_first("what's fifteen squared minus eight"), Guidance())
+    assert [t.name for t in plan.callable] == ["calculate"], plan.callable
+    assert plan.candidates is not None
+    assert plan.candidates["calculate"].strings[0] == "15**2 - 8"
+
+
+@pytest.mark.parametrize(("question", "expression"), [
+    ("if we put aside 275 a month for 9 months, what do we end up with?", "275 * 9"),
+    ("our storage plan is 45 a month. what does it cost for a whole year?", "45 * 12"),
+    ("the sitter charges 60 per day; how much for 5 days?", "60 * 5"),
+    ("how many hours are there in 3 weeks?", "3 * 168"),
+    ("a lamp is 64 and the tax is 5%, how much is the tax?", "64 * 5 / 100"),
+])
+def test_an_amount_per_unit_of_time_over_a_span_and_a_span_in_smaller_units(
+        question: str, expression: str) -> None:
+    from reactloop._amounts import said_arithmetic
+
+    assert said_arithmetic(question) == [expression], question
+
+
+def test_a_rate_with_no_span_is_no_arithmetic() -> None:
+    from reactloop._amounts import said_arithmetic
+
+    assert said_arithmetic("I walk 6 km a day") == []
+    assert said_arithmetic("the gym costs 35 a month") == []
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("how much higher was april than march, in percent?", "visitors from march 420 to april 515: +22.6%"),
+    ("which month was the weakest?", "visitors lowest march 420"),
+    ("what is may annualised?", "visitors may 465 * 12 = 5580"),
+])
+def test_a_base_said_after_than_a_weakest_row_and_a_row_annualised(question: str, start: str) -> None:
+    from reactloop.models._shaping import render_result
+
+    assert render_result(_CSV, question).startswith(start), render_result(_CSV, question)

@@ -16,9 +16,10 @@ __all__ = ["row_repeated", "row_share"]
 
 _LIKE = re.compile(r"\b(?:like|as\s+(?:much|many|good|well)\s+as|same\s+as|the\s+same|"
                    r"match(?:ed|es|ing)?|equal(?:led|s)?|every|each|all|rate|pace|level|"
-                   r"repeat(?:ed|s)?)\b", re.I)
+                   r"repeat(?:ed|s)?|annuali[sz]\w*)\b", re.I)
 _SPANS = ((re.compile(r"\b(?:half(?:\s+(?:a|the))?[\s-]+year|half-?yearly|semester)\b", re.I), 6),
-          (re.compile(r"\b(?:year|years|yearly|annual(?:ly)?|annum|twelvemonth)\b", re.I), 12),
+          (re.compile(r"\b(?:year|years|yearly|annual(?:ly)?|annuali[sz]\w*|annum|"
+                      r"twelvemonth)\b", re.I), 12),
           (re.compile(r"\b(?:quarter|quarterly)\b", re.I), 3))
 _COUNTED = re.compile(r"\b(\d{1,3})\s+(months|weeks|days|quarters|years|rows|periods)\b", re.I)
 _SHARE = re.compile(r"\b(?:share|proportion|fraction|portion|make\s+up|made\s+up|makes\s+up|"

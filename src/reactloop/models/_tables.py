@@ -40,8 +40,10 @@ def _scalar(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-_MOST = re.compile(r"\b(?:highest|most|biggest|largest|best|top|max(?:imum)?|peak)\b", re.I)
-_LEAST = re.compile(r"\b(?:lowest|least|smallest|fewest|worst|min(?:imum)?)\b", re.I)
+_MOST = re.compile(r"\b(?:highest|most|biggest|largest|best|top|max(?:imum)?|peak|strongest|"
+                   r"busiest)\b", re.I)
+_LEAST = re.compile(r"\b(?:lowest|least|smallest|fewest|worst|min(?:imum)?|weakest|poorest|"
+                    r"quietest|slowest)\b", re.I)
 
 
 def _measure(rows: list[list[str]], question: str, chosen: list[list[str]]) -> int | None:
