@@ -220,3 +220,18 @@ def test_a_base_said_after_than_a_weakest_row_and_a_row_annualised(question: str
     from reactloop.models._shaping import render_result
 
     assert render_result(_CSV, question).startswith(start), render_result(_CSV, question)
+
+
+def test_which_field_differs_names_the_one_record_of_a_comparison_that_does() -> None:
+    from reactloop.models._shaping import headline
+
+    result = json.dumps({"headline": "Total spend: north 9,000, south 8,600, difference 400.",
+                         "top_differences": [
+                             {"key": {"branch": "3302", "month": "202406", "line": "710200"},
+                              "absolute_diff": 400, "percentage_diff": 4.4}]})
+    assert headline(result, "which line is off between north and south for branch 3302?") == (
+        "line 710200 absolute_diff 400")
+    assert headline(result, "in which month do north and south differ most?") == (
+        "month 202406 absolute_diff 400")
+    # no "which": the tool's own headline (or the figure the codes ask)
+    assert headline(result, "do north and south agree?").startswith("Total spend")

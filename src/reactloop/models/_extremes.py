@@ -1,6 +1,6 @@
 """The record a question asks the extreme of, by one of the records' fields ("which company
 had the highest total?", "which period was the smallest for company 1002?", "which company
-booked the most rent?"): the records the question's other codes and names keep
+booked the most rent?"), or the one that differs ("which account differs?"): the records the question's other codes and names keep
 (:func:`reactloop.models._shaping._narrowed`), their measure summed per value of that field,
 and the highest or the lowest of the sums named first: ``company 1001 highest amount 1492000
 (1001 1492000, 2001 1025000, 1002 912000)``. What an answer after a table result starts with
@@ -59,7 +59,7 @@ def extreme(records: Sequence[Mapping[str, Any]], question: str, narrow: Narrow)
     """The value of the field the question asks "which" of whose records sum highest or
     lowest (see the module); empty when it asks no such thing of these records."""
     high, low = _HIGH.search(question), _LOW.search(question)
-    if not records or not (high or low):
+    if not records or not (high or low or _DIFF.search(question)):
         return ""
     field = _field(records, question)
     if field is None:
@@ -74,7 +74,10 @@ def extreme(records: Sequence[Mapping[str, Any]], question: str, narrow: Narrow)
         key = str(r.get(field))
         value = float(r[measure])
         sums[key] = sums.get(key, 0.0) + (abs(value) if "diff" in measure else value)
-    if len(sums) < 2:
+    if len(sums) == 1 and _DIFF.search(question):  # "which account differs?": the one that does
+        (pick, value), = sums.items()
+        return f"{field} {pick} {measure} {_scalar(value)}"
+    if len(sums) < 2 or not (high or low):
         return ""
     ranked = sorted(sums.items(), key=lambda kv: -kv[1] if most else kv[1])
     pick, value = ranked[0]

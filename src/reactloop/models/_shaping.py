@@ -554,9 +554,10 @@ def headline(text: str, question: str = "", short: int = 120) -> str:
     # a date's numbers ("on 1 Aug 2027") are no codes of the records
     from reactloop.models._dates import without_dates
 
-    asked = figure(data, question) if _CODE.search(without_dates(question)) and not _PICK.search(
-        question) else ""
-    return asked or extreme(data, question) or (value if isinstance(value, str) else text)
+    picked = extreme(data, question)  # "which company has the biggest gap?": computed
+    asked = figure(data, question) if not picked and _CODE.search(without_dates(
+        question)) and not _PICK.search(question) else ""
+    return picked or asked or (value if isinstance(value, str) else text)
 
 
 _PICK = re.compile(r"\b(?:cheapest|lowest|least\s+expensive|fastest|quickest|earliest|soonest|"
