@@ -196,8 +196,11 @@ def test_a_power_said_with_its_number_in_words_goes_whole_to_the_expression_tool
     ("the sitter charges 60 per day; how much for 5 days?", "60 * 5"),
     ("how many hours are there in 3 weeks?", "3 * 168"),
     ("a lamp is 64 and the tax is 5%, how much is the tax?", "64 * 5 / 100"),
+    ("what percentage of 640 is 96?", "96 / 640 * 100"),
+    ("27 is what percent of 90", "27 / 90 * 100"),
+    ("I scored 42 out of 56, as a percentage?", "42 / 56 * 100"),
 ])
-def test_an_amount_per_unit_of_time_over_a_span_and_a_span_in_smaller_units(
+def test_an_amount_per_unit_of_time_over_a_span_a_span_in_smaller_units_and_a_ratio(
         question: str, expression: str) -> None:
     from reactloop._amounts import said_arithmetic
 

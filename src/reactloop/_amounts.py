@@ -212,8 +212,27 @@ def _rates(text: str) -> list[str]:
     return out
 
 
+_RATIO = re.compile(rf"\bwhat\s+(?:percent(?:age)?|%|share|fraction)\s+of\s+{_MONEY}{_N}{_AFTER}\s+"
+                    rf"(?:is|are|was|were|would\s+be|makes?|comes?\s+to)\s+{_MONEY}{_N}(?![\d.,]\d)|"
+                    rf"(?<![\w.,]){_MONEY}{_N}{_AFTER}\s+(?:is|are|was|were|makes?)\s+what\s+(?:percent(?:age)?|%|share)"
+                    rf"\s+of\s+{_MONEY}{_N}(?![\d.,]\d)|(?<![\w.,]){_N}\s+(?:out\s+of|of)\s+{_N},?\s+"
+                    rf"(?:as|in)\s+(?:a\s+)?percent(?:age)?\b", re.I)
+
+
+def _ratios(text: str) -> list[str]:
+    """A part as a percentage of a whole ("what percent of 180 is 45", "45 is what percentage
+    of 180", "45 out of 180 as a percentage": ``45 / 180 * 100``)."""
+    out = []
+    for m in _RATIO.finditer(text):
+        whole, part = (m.group(1), m.group(2)) if m.group(1) else (
+            (m.group(4), m.group(3)) if m.group(3) else (m.group(6), m.group(5)))
+        out.append(f"{_plain(part)} / {_plain(whole)} * 100")
+    return out
+
+
 def said_arithmetic(question: str) -> list[str]:
     """The expressions of the arithmetic ``question`` says in words (see the module), numbers
     said in words included; empty when it says none of these forms."""
     text = words_to_digits(question)
-    return list(dict.fromkeys([*_percent_changes(text), *_shares(text), *_rates(text)]))
+    return list(dict.fromkeys([*_percent_changes(text), *_shares(text), *_rates(text),
+                               *_ratios(text)]))
