@@ -238,3 +238,13 @@ def test_which_field_differs_names_the_one_record_of_a_comparison_that_does() ->
         "month 202406 absolute_diff 400")
     # no "which": the tool's own headline (or the figure the codes ask)
     assert headline(result, "do north and south agree?").startswith("Total spend")
+
+
+def test_a_field_said_after_the_extreme_and_a_total_said_overall() -> None:
+    from reactloop.models._shaping import render_result
+
+    out = render_result(json.dumps(_ROWS), "the biggest line for branch 3301 in 202406?")
+    assert out.startswith("line 710100 highest amount 1250"), out
+    assert render_result(_CSV, "how many visitors overall?").startswith(
+        "visitors total 1400 (3 rows)")
+    assert render_result(_CSV, "visitors so far this year?").startswith("visitors total 1400")

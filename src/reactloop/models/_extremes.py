@@ -23,6 +23,9 @@ __all__ = ["extreme"]
 _WHICH = re.compile(r"\b(?:which|what)\s+(\w+)", re.I)
 _HIGH = re.compile(r"\b(?:highest|most|biggest|largest|greatest|top|best|max(?:imum)?)\b", re.I)
 _LOW = re.compile(r"\b(?:lowest|least|smallest|fewest|worst|min(?:imum)?)\b", re.I)
+_NAMED_AFTER = re.compile(r"\b(?:highest|lowest|biggest|smallest|largest|greatest|top|best|"
+                          r"worst|most\s+expensive|cheapest)\s+(\w+)", re.I)
+"""A field said right after the extreme ("the biggest account for company 1001")."""
 _ID = re.compile(r"(^|_)id$")
 _DIFF = re.compile(r"\b(?:gap|differ\w*|difference|discrepanc\w+|deviation|off|apart)\b", re.I)
 MAX_LISTED = 5
@@ -32,7 +35,7 @@ MAX_LISTED = 5
 def _field(records: Sequence[Mapping[str, Any]], question: str) -> str | None:
     """The field a "which <field>" of ``question`` names ("which companies": company)."""
     fields = {str(k).lower(): k for r in records for k, v in r.items() if isinstance(v, str)}
-    for m in _WHICH.finditer(question):
+    for m in [*_WHICH.finditer(question), *_NAMED_AFTER.finditer(question)]:
         word = m.group(1).lower()
         for said in (word, re.sub(r"(?:ies)$", "y", word), re.sub(r"e?s$", "", word)):
             if said in fields:

@@ -13,7 +13,8 @@ import re
 __all__ = ["row_arithmetic", "row_count", "table_target", "table_total"]
 
 _SUM = re.compile(r"\b(?:add(?:s|ed|ing)?(?:\s+(?:them|these|those|it))?\s+up|add|sum|summed|"
-                  r"total|totals|altogether|combined|together|in\s+all|plus)\b", re.I)
+                  r"total|totals|altogether|combined|together|in\s+all|plus|overall|so\s+far|"
+                  r"to\s+date|year[\s-]to[\s-]date|ytd)\b", re.I)
 _MEAN = re.compile(r"\b(?:average|mean)\b", re.I)
 MAX_TERMS = 4
 """The most rows a sum spells out ("january 1200 + february 1350 = 2550")."""
