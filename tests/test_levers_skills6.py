@@ -273,10 +273,13 @@ def test_the_values_a_question_gives_for_an_examples_keys_fill_the_filters() -> 
                                 "filters": {"store": "S7", "year": "2023"}}
     assert said_filters(call, [spec], "How is store 12's trend?").arguments["filters"] == {
         "store": "12"}
-    # nothing said for its keys, or the call gave them: the call as it was
+    # nothing said for its keys, or the call gave what was said: the call as it was
     assert said_filters(call, [spec], "Show weekly_sales") == call
-    given = ToolCall("query_sales", {"table": "t", "filters": {"store": "S1"}})
+    given = ToolCall("query_sales", {"table": "t", "filters": {"store": "S7"}})
     assert said_filters(given, [spec], "store S7 please") == given
+    # (levers10a) a value the call wrote for a key the question gives another value: the question's
+    other = ToolCall("query_sales", {"table": "t", "filters": {"store": "S1"}})
+    assert said_filters(other, [spec], "store S7 please").arguments["filters"] == {"store": "S7"}
 
 
 def test_a_figure_asked_of_named_records_is_theirs_and_a_difference_shows_its_parts() -> None:

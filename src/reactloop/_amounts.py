@@ -95,6 +95,10 @@ _FORMS = [
     # "the bill came to 64 and i want to leave a 20% tip"
     (re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}\b[^%?!.]*?\b{_PCT}\s+(tip|tax|vat|"
                 rf"service\s+charge|surcharge|markup|gratuity|discount|off)\b", re.I), "tail"),
+    # "dinner was 86.40 and we want to tip 18 percent": the word before the percentage
+    (re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}\b[^%?!.]*?\b(tip|tax|vat|surcharge|markup|"
+                rf"gratuity|discount)\s+(?:(?:is|was|of|at|by|would\s+be|will\s+be)\s+)?(?:a\s+|an\s+)?{_PCT}",
+                re.I), "named"),
 ]
 _CHANGE_ASKED = re.compile(r"\bhow\s+much\s+(?:do|did|would|will|can|could|am|are|is)\s+(?:i|we|you|"
                            r"they)\s+(?:save|saving|get\s+off|knock\s+off)\b|\bhow\s+much\s+(?:is|"
@@ -128,7 +132,7 @@ def _percent_changes(text: str) -> list[str]:
                 word = m.group(0)[m.group(0).lower().find("%") + 1:] if "%" in m.group(0) else \
                     re.sub(rf"^{_PCT}\s+", "", m.group(0), flags=re.I)
                 word = word.split()[0] if word.split() else "+"
-            elif form == "clause":
+            elif form == "clause" or form == "named":
                 amount, word, pct = m.group(1), m.group(2), m.group(3)
             else:
                 amount, pct, word = m.group(1), m.group(2), m.group(3)
@@ -170,8 +174,65 @@ def _shares(text: str) -> list[str]:
     return out
 
 
+_UNIT = r"(second|minute|hour|day|week|month|year)s?"
+_IN: dict[tuple[str, str], int] = {
+    ("minute", "second"): 60, ("hour", "minute"): 60, ("hour", "second"): 3600,
+    ("day", "hour"): 24, ("day", "minute"): 1440, ("day", "second"): 86400, ("week", "day"): 7,
+    ("week", "hour"): 168, ("year", "month"): 12, ("year", "week"): 52, ("year", "day"): 365}
+"""How many of the second unit one of the first holds (a month's days vary: none)."""
+_RATE = re.compile(rf"{_MONEY}(?<![\w.,]){_N}{_AFTER}\s+(?:a|an|per|each|every)\s+{_UNIT}\b"
+                   rf"(?:[^?!]*?\b(?:for|in|over|after)\s+(?:(?:a|one|the)\s+(?:(?:whole|full|entire)\s+)?"
+                   rf"|{_N}\s+)?{_UNIT}\b|[^?!]*?\b(?:a|per|each|every)\s+{_UNIT}\b)", re.I)
+_HOW_MANY_IN = re.compile(rf"\bhow\s+many\s+{_UNIT}\s+(?:are\s+)?(?:there\s+)?(?:in|per)\s+"
+                          rf"{_N}\s+{_UNIT}\b", re.I)
+
+
+def _per(big: str, small: str) -> int | None:
+    return 1 if big == small else _IN.get((big, small))
+
+
+def _rates(text: str) -> list[str]:
+    """An amount per unit of time over a span ("350 a month for 14 months": ``350 * 14``;
+    "1200 a month, what's that for a year": ``1200 * 12``; "80 a day, per week": ``80 * 7``),
+    and a span in a smaller unit ("how many minutes in 7 hours": ``7 * 60``)."""
+    out = []
+    for m in _RATE.finditer(text):
+        amount, unit = _plain(m.group(1)), m.group(2).lower()
+        count, span = m.group(3), (m.group(4) or m.group(5) or "").lower()
+        factor = _per(span, unit)
+        if factor is None:
+            continue
+        terms = [amount, *([_plain(count)] if count else []), *([str(factor)] if factor > 1 else [])]
+        if len(terms) > 1:
+            out.append(" * ".join(terms))
+    for m in _HOW_MANY_IN.finditer(text):
+        factor = _per(m.group(3).lower(), m.group(1).lower())
+        if factor is not None and factor > 1:
+            out.append(f"{_plain(m.group(2))} * {factor}")
+    return out
+
+
+_RATIO = re.compile(rf"\bwhat\s+(?:percent(?:age)?|%|share|fraction)\s+of\s+{_MONEY}{_N}{_AFTER}\s+"
+                    rf"(?:is|are|was|were|would\s+be|makes?|comes?\s+to)\s+{_MONEY}{_N}(?![\d.,]\d)|"
+                    rf"(?<![\w.,]){_MONEY}{_N}{_AFTER}\s+(?:is|are|was|were|makes?)\s+what\s+(?:percent(?:age)?|%|share)"
+                    rf"\s+of\s+{_MONEY}{_N}(?![\d.,]\d)|(?<![\w.,]){_N}\s+(?:out\s+of|of)\s+{_N},?\s+"
+                    rf"(?:as|in)\s+(?:a\s+)?percent(?:age)?\b", re.I)
+
+
+def _ratios(text: str) -> list[str]:
+    """A part as a percentage of a whole ("what percent of 180 is 45", "45 is what percentage
+    of 180", "45 out of 180 as a percentage": ``45 / 180 * 100``)."""
+    out = []
+    for m in _RATIO.finditer(text):
+        whole, part = (m.group(1), m.group(2)) if m.group(1) else (
+            (m.group(4), m.group(3)) if m.group(3) else (m.group(6), m.group(5)))
+        out.append(f"{_plain(part)} / {_plain(whole)} * 100")
+    return out
+
+
 def said_arithmetic(question: str) -> list[str]:
     """The expressions of the arithmetic ``question`` says in words (see the module), numbers
     said in words included; empty when it says none of these forms."""
     text = words_to_digits(question)
-    return list(dict.fromkeys([*_percent_changes(text), *_shares(text)]))
+    return list(dict.fromkeys([*_percent_changes(text), *_shares(text), *_rates(text),
+                               *_ratios(text)]))

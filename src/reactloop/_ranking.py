@@ -245,7 +245,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
         out += ["file", "read"]
     if expand and _OVER.search(text):  # "10 over 4" divides; "over there" is a place
         out.append("divide")
-    if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or SPOKEN_POWER.search(text)
+    if expand and (_ARITHMETIC.search(_DATE.sub(" ", text)) or _spoken_power(text)
                    or SPOKEN_SHARE.search(text) or _spoken_chain(text) or SPOKEN_SPLIT.search(text)
                    or LISTED_OPERANDS.search(text) or said_arithmetic(text)):
         # "17 + 25", "2 to the power of 5": operators are words
@@ -260,12 +260,22 @@ _SOME_DATE = re.compile(r"\b(?:a|an|another|other|some|any)\s+(?:(?:later|earlie
 date to compute with or today's to tell."""
 
 
+def _spoken_power(text: str) -> bool:
+    """Whether ``text`` says a power, its numbers in digits or words ("twelve squared")."""
+    from reactloop._amounts import words_to_digits
+
+    return bool(SPOKEN_POWER.search(text) or SPOKEN_POWER.search(words_to_digits(text)))
+
+
 def _spoken_chain(text: str) -> bool:
     """Whether ``text`` says an arithmetic of two operators or more partly in words ("1260
     divided by 4 plus 15"): one ("15 plus 27") is a two-number tool's as well."""
     ops = re.compile(r"\b(?:plus|minus|times|by|over|x)\b|[-+*/×÷]")
+    from reactloop._amounts import words_to_digits
+
+    # "seven times eight plus nine" is "7 times 8 plus 9"
     return any(len(ops.findall(m.group(0))) >= 2 for m in SPOKEN_ARITHMETIC.finditer(
-        _DATE.sub(" ", text)))
+        words_to_digits(_DATE.sub(" ", text))))
 
 
 def asks_documents(text: str) -> bool:

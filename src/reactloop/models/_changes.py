@@ -22,10 +22,13 @@ _CHANGE = re.compile(
     r"jump(?:ed|s)?|go\s+up|went\s+up|gone\s+up|drop(?:ped|s)?|fall|falls|fell|fallen|"
     r"decline[sd]?|decrease[sd]?|shr[iau]nk|go\s+down|went\s+down|gone\s+down|change[sd]?|"
     r"percent(?:age)?)\b|%", re.I)
+"""(A comparison said with "than" and a percentage, "how much bigger is april than march in
+percent?", is a change from march too.)"""
 _PERCENT = re.compile(r"\bpercent(?:age)?\b|%", re.I)
 _BASE = re.compile(r"\b(?:over|compared\s+(?:to|with)|versus|vs\.?|since|relative\s+to|"
-                   r"against)\s+(?:the\s+)?$", re.I)
-"""Words before a row's name that make it the base ("grow over january")."""
+                   r"against|than)\s+(?:the\s+)?$", re.I)
+"""Words before a row's name that make it the base ("grow over january", "how much bigger is
+april than march")."""
 
 
 def _number(cell: str) -> float | None:

@@ -334,10 +334,12 @@ def spoken_powers(question: str) -> list[str]:
     """The powers ``question`` says in words, written as expressions: "2 to the power of 5"
     is ``2**5``, "10 raised to the power 3" ``10**3``, "7 squared" ``7**2``."""
     out = []
+    from reactloop._amounts import words_to_digits
     from reactloop._ranking import EXPONENT_WORDS, SPOKEN_POWER
     from reactloop.models._operators import OP_WORDS as _OP_WORDS
     from reactloop.models._operators import THEN_OP as _THEN_OP
 
+    question = words_to_digits(question)  # "twelve squared plus five": 12**2 + 5
     for m in SPOKEN_POWER.finditer(question):
         if m.group(1):
             out.append(f"{m.group(1)}**{m.group(2)}")

@@ -139,14 +139,16 @@ def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]
     fits the question (an expression): "(3 + 4) * (10 - 6)" and "1260/4 + 15" go whole to
     ``calculate``, "17 + 25" may go to ``add``."""
     found = expression_operators(question)
+    from reactloop._amounts import words_to_digits
     from reactloop._ranking import SPOKEN_POWER
 
-    if not found and not SPOKEN_POWER.search(question):
+    powered = SPOKEN_POWER.search(words_to_digits(question))  # "twelve squared"
+    if not found and not powered:
         return list(tools)
     if not any(_takes_text(t, question) for t in tools):
         return list(tools)
     single = found[0][0] if len(found) == 1 and len(found[0]) == 1 else None
-    if SPOKEN_POWER.search(question) and not found:
+    if powered and not found:
         single = "**"  # "2 to the power of 10": a power tool's, or the expression's
     return [t for t in tools if not _numeric(t) or (single is not None and _kind(t) == single)]
 

@@ -101,7 +101,7 @@ def render_result(text: str, question: str = "") -> str:
     elif data is not None:
         return ""
     if not cut and (found := file_count(data, question) or record_rows(data, question)
-                    or figure(data, question)):  # "the total for company 1002": the sum, first
+                    or extreme(data, question) or figure(data, question)):  # "the total for company 1002": the sum, first
         items = [found, *items]
     out = ""
     for item in items:
@@ -167,7 +167,9 @@ def figure(data: Any, question: str) -> str:
         return ""
     whole, (records, said) = records, _narrowed(records, question)
     if not asked & _QUANTITY and not any(not _CODE.fullmatch(v) for v in said):
-        return lookup(whole, question)  # nor a row named ("personnel expenses of 1001?")
+        found = lookup(whole, question)  # nor a row named ("personnel expenses of 1001?")
+        if found or len(records) != 1 or len(whole) == 1:
+            return found  # the one record its codes name ("account 500000, company 1002"): its figure
     measures = [k for k, v in records[0].items() if isinstance(v, int | float)
                 and not isinstance(v, bool) and not _ID.search(str(k))] if records else []
     named = sorted((k for k in measures if set(terms(k)) & asked),  # a difference asked: its own
@@ -248,8 +250,11 @@ def lookup(records: Sequence[Mapping[str, Any]], question: str) -> str:
     if not codes:
         return ""
     found = [r for r in records if all(any(_scalar(v) == c for v in r.values()) for c in codes)]
+    # "account 630000" names a record by its code, not the field account_name
+    labels = {t for w, c in _LABELLED.findall(question) if c in codes for t in terms(w)}
     asked = set(terms(question))
     fields = [k for k in (found[0] if found else {}) if set(terms(str(k))) & asked
+              and not set(terms(str(k))) & labels
               and not any(_scalar(r.get(k)) in codes for r in found)]
     if len(fields) != 1:
         return ""
@@ -258,6 +263,8 @@ def lookup(records: Sequence[Mapping[str, Any]], question: str) -> str:
     return f"{fields[0]} {', '.join(values)} ({scope})"
 
 
+_LABELLED = re.compile(r"\b([A-Za-z]\w*)\s*[:#=]?\s*(\d{3,})\b")
+"""A code said after the word that names its field ("account 630000")."""
 _MORE = re.compile(r"\b(?:by\s+how\s+much|beat|exceed|differ\w*|difference|gap)\b|"
                    r"\b(?:more|less|fewer|higher|lower|bigger|smaller)\b.*\bthan\b", re.I)
 
@@ -292,15 +299,24 @@ def table_difference(text: str, question: str) -> str:
 def table_change(text: str, question: str) -> str:
     from reactloop.models._changes import table_change as change
     from reactloop.models._projections import table_projection
+    from reactloop.models._scaled_rows import row_repeated, row_share
 
-    # "say march goes up by the same amount february did": the next row projected, first
-    return table_projection(text, question) or change(text, question)
+    # "say march goes up by the same amount february did": the next row projected, first;
+    # "a whole year of months like january", "february's share of the total" before both
+    return (row_share(text, question) or row_repeated(text, question)
+            or table_projection(text, question) or change(text, question))
 
 
 def record_rows(data: Any, question: str) -> str:
     from reactloop.models._record_rows import record_rows as rows
 
     return rows(_records(data), question, _narrowed)  # "how much did it drop from 202401 to 202403?"
+
+
+def extreme(data: Any, question: str) -> str:
+    from reactloop.models._extremes import extreme as pick
+
+    return pick(_records(data), question, _narrowed)  # "which company had the highest total?"
 
 
 def file_count(data: Any, question: str) -> str:
@@ -538,9 +554,10 @@ def headline(text: str, question: str = "", short: int = 120) -> str:
     # a date's numbers ("on 1 Aug 2027") are no codes of the records
     from reactloop.models._dates import without_dates
 
-    asked = figure(data, question) if _CODE.search(without_dates(question)) and not _PICK.search(
-        question) else ""
-    return asked or (value if isinstance(value, str) else text)
+    picked = extreme(data, question)  # "which company has the biggest gap?": computed
+    asked = figure(data, question) if not picked and _CODE.search(without_dates(
+        question)) and not _PICK.search(question) else ""
+    return picked or asked or (value if isinstance(value, str) else text)
 
 
 _PICK = re.compile(r"\b(?:cheapest|lowest|least\s+expensive|fastest|quickest|earliest|soonest|"

@@ -13,7 +13,8 @@ import re
 __all__ = ["row_arithmetic", "row_count", "table_target", "table_total"]
 
 _SUM = re.compile(r"\b(?:add(?:s|ed|ing)?(?:\s+(?:them|these|those|it))?\s+up|add|sum|summed|"
-                  r"total|totals|altogether|combined|together|in\s+all|plus)\b", re.I)
+                  r"total|totals|altogether|combined|together|in\s+all|plus|overall|so\s+far|"
+                  r"to\s+date|year[\s-]to[\s-]date|ytd)\b", re.I)
 _MEAN = re.compile(r"\b(?:average|mean)\b", re.I)
 MAX_TERMS = 4
 """The most rows a sum spells out ("january 1200 + february 1350 = 2550")."""
@@ -40,8 +41,10 @@ def _scalar(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-_MOST = re.compile(r"\b(?:highest|most|biggest|largest|best|top|max(?:imum)?|peak)\b", re.I)
-_LEAST = re.compile(r"\b(?:lowest|least|smallest|fewest|worst|min(?:imum)?)\b", re.I)
+_MOST = re.compile(r"\b(?:highest|most|biggest|largest|best|top|max(?:imum)?|peak|strongest|"
+                   r"busiest)\b", re.I)
+_LEAST = re.compile(r"\b(?:lowest|least|smallest|fewest|worst|min(?:imum)?|weakest|poorest|"
+                    r"quietest|slowest)\b", re.I)
 
 
 def _measure(rows: list[list[str]], question: str, chosen: list[list[str]]) -> int | None:
@@ -188,6 +191,8 @@ def table_target(text: str, question: str) -> str:
 _OPERATION = re.compile(r"\b(plus|added\s+to|more\s+than|minus|less|fewer|times|multiplied\s+by|"
                         r"divided\s+by|over)\s+(?:\d)|\b(doubled?|twice|halved?|tripled?)\b|"
                         r"\b(?:increase[sd]?|grew|grow|rose|rise|up)\s+by\s+\d|\bwent\s+up\s+by\s+\d|"
+                        r"\b(?:decrease[sd]?|drop(?:ped|s)?|fell|fall(?:s)?|decline[sd]?|shr[iau]nk|"
+                        r"cut|lost|lose|reduced?|lowered|down|slid|dipped)\s+by\s+\d|"
                         r"[-+*/×÷]\s*\d|\d\s*(?:%|per\s*cent)\s+(above|over|more\s+than|higher\s+than|"
                         r"up\s+on|on\s+top\s+of|below|under|less\s+than|lower\s+than|down\s+on)\b|"
                         r"\b(?:add(?:ing)?|with|subtract(?:ing)?|take\s+off|knock\s+off)\s+(?:a\s+|an\s+)?"
@@ -196,7 +201,11 @@ _OPS = {"plus": "+", "added": "+", "more": "+", "minus": "-", "less": "-", "fewe
         "times": "*", "multiplied": "*", "divided": "/", "over": "/", "increase": "+",
         "increased": "+", "increases": "+", "grew": "+", "grow": "+", "rose": "+", "rise": "+",
         "up": "+", "went": "+", "add": "+", "adding": "+", "with": "+", "subtract": "-",
-        "subtracting": "-", "take": "-", "knock": "-", "shave": "-"}
+        "subtracting": "-", "take": "-", "knock": "-", "shave": "-", "decrease": "-",
+        "decreased": "-", "decreases": "-", "drop": "-", "dropped": "-", "drops": "-",
+        "fell": "-", "fall": "-", "falls": "-", "decline": "-", "declined": "-", "declines": "-",
+        "shrank": "-", "shrink": "-", "shrunk": "-", "cut": "-", "lost": "-", "lose": "-",
+        "reduce": "-", "reduced": "-", "lowered": "-", "down": "-", "slid": "-", "dipped": "-"}
 
 
 def row_arithmetic(text: str, question: str) -> str:
