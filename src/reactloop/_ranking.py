@@ -430,7 +430,7 @@ def _own(names: Sequence[str]) -> list[str]:
     return [n for n in names if not city_zone(n)]
 
 
-_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
+_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|where(?=\s*\?)|"
                        r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there|(?:can|could)\s+(?:i|we)\s+"
                        r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b|how\s+(?:do|can|could)\s+(?:i|we)\s+"
                        r"(?:get|find|catch|take)\s+(?:a|an)\b)\b", re.I)
@@ -460,7 +460,15 @@ def wanted(query: str, *, bought: bool = False) -> list[str]:
         return []  # with ``bought``: only a thing to buy or left behind, not one "needed"
     said = (" ".join(w for w in m.group(1).lower().split() if w not in _NOT_WANTED)
             for m in _WANT.finditer(query))
-    return [t for t in dict.fromkeys(said) if t]
+    return [*dict.fromkeys(t for t in said if t), *_kinds_wanted(query)]
+
+
+def _kinds_wanted(query: str) -> list[str]:
+    """The words of a where-question that say a want a kind of place meets ("is there
+    somewhere quiet …": ``quiet``; :mod:`reactloop._wants`)."""
+    from reactloop._wants import kinds
+
+    return [w for w in dict.fromkeys(re.findall(r"[a-z]+", query.lower())) if kinds(w)]
 
 
 _OPEN = re.compile(
@@ -477,7 +485,8 @@ bakery close?"): the place is a thing a skill's data may hold."""
 def asked_open(query: str) -> list[str]:
     """The places whose opening hours ``query`` asks ("is the pharmacy still open": ``pharmacy``)."""
     said = (" ".join(w for w in next(g for g in m.groups() if g).lower().split()
-                     if w not in _NOT_WANTED and w not in ("it", "you", "they", "still"))
+                     if w not in _NOT_WANTED and w not in ("it", "you", "they", "still", "place",
+                                                           "spot", "joint"))  # "the noodle place"
             for m in _OPEN.finditer(query))
     return [t for t in dict.fromkeys(said) if t]
 
@@ -486,7 +495,16 @@ def _held(things: Sequence[str], data: str) -> list[str]:
     """The ``things`` (words said as things) that a skill's ``data`` text (its names and
     words) holds, in any form ("book": "books")."""
     own = set(terms(data)) if things else set()
-    return [t for t in things if all(_stem_held(w, own) for w in terms(t))]
+    return [t for t in things if all(_stem_held(w, own) for w in terms(t)) or _kind_held(t, own)]
+
+
+def _kind_held(thing: str, own: set[str]) -> bool:
+    """The data holds the kind of place that has ``thing`` ("whisky": ``liquor``; see
+    :mod:`reactloop._wants`)."""
+    from reactloop._wants import kinds
+
+    return any(all(_stem_held(w, own) for w in terms(k)) for word in thing.lower().split()
+               for k in kinds(word))
 
 
 def _stem_held(word: str, own: set[str]) -> bool:

@@ -418,6 +418,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     them the ``names`` (of the data searched) said, when the question says one ("pop the
     check-in hall up on my map": ``check-in hall``, not ``pop``)."""
     from reactloop._ranking import terms, wanted
+    from reactloop.models import _spelled
     from reactloop.models._shaping import content_span
 
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
@@ -429,10 +430,11 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in values.strings if content_span(v, where)
                  and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
+    kept = tuple(v for v in kept if not set(v.lower().split()) <= _spelled.when_words(question)) or kept
     spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
     if bought := tuple(v for v in spans if set(v.lower().split()) <= {  # "forgot my travel
             w for t in wanted(question, bought=True) for w in t.split()}):  # adapter … buy one?"
-        return dataclasses.replace(values, strings=bought)
+        return dataclasses.replace(values, strings=_spelled.bought_kind(bought, names) or bought)
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
     said = _names_said(question)
     where = {w for n in said if _located(n, question) for w in n.split()}
@@ -448,14 +450,14 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
             kept = any_word_pattern(kept, question)  # "(?i)open|morn", not "(?i)time"
     kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
     from reactloop._words import plain
-    from reactloop.models._spelled import compound_heads, data_form
 
     known = {plain(n) for n in names if not _located(n, question)}
-    kept += compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
+    kept += _spelled.compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
     # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not; but
     # "gate B12" says more (a code) than the data's "gate" ("the family room" than "family")
-    data = (tuple(v for v in kept if plain(v) in known) or tuple(v for v in spans if plain(v) in known)
-            or data_form(question, names))  # "nurse her": the data's "nursing"
+    data = (tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
+            or tuple(v for v in spans if plain(v) in known)  # "an espresso before boarding"
+            or _spelled.data_form(question, names))  # "nurse her": the data's "nursing"
     if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))

@@ -1,0 +1,86 @@
+"""Levers of the twelfth sitting (levers10c, issue 23): the airport, flights and time. A
+region said as a place for the clock (a state, province or island), ... Each checked without
+the model, in phrasings of its own (none from an eval set)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+# -- a region (state, province, island) is a place for the clock ------------------------------
+@pytest.mark.parametrize(("said", "zone"), [
+    ("Nevada", "America/Los_Angeles"), ("oklahoma", "America/Chicago"),
+    ("Manitoba", "America/Winnipeg"), ("Ontario", "America/Toronto"),  # not the Californian city
+    ("Tasmania", "Australia/Hobart"), ("Rajasthan", "Asia/Kolkata"), ("Sicily", "Europe/Rome"),
+    ("Hawaii", "Pacific/Honolulu"), ("New South Wales", "Australia/Sydney"),
+])
+def test_a_region_said_as_a_place_is_its_zone(said: str, zone: str) -> None:
+    from reactloop._demo_tools import current_time
+    from reactloop._zones import city_zone, zones_in
+
+    assert city_zone(said) == zone
+    assert zones_in(f"what's the time over in {said} at the moment") == [zone]
+    assert current_time.fn(said).endswith(  # type: ignore[attr-defined]
+        current_time.fn(zone).rsplit(" ", 1)[-1])  # type: ignore[attr-defined]
+
+
+# -- what a traveller wants is found where the data keeps that kind of thing -----------------
+@pytest.mark.parametrize(("question", "term"), [
+    ("my back is killing me, anywhere I can buy ibuprofen?", "medicine"),
+    ("is there a place where I can get an espresso before boarding?", "coffee"),
+    ("is there somewhere quiet where I could take a nap?", "lounge"),
+    ("I can't find my passport anywhere, who do I ask?", "lost and found"),
+    ("where do I hand in my suitcases?", "bag drop"),
+    ("want to pick up some vodka for my uncle before my flight, where?", "liquor"),
+])
+def test_a_want_the_data_does_not_name_is_searched_as_its_kind_of_place(
+        question: str, term: str) -> None:
+    from tests.test_levers_pragmatics import _after_load, _first
+
+    from reactloop.models._skill_select import skill_call
+
+    call = skill_call(_first(question))  # "before my flight" is when, not a booking
+    assert call is not None and call.arguments == {"name": "airport"}, question
+    plan = _after_load(question, "airport")
+    assert plan.candidates is not None and plan.candidates["search_pois"].strings == (term,)
+
+
+def test_a_thing_the_data_names_is_searched_as_said() -> None:
+    from tests.test_levers_pragmatics import _after_load
+
+    plan = _after_load("where could I buy some perfume?", "airport")
+    assert plan.candidates is not None and plan.candidates["search_pois"].strings == ("perfume",)
+
+
+def test_the_hours_of_the_x_place_are_the_xs() -> None:
+    from tests.test_levers_pragmatics import _after_load, _first
+
+    from reactloop.models._skill_select import skill_call
+
+    for question in ("when does the burger joint shut tonight?",
+                     "what time does the noodle spot open?"):
+        call = skill_call(_first(question))  # not the clock's "what time"
+        assert call is not None and call.arguments == {"name": "airport"}, question
+    plan = _after_load("when does the burger joint shut tonight?", "airport")
+    assert plan.candidates is not None and plan.candidates["search_pois"].strings == ("burger",)
+
+
+# -- a time said in words with its minutes ---------------------------------------------------
+@pytest.mark.parametrize(("question", "times"), [
+    ("convert nine forty-five in the evening Lisbon time to Denver time", ["21:45"]),
+    ("if it's eight oh five in Athens, what time is it in Perth?", ["08:05"]),
+    ("the call is at eleven twenty", ["11:20"]),
+    ("I had three twenty dollar notes", []),  # money, not a time
+    ("she is one of the ten twenty-somethings", []),
+])
+def test_a_time_said_in_words_with_its_minutes(question: str, times: list[str]) -> None:
+    from reactloop.models._times import spoken_times
+
+    assert spoken_times(question) == times
+
+
+def test_a_conversion_said_in_words_is_a_conversion() -> None:
+    from tests.test_levers_pragmatics import _first, _offer
+
+    names, _ = _offer(_first("convert nine forty-five in the evening Lisbon time to Denver time"))
+    assert names[0] == "convert_time"
