@@ -84,3 +84,36 @@ def test_a_conversion_said_in_words_is_a_conversion() -> None:
 
     names, _ = _offer(_first("convert nine forty-five in the evening Lisbon time to Denver time"))
     assert names[0] == "convert_time"
+
+
+def test_a_magazine_for_the_plane_is_the_airports() -> None:
+    from tests.test_levers_pragmatics import _first
+
+    from reactloop.models._skill_select import skill_call
+
+    call = skill_call(_first("where could I pick up a magazine to read on the plane?"))
+    assert call is not None and call.arguments == {"name": "airport"}
+
+
+# -- the nearest thing to a place: one search, sorted by walking distance from the place ------
+@pytest.mark.parametrize(("question", "term"), [
+    ("closest bathroom to gate 16?", "bathroom near gate 16"),
+    ("is there any coffee near gate B14", "coffee near gate B14"),
+    ("I'm sitting at gate 2, where's the nearest toilet?", "toilet near gate 2"),
+    ("a painkiller close to gate 9, anywhere?", "medicine near gate 9"),
+])
+def test_the_nearest_thing_to_a_place_is_searched_near_it(question: str, term: str) -> None:
+    from tests.test_levers_pragmatics import _after_load
+
+    plan = _after_load(question, "airport")
+    assert plan.candidates is not None and plan.candidates["search_pois"].strings == (term,)
+
+
+def test_the_airport_search_sorts_a_thing_near_a_place_by_distance() -> None:
+    from tests.test_skills_examples import MAP
+
+    found = MAP.search("bathroom near gate 16", limit=2)
+    assert [f["name"] for f in found] == ["Restroom B East", "Restroom B Central"]
+    assert found[0]["distance_m"] < found[1]["distance_m"]
+    assert MAP.search("trains to the city")[0]["name"] == "Rail Station"  # held whole
+    assert MAP.search("gate 16")[0]["name"] == "Gate 16"

@@ -460,7 +460,8 @@ def wanted(query: str, *, bought: bool = False) -> list[str]:
         return []  # with ``bought``: only a thing to buy or left behind, not one "needed"
     said = (" ".join(w for w in m.group(1).lower().split() if w not in _NOT_WANTED)
             for m in _WANT.finditer(query))
-    return [*dict.fromkeys(t for t in said if t), *_kinds_wanted(query)]
+    found = list(dict.fromkeys(t for t in said if t))
+    return [*found, *(w for w in _kinds_wanted(query) if w not in found and w not in _NOT_WANTED)]
 
 
 def _kinds_wanted(query: str) -> list[str]:

@@ -40,7 +40,7 @@ _WANTS: Mapping[str, tuple[str, ...]] = {
                      "champagne", "brandy", "cognac", "tequila"), _LIQUOR),
     **dict.fromkeys(("cologne", "fragrance", "cosmetics", "makeup", "cigarettes", "tobacco",
                      "chocolates", "present", "gift", "souvenir", "souvenirs"), _GIFTS),
-    **dict.fromkeys(("newspaper", "magazine", "novel", "paperback", "read", "reading",
+    **dict.fromkeys(("newspaper", "magazine", "novel", "paperback", "reading",
                      "crossword"), _READING),
     **dict.fromkeys(("wallet", "purse", "passport", "keys", "lost", "missing", "misplaced"), _LOST),
     **dict.fromkeys(("suitcase", "suitcases"), _BAGS),

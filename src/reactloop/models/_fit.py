@@ -62,7 +62,7 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 from reactloop.models._trips import ENDS as _ENDS
 from reactloop.models._trips import STARTS as _STARTS
-from reactloop.models._trips import trip_places, unpriced
+from reactloop.models._trips import near_values, trip_places, unpriced
 
 __all__ = [
     "EXPRESSION",
@@ -510,8 +510,8 @@ def fit_values(spec: ToolSpec, question: str, values: Candidates,
     """``values`` for ``spec`` fitted to what its arguments are: an expression
     (:func:`expressions`), what a search looks for (:func:`search_terms`; a name the loaded
     skill's data holds, ``names``, when the question says one), names (:func:`named_values`)."""
-    return named_values(spec, question, search_terms(spec, expressions(spec, question, values),
-                                                     question, names))
+    searched = search_terms(spec, expressions(spec, question, values), question, names)
+    return named_values(spec, question, near_values(spec, question, searched, names))
 
 
 def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:

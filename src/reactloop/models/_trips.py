@@ -21,8 +21,10 @@ import re
 from collections.abc import Sequence
 
 from reactloop._words import plain as _plain
+from reactloop.messages import ToolSpec
+from reactloop.models._gbnf import Candidates
 
-__all__ = ["ENDS", "STARTS", "trip_places"]
+__all__ = ["ENDS", "STARTS", "near_search", "trip_places"]
 
 STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
 """Names of a route's start argument."""
@@ -224,3 +226,52 @@ def unpriced(question: str, names: Sequence[str] = ()) -> str:
     if trip_places(question, names) is None or not spoken_dates(question):
         return question
     return _PRICE_WORDS.sub(" ", question)
+
+
+_NEAR_THING = re.compile(
+    r"\b(?:nearest|closest)\s+([a-z'-]+(?:\s+[a-z'-]+)?)\s+(?:to|from)\s+(?:the\s+)?"
+    r"|\b([a-z'-]+)\s+(?:(?:that'?s\s+|is\s+)?(?:near|nearest\s+to|closest\s+to|close\s+to|next\s+to|"
+    r"by)|nearby)\s+(?:the\s+)?", re.I)
+_NEAR_GATE = re.compile(r"(gate\s+[A-Za-z]?\d+|[A-Z]\d+)\b", re.I)
+_VAGUE = frozenset({"place", "spot", "somewhere", "anywhere", "something", "anything", "one",
+                    "thing", "stuff", "is", "are", "there", "any"})
+
+
+def near_search(question: str, names: Sequence[str] = ()) -> str | None:
+    """What a search looks for near a place the question names, as the search takes it
+    ("the nearest toilet to gate 19?": ``toilet near gate 19``; "a snack close to gate 3":
+    ``snack near gate 3``): the thing, or the data's word for it (:func:`wanted_kind`), and
+    the place (a gate, or another name of the data) after it; None when no such pair."""
+    from reactloop.models._spelled import wanted_kind
+
+    known = {_plain(n) for n in names}
+    for m in [*_NEAR_THING.finditer(question), *_HERE_THING.finditer(question)]:
+        thing = next(g for g in m.groups() if g).lower()
+        kind = wanted_kind(thing, names) if _plain(thing) not in known else (thing,)
+        at = _AT_GATE.search(question) if m.re is _HERE_THING else None
+        rest = question[m.end():]
+        gate = _NEAR_GATE.match(rest) if at is None else at
+        place = gate.group(1) if gate else next(
+            (n for n in names if re.match(rf"{re.escape(n)}\b", rest, re.I)), None)
+        if place and kind:
+            return f"{kind[0]} near {place}"
+    return None
+
+
+_HERE_THING = re.compile(r"\b(?:nearest|closest)\s+([a-z'-]+)(?!\s+(?:to|from)\b)", re.I)
+_AT_GATE = re.compile(r"\b(?:i'?m|i\s+am|we'?re|we\s+are|sitting|standing|waiting)\s+(?:at|by|near)\s+"
+                      r"(?:the\s+)?(gate\s+[A-Za-z]?\d+|[A-Z]\d+)\b", re.I)
+"""'I'm at gate 5, nearest toilet?': the thing near where one is."""
+
+
+def near_values(spec: ToolSpec, question: str, values: Candidates, names: Sequence[str]
+                ) -> Candidates:
+    """``values`` for a search of a skill's data (its ``names``; the search's text argument
+    is a ``term`` or ``query``), left to the thing near the place the question names
+    (:func:`near_search`), when it names one: the search sorts by nearness to a place it
+    names."""
+    import dataclasses
+
+    props = spec.parameters.get("properties") or {}
+    near = near_search(question, names) if names and {"term", "query"} & set(props) else None
+    return dataclasses.replace(values, strings=(near,)) if near and values.strings else values
