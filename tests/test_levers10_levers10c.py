@@ -117,3 +117,16 @@ def test_the_airport_search_sorts_a_thing_near_a_place_by_distance() -> None:
     assert found[0]["distance_m"] < found[1]["distance_m"]
     assert MAP.search("trains to the city")[0]["name"] == "Rail Station"  # held whole
     assert MAP.search("gate 16")[0]["name"] == "Gate 16"
+
+
+# -- where one is, said without "I'm", and "walk me to" -----------------------------------
+@pytest.mark.parametrize(("question", "trip"), [
+    ("at gate 17 now. how far to the burger place?", ("Gate 17", "burger place")),
+    ("currently by gate 5, walk me to the pharmacy", ("Gate 5", "pharmacy")),
+    ("At A3 right now; directions to the noodle house?", ("A3", "Noodle House")),
+])
+def test_where_one_is_said_bare_is_the_routes_start(question: str, trip: tuple[str, str]) -> None:
+    from reactloop.models._trips import trip_places
+
+    names = ["Gate 17", "Gate 5", "Noodle House", "Airport Pharmacy", "Burger Point"]
+    assert trip_places(question, names) == trip

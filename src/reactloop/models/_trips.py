@@ -32,14 +32,14 @@ ENDS = frozenset({"destination", "to", "end", "to_place", "target"})
 """Names of a route's destination argument."""
 
 _PLACE = r"([A-Za-z0-9'-]+(?:\s+[A-Za-z0-9'-]+){0,4}?)"
-_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|\s+[-–—]\s|[,.?!;]|$)"
+_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then|now|right\s+now)\b|\s+[-–—]\s|[,.?!;]|$)"
 _LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
                     rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?!(?:me|us)\b)(?:the\s+)?{_PLACE}\s+"
                     rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
-_TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk|walking|get|go|head|"
+_TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk(?:\s+me|\s+us)?|walking|get|go|head|"
                  rf"guide\s+me|take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
                  rf"{_PLACE}{_STOP_PLACE}", re.I)
 """Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
@@ -57,7 +57,9 @@ _AT = re.compile(
     rf"(?:\s+(?:(?:a|an|the|some|my|our)\s+)?[a-z]+){{0,2}}?\s+(?:at|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\b(?:just\s+)?(?:left|dropped\s+off|returned|parked(?:\s+at)?|got\s+off|arrived\s+at|"
     rf"(?:came|coming|walked|walking)\s+(?:out\s+of|from))\s+{_OWN}{_PLACE}{_STOP_PLACE}"
-    rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+    rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|(?:^|[.!?;]\s*)(?:(?:currently|now|still|just)\s+)?(?:at|by)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|\bcurrently\s+(?:at|by|near|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
 """Where one is: "I'm by the bookshop", "I just dropped off my rental car", "from gate 9"."""
 _THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+(?!(?:the\s+)?(?:moment|minute|present|"
                     rf"time)\b){_OWN}{_PLACE}{_STOP_PLACE}", re.I)
