@@ -130,3 +130,33 @@ def test_where_one_is_said_bare_is_the_routes_start(question: str, trip: tuple[s
 
     names = ["Gate 17", "Gate 5", "Noodle House", "Airport Pharmacy", "Burger Point"]
     assert trip_places(question, names) == trip
+
+
+# -- "before my flight" says when: what is asked is elsewhere -------------------------------
+@pytest.mark.parametrize(("question", "term"), [
+    ("three hours to kill before my flight, anywhere to eat?", "food"),
+    ("got time before boarding, where could I get a cappuccino?", "coffee"),
+    ("after my flight lands I'd like a shower, is there one?", "shower"),
+])
+def test_a_clause_of_time_about_the_flight_is_no_topic(question: str, term: str) -> None:
+    from tests.test_levers_pragmatics import _after_load, _first
+
+    from reactloop.models._skill_select import skill_call
+    from reactloop.models._spelled import without_when
+
+    call = skill_call(_first(question))
+    assert call is not None and call.arguments == {"name": "airport"}, question
+    plan = _after_load(question, "airport")
+    assert plan.candidates is not None and plan.candidates["search_pois"].strings == (term,)
+    assert without_when("before my flight") == "before my flight"  # nothing else is said
+
+
+def test_a_rule_question_about_the_flight_stays_the_flights() -> None:
+    from tests.test_levers_pragmatics import _first
+
+    from reactloop.models._skill_select import skill_call
+
+    for question in ("can I still change my ticket a day before the flight?",
+                     "what do I get back if I cancel two weeks before my flight?"):
+        call = skill_call(_first(question))
+        assert call is not None and call.arguments == {"name": "book-flight"}, question

@@ -11,9 +11,10 @@ specific first; a word maps only where the place is the usual answer to wanting 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-__all__ = ["kinds"]
+__all__ = ["bare_kinds", "kinds"]
 
 _COFFEE = ("coffee", "cafe")
 _MEDICINE = ("medicine", "pharmacy", "chemist", "drugstore")
@@ -49,6 +50,7 @@ _WANTS: Mapping[str, tuple[str, ...]] = {
                     _BABY),
     **dict.fromkeys(("cab", "uber"), _RIDE),
     **dict.fromkeys(("thirsty", "refill"), ("water", "fountain")),
+    **dict.fromkeys(("hungry", "starving"), ("food", "restaurant")),
     **dict.fromkeys(("shower", "freshen"), ("showers", "lounge")),
 }
 
@@ -57,3 +59,19 @@ def kinds(word: str) -> tuple[str, ...]:
     """The usual names of the place that has what ``word`` (lower case) says one wants, or
     none."""
     return _WANTS.get(word, ())
+
+
+_BARE: Mapping[str, tuple[str, ...]] = {
+    "eat": ("food", "restaurant"), "drink": ("coffee", "food"), "sleep": _REST, "rest": _REST,
+    "sit": _REST, "shop": ("shop", "shopping"), "wash": ("restroom", "toilet"),
+}
+_BARE_VERB = re.compile(rf"\b({'|'.join(_BARE)})\b(?=\s*(?:[?.!,;]|$|\s+(?:before|after|near|in|at|"
+                        r"around|here|nearby|while|during|please)\b))", re.I)
+"""A verb said without its object ("anywhere to eat?", "somewhere to sit near gate 4")."""
+
+
+def bare_kinds(question: str) -> tuple[str, ...]:
+    """The usual names of the place for a verb ``question`` says without its object ("anything
+    to eat?": a place of ``food``; "to eat dumplings" says what, not where), or none."""
+    m = _BARE_VERB.search(question)
+    return _BARE[m.group(1).lower()] if m else ()

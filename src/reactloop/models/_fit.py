@@ -430,7 +430,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in values.strings if content_span(v, where)
                  and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
-    kept = tuple(v for v in kept if not set(v.lower().split()) <= _spelled.when_words(question)) or kept
+    kept = tuple(v for v in kept if not set(v.lower().split()) & _spelled.when_words(question)) or kept
     spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
     if bought := tuple(v for v in spans if set(v.lower().split()) <= {  # "forgot my travel
             w for t in wanted(question, bought=True) for w in t.split()}):  # adapter … buy one?"
