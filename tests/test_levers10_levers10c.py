@@ -160,3 +160,32 @@ def test_a_rule_question_about_the_flight_stays_the_flights() -> None:
                      "what do I get back if I cancel two weeks before my flight?"):
         call = skill_call(_first(question))
         assert call is not None and call.arguments == {"name": "book-flight"}, question
+
+
+def test_a_thing_wanted_somewhere_close_to_a_gate_is_searched_near_it() -> None:
+    from tests.test_levers_pragmatics import _after_load
+
+    plan = _after_load("Might I find an espresso anywhere close to gate 8?", "airport")
+    assert plan.candidates is not None
+    assert plan.candidates["search_pois"].strings == ("coffee near gate 8",)
+    # the gate's number is no id to show: the search finds the place first
+    plan = _after_load("closest bookshop to gate 14?", "airport")
+    assert [t.name for t in plan.callable] == ["search_pois"]
+
+
+def test_hours_asked_as_kept_and_an_hour_said_in_the_morning() -> None:
+    from tests.test_levers_pragmatics import _after_load, _first
+
+    from reactloop.models._skill_select import skill_call
+
+    call = skill_call(_first("what hours does the noodle house keep?"))
+    assert call is not None and call.arguments == {"name": "airport"}
+    plan = _after_load("is the pharmacy open at 7 in the morning?", "airport")
+    assert [t.name for t in plan.callable] == ["search_pois"]  # 7 is no id
+
+
+def test_a_cup_of_something_is_the_something() -> None:
+    from reactloop._ranking import wanted
+
+    assert wanted("where's somewhere I can get a mug of cocoa?")[:1] == ["cocoa"]
+    assert wanted("can I pick up a packet of gum anywhere?")[:1] == ["gum"]

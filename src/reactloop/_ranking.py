@@ -430,15 +430,16 @@ def _own(names: Sequence[str]) -> list[str]:
     return [n for n in names if not city_zone(n)]
 
 
-_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|where(?=\s*\?)|"
+_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|somewhere|where(?=\s*\?)|"
                        r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there|(?:can|could)\s+(?:i|we)\s+"
                        r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b|how\s+(?:do|can|could)\s+(?:i|we)\s+"
                        r"(?:get|find|catch|take)\s+(?:a|an)\b)\b", re.I)
 _WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|catch|pick\s+up|looking\s+for|sells?|selling|"
                    r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of|"
                    r"(?:that|which)\s+(?:does|do|serves?|offers?|makes?|has|have)|"
-                   r"(?:where|somewhere)\s+(?:i|we)\s+(?:can|could|might)(?:\s+go\s+and)?)\s+"
-                   r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our)\s+)*"
+                   r"(?:where|somewhere)\s+(?:i|we)\s+(?:can|could|might)(?:\s+go\s+and)?(?:\s+(?:get|buy|grab|find))?)\s+"
+                   r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our|cup|mug|bottle|"
+                   r"glass|pack|packet|box|slice|piece|bar)\s+)*"
                    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 _NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
                          "here", "something", "anything", "help", "food", "stuff", "thing",
@@ -474,9 +475,10 @@ def _kinds_wanted(query: str) -> list[str]:
 
 _OPEN = re.compile(
     r"\b(?:is|are)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:still\s+|even\s+|"
-    r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|how\s+late|how\s+early|until\s+when)\s+"
+    r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|what\s+hours|how\s+late|how\s+early|"
+    r"until\s+when)\s+"
     r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:-[a-z]+)?(?:\s+[a-z]{3,})?)\s+(?:open|close|"
-    r"shut|closing|opening|open\s+until)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
+    r"shut|closing|opening|open\s+until|keep)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
     r"([a-z]{3,}(?:\s+[a-z]{3,})?)|\b([a-z]{3,}(?:\s+[a-z]{3,})?)(?:'s)?\s+(?:opening\s+(?:hours|times)|"
     r"hours\s+of\s+(?:business|opening))\b", re.I)
 """A question for a place's opening hours ("is the pharmacy open at 6am?", "what time does the

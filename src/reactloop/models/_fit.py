@@ -62,7 +62,7 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 from reactloop.models._trips import ENDS as _ENDS
 from reactloop.models._trips import STARTS as _STARTS
-from reactloop.models._trips import near_values, trip_places, unpriced
+from reactloop.models._trips import near_search, near_values, trip_places, unpriced
 
 __all__ = [
     "EXPRESSION",
@@ -197,7 +197,8 @@ def takes_format(spec: ToolSpec, question: str) -> bool:
     return any(_has(rx, question) for rx in _formats(spec))
 
 
-_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)"
+                   r"|\b\d{1,2}\s+(?:in\s+the\s+\w+|at\s+night|o'?clock)")  # "at 6 in the morning"
 
 
 def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
@@ -660,15 +661,15 @@ def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
 
 
 def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
-    """Whether ``spec`` acts on something a search finds (a required id argument: ``poi_id``,
-    ``flight_id``) while nothing was found yet (``found``: a result of this turn) and the
-    question gives no value for it (no digit: "Show me the Burger Point on the map" must
-    search first, never show an invented id)."""
+    """Whether ``spec`` acts on what a search finds (a required id: ``poi_id``) while nothing was
+    found yet (``found``: this turn) and the question gives no value for it (no digit, or one of
+    a place something is near: "Show the Burger Point", "the closest cafe to gate 3")."""
     from reactloop.models._dates import without_dates
     from reactloop.models._shaping import is_id
 
     # a date or a time of day is no id ("flights to Paris on 2027-11-05", "on 21 October")
-    if found or any(c.isdigit() for c in _DATE.sub(" ", without_dates(question))):
+    said = _DATE.sub(" ", without_dates(question))
+    if found or (any(c.isdigit() for c in said) and near_search(question) is None):
         return False
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 

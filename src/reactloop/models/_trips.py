@@ -236,7 +236,7 @@ _NEAR_THING = re.compile(
     r"by)|nearby)\s+(?:the\s+)?", re.I)
 _NEAR_GATE = re.compile(r"(gate\s+[A-Za-z]?\d+|[A-Z]\d+)\b", re.I)
 _VAGUE = frozenset({"place", "spot", "somewhere", "anywhere", "something", "anything", "one",
-                    "thing", "stuff", "is", "are", "there", "any"})
+                    "thing", "stuff", "is", "are", "there", "any", "it"})
 
 
 def near_search(question: str, names: Sequence[str] = ()) -> str | None:
@@ -249,7 +249,11 @@ def near_search(question: str, names: Sequence[str] = ()) -> str | None:
     known = {_plain(n) for n in names}
     for m in [*_NEAR_THING.finditer(question), *_HERE_THING.finditer(question)]:
         thing = next(g for g in m.groups() if g).lower()
-        kind = wanted_kind(thing, names) if _plain(thing) not in known else (thing,)
+        kind = (thing,) if not names or _plain(thing) in known else wanted_kind(thing, names)
+        if thing in _VAGUE and names:  # "a cappuccino somewhere close to gate 5": the cappuccino's
+            before = question[:m.start()]
+            kind = wanted_kind(before, names) or tuple(
+                w for w in _plain(before).split() if w in known and w not in _VAGUE)[:1]
         at = _AT_GATE.search(question) if m.re is _HERE_THING else None
         rest = question[m.end():]
         gate = _NEAR_GATE.match(rest) if at is None else at
