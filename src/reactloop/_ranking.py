@@ -440,15 +440,16 @@ def _own(names: Sequence[str]) -> list[str]:
     return [n for n in names if not city_zone(n)]
 
 
-_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|"
+_SHOPPING = re.compile(r"\b(?:sells?|selling|sold|buy|stock|stocks|shop|store|anywhere|somewhere|where(?=\s*\?)|"
                        r"where\s+(?:can|could|do|should)\s+(?:i|we)|is\s+there|(?:can|could)\s+(?:i|we)\s+"
                        r"(?:still\s+)?(?:get|buy|grab|find)\s+(?:a|an|some)\b|how\s+(?:do|can|could)\s+(?:i|we)\s+"
                        r"(?:get|find|catch|take)\s+(?:a|an)\b)\b", re.I)
 _WANT = re.compile(r"\b(?:want|need|buy|get|grab|find|catch|pick\s+up|looking\s+for|sells?|selling|"
                    r"stocks?|forgot|forgotten|lost|left|broke|broken|ran\s+out\s+of|"
                    r"(?:that|which)\s+(?:does|do|serves?|offers?|makes?|has|have)|"
-                   r"(?:where|somewhere)\s+(?:i|we)\s+(?:can|could|might)(?:\s+go\s+and)?)\s+"
-                   r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our)\s+)*"
+                   r"(?:where|somewhere)\s+(?:i|we)\s+(?:can|could|might)(?:\s+go\s+and)?(?:\s+(?:get|buy|grab|find))?)\s+"
+                   r"(?:(?:a|an|some|any|the|more|new|couple|few|of|pair|bit|my|our|cup|mug|bottle|"
+                   r"glass|pack|packet|box|slice|piece|bar)\s+)*"
                    r"([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 _NOT_WANTED = frozenset({"them", "they", "this", "that", "these", "those", "one", "ones", "there",
                          "here", "something", "anything", "help", "food", "stuff", "thing",
@@ -470,14 +471,24 @@ def wanted(query: str, *, bought: bool = False) -> list[str]:
         return []  # with ``bought``: only a thing to buy or left behind, not one "needed"
     said = (" ".join(w for w in m.group(1).lower().split() if w not in _NOT_WANTED)
             for m in _WANT.finditer(query))
-    return [t for t in dict.fromkeys(said) if t]
+    found = list(dict.fromkeys(t for t in said if t))
+    return [*found, *(w for w in _kinds_wanted(query) if w not in found and w not in _NOT_WANTED)]
+
+
+def _kinds_wanted(query: str) -> list[str]:
+    """The words of a where-question that say a want a kind of place meets ("is there
+    somewhere quiet …": ``quiet``; :mod:`reactloop._wants`)."""
+    from reactloop._wants import kinds
+
+    return [w for w in dict.fromkeys(re.findall(r"[a-z]+", query.lower())) if kinds(w)]
 
 
 _OPEN = re.compile(
     r"\b(?:is|are)\s+(?:the\s+|a\s+|an\s+|any\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)\s+(?:still\s+|even\s+|"
-    r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|how\s+late|how\s+early|until\s+when)\s+"
+    r"already\s+)?(?:open|closed)\b|\b(?:when|what\s+time|what\s+hours|how\s+late|how\s+early|"
+    r"until\s+when)\s+"
     r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:-[a-z]+)?(?:\s+[a-z]{3,})?)\s+(?:open|close|"
-    r"shut|closing|opening|open\s+until)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
+    r"shut|closing|opening|open\s+until|keep)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
     r"([a-z]{3,}(?:\s+[a-z]{3,})?)|\b([a-z]{3,}(?:\s+[a-z]{3,})?)(?:'s)?\s+(?:opening\s+(?:hours|times)|"
     r"hours\s+of\s+(?:business|opening))\b", re.I)
 """A question for a place's opening hours ("is the pharmacy open at 6am?", "what time does the
@@ -487,7 +498,8 @@ bakery close?"): the place is a thing a skill's data may hold."""
 def asked_open(query: str) -> list[str]:
     """The places whose opening hours ``query`` asks ("is the pharmacy still open": ``pharmacy``)."""
     said = (" ".join(w for w in next(g for g in m.groups() if g).lower().split()
-                     if w not in _NOT_WANTED and w not in ("it", "you", "they", "still"))
+                     if w not in _NOT_WANTED and w not in ("it", "you", "they", "still", "place",
+                                                           "spot", "joint"))  # "the noodle place"
             for m in _OPEN.finditer(query))
     return [t for t in dict.fromkeys(said) if t]
 
@@ -496,7 +508,16 @@ def _held(things: Sequence[str], data: str) -> list[str]:
     """The ``things`` (words said as things) that a skill's ``data`` text (its names and
     words) holds, in any form ("book": "books")."""
     own = set(terms(data)) if things else set()
-    return [t for t in things if all(_stem_held(w, own) for w in terms(t))]
+    return [t for t in things if all(_stem_held(w, own) for w in terms(t)) or _kind_held(t, own)]
+
+
+def _kind_held(thing: str, own: set[str]) -> bool:
+    """The data holds the kind of place that has ``thing`` ("whisky": ``liquor``; see
+    :mod:`reactloop._wants`)."""
+    from reactloop._wants import kinds
+
+    return any(all(_stem_held(w, own) for w in terms(k)) for word in thing.lower().split()
+               for k in kinds(word))
 
 
 def _stem_held(word: str, own: set[str]) -> bool:

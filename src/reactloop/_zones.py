@@ -1,4 +1,4 @@
-"""Timezones as people name them: a city (or a few countries of one zone) resolved to its IANA
+"""Timezones as people name them: a city, a region (a state, province or island) or a country resolved to its IANA
 timezone name. The timezone database names a zone after one city of it (``Asia/Shanghai``,
 ``America/Los_Angeles``): the other cities of the world come from GeoNames (``_cities.tsv``,
 every city of 100,000 people or more, written by ``scripts/make_city_zones.py``), with a few
@@ -60,6 +60,58 @@ _CITIES: Mapping[str, str] = {
     "gold coast": "Australia/Brisbane",
 }
 """Cities (and a few one-zone countries) that are no zone's own name, as people say them."""
+
+
+_REGIONS: Mapping[str, str] = {
+    # the United States' states (those of two zones: the zone of most of their people)
+    "alabama": "America/Chicago", "alaska": "America/Anchorage", "arizona": "America/Phoenix",
+    "arkansas": "America/Chicago", "colorado": "America/Denver",
+    "connecticut": "America/New_York", "delaware": "America/New_York",
+    "florida": "America/New_York", "hawaii": "Pacific/Honolulu", "idaho": "America/Boise",
+    "illinois": "America/Chicago", "indiana": "America/Indiana/Indianapolis",
+    "iowa": "America/Chicago", "kansas": "America/Chicago", "kentucky": "America/New_York",
+    "louisiana": "America/Chicago", "maine": "America/New_York", "maryland": "America/New_York",
+    "massachusetts": "America/New_York", "michigan": "America/Detroit",
+    "minnesota": "America/Chicago", "mississippi": "America/Chicago",
+    "missouri": "America/Chicago", "montana": "America/Denver", "nebraska": "America/Chicago",
+    "nevada": "America/Los_Angeles", "new hampshire": "America/New_York",
+    "new jersey": "America/New_York", "new mexico": "America/Denver",
+    "north carolina": "America/New_York", "north dakota": "America/Chicago",
+    "ohio": "America/New_York", "oklahoma": "America/Chicago", "oregon": "America/Los_Angeles",
+    "pennsylvania": "America/New_York", "rhode island": "America/New_York",
+    "south carolina": "America/New_York", "south dakota": "America/Chicago",
+    "tennessee": "America/Chicago", "texas": "America/Chicago", "utah": "America/Denver",
+    "vermont": "America/New_York", "virginia": "America/New_York",
+    "washington state": "America/Los_Angeles", "west virginia": "America/New_York",
+    "wisconsin": "America/Chicago", "wyoming": "America/Denver",
+    # Canada's provinces, Australia's states, Mexico's and Brazil's best known
+    "ontario": "America/Toronto", "british columbia": "America/Vancouver",
+    "alberta": "America/Edmonton", "manitoba": "America/Winnipeg",
+    "saskatchewan": "America/Regina", "nova scotia": "America/Halifax",
+    "new brunswick": "America/Moncton", "newfoundland": "America/St_Johns",
+    "yukon": "America/Whitehorse", "queensland": "Australia/Brisbane",
+    "new south wales": "Australia/Sydney", "tasmania": "Australia/Hobart",
+    "western australia": "Australia/Perth", "south australia": "Australia/Adelaide",
+    "northern territory": "Australia/Darwin", "baja california": "America/Tijuana",
+    "yucatan": "America/Merida", "amazonas": "America/Manaus",
+    # India's states (one zone), and regions and islands people travel to
+    "goa": "Asia/Kolkata", "kerala": "Asia/Kolkata", "rajasthan": "Asia/Kolkata",
+    "tamil nadu": "Asia/Kolkata", "karnataka": "Asia/Kolkata", "maharashtra": "Asia/Kolkata",
+    "gujarat": "Asia/Kolkata", "west bengal": "Asia/Kolkata", "java": "Asia/Jakarta",
+    "sumatra": "Asia/Jakarta", "phuket": "Asia/Bangkok", "hokkaido": "Asia/Tokyo",
+    "okinawa": "Asia/Tokyo", "tibet": "Asia/Shanghai", "zanzibar": "Africa/Dar_es_Salaam",
+    "bavaria": "Europe/Berlin", "catalonia": "Europe/Madrid", "andalusia": "Europe/Madrid",
+    "andalucia": "Europe/Madrid", "mallorca": "Europe/Madrid", "majorca": "Europe/Madrid",
+    "ibiza": "Europe/Madrid", "tenerife": "Atlantic/Canary", "canary islands": "Atlantic/Canary",
+    "algarve": "Europe/Lisbon", "tuscany": "Europe/Rome", "sicily": "Europe/Rome",
+    "sardinia": "Europe/Rome", "lombardy": "Europe/Rome", "crete": "Europe/Athens",
+    "corsica": "Europe/Paris", "brittany": "Europe/Paris", "normandy": "Europe/Paris",
+    "provence": "Europe/Paris", "wales": "Europe/London", "northern ireland": "Europe/London",
+    "cornwall": "Europe/London", "yorkshire": "Europe/London", "tyrol": "Europe/Vienna",
+    "flanders": "Europe/Brussels", "transylvania": "Europe/Bucharest",
+}
+"""Regions people name as places (a state, province or island): the zone of most of their
+people. Read before the GeoNames cities: "Ontario" is the province, not the Californian city."""
 
 
 _AREAS = frozenset({"Africa", "America", "Asia", "Atlantic", "Australia", "Europe", "Indian",
@@ -143,7 +195,7 @@ def _key(text: str) -> str:
 
 
 def _known(city: str) -> str | None:
-    return _CITIES.get(city) or _database().get(city)
+    return _CITIES.get(city) or _REGIONS.get(city) or _database().get(city)
 
 
 def city_zone(text: str) -> str | None:
@@ -231,7 +283,7 @@ def _famous() -> list[str]:
     """The places a misspelling may be of: the names people use, the zones' own cities (not
     a county's, "North_Dakota/Center") and the countries."""
     cities = [n for n, zone in _database().items() if zone.count("/") == 1]
-    return sorted({n for n in (*_CITIES, *cities, *_countries()) if n.isalpha()})
+    return sorted({n for n in (*_CITIES, *_REGIONS, *cities, *_countries()) if n.isalpha()})
 
 
 def _written(word: str) -> str | None:

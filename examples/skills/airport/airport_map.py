@@ -74,14 +74,20 @@ class AirportMap:
     def search(self, term: str = "", building: str | None = None, category: str | None = None,
                near: int | None = None, limit: int = 10) -> list[dict[str, Any]]:
         """Points whose text contains every word of ``term``, optionally in one building or
-        category; sorted by walking distance from ``near`` (a point id) when given."""
+        category; sorted by walking distance from ``near`` (a point id) when given, or from the
+        place a term names after "near"/"to" when nothing holds it whole ("toilet near gate 19")."""
         building = self._pick(building, self.buildings, "building")
         category = self._pick(category, self.categories, "category")
-        words = [_stem(w) for w in term.lower().split()]
-        hits = [p for p in self.pois.values()
-                if (building is None or p["building"] == building)
-                and (category is None or p["category"] == category)
-                and all(w in _haystack(p) for w in words)]
+        hits = self._matching(term, building, category)
+        near_said = _NEAR.fullmatch(term.strip()) if not hits and near is None else None
+        if near_said:  # "restroom near gate 19": restrooms, the nearest to Gate 19 first
+            try:
+                near = self.resolve([near_said.group(2)])[0]
+            except MapError:
+                near = None
+            if near is not None:
+                term = near_said.group(1)
+                hits = self._matching(term, building, category)
         # points whose name holds the whole term come first ("gate 15" → Gate 15)
         hits.sort(key=lambda p: (term.strip().lower() not in p["name"].lower(), p["id"]))
         out = [{"id": p["id"], "name": p["name"], "category": p["category"],
@@ -98,6 +104,14 @@ class AirportMap:
             whole = term.strip().lower()
             out.sort(key=lambda o: (whole not in o["name"].lower(), o["distance_m"], o["id"]))
         return out[: max(1, limit)]
+
+    def _matching(self, term: str, building: str | None, category: str | None
+                  ) -> list[dict[str, Any]]:
+        words = [_stem(w) for w in term.lower().split()]
+        return [p for p in self.pois.values()
+                if (building is None or p["building"] == building)
+                and (category is None or p["category"] == category)
+                and all(w in _haystack(p) for w in words)]
 
     def resolve(self, places: Sequence[int | str]) -> list[int]:
         """Point ids for ``places``: ids, or names as people say them ("gate B12", "the coffee
@@ -192,6 +206,11 @@ class AirportMap:
 _FILLER = frozenset({"a", "an", "the", "my", "our", "to", "from", "at", "of", "on", "in",
                      "for", "by", "near", "with", "and", "me", "please", "nearest", "closest",
                      "next", "way"})
+
+
+_NEAR = re.compile(r"(?:(?:the\s+)?(?:nearest|closest)\s+)?(.+?)\s+(?:(?:nearest|closest)\s+to|"
+                   r"near(?:est)?(?:\s+to)?|close(?:st)?\s+to|next\s+to|by|to|from)\s+(.+)", re.I)
+"""A term that says a thing near a place ("restroom near gate 19", "nearest cafe to B12")."""
 
 
 def _poi_node(poi_id: int) -> str:

@@ -62,7 +62,7 @@ from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
 from reactloop.models._trips import ENDS as _ENDS
 from reactloop.models._trips import STARTS as _STARTS
-from reactloop.models._trips import trip_places, unpriced
+from reactloop.models._trips import near_search, near_values, trip_places, unpriced
 
 __all__ = [
     "EXPRESSION",
@@ -197,7 +197,8 @@ def takes_format(spec: ToolSpec, question: str) -> bool:
     return any(_has(rx, question) for rx in _formats(spec))
 
 
-_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)"
+                   r"|\b\d{1,2}\s+(?:in\s+the\s+\w+|at\s+night|o'?clock)")  # "at 6 in the morning"
 
 
 def whole_expression(tools: Sequence[ToolSpec], question: str) -> list[ToolSpec]:
@@ -420,6 +421,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     them the ``names`` (of the data searched) said, when the question says one ("pop the
     check-in hall up on my map": ``check-in hall``, not ``pop``)."""
     from reactloop._ranking import terms, wanted
+    from reactloop.models import _spelled
     from reactloop.models._shaping import content_span
 
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
@@ -431,10 +433,11 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept = tuple(v for v in values.strings if content_span(v, where)
                  and not _CLOCK.fullmatch(v.strip()))  # "at 10:30pm" is when, not what
     need = need_clause(question).lower()  # the thing needed, not when ("before boarding")
+    kept = tuple(v for v in kept if not set(v.lower().split()) & _spelled.when_words(question)) or kept
     spans, kept = kept, tuple(v for v in kept if v.lower() in need) or kept
     if bought := tuple(v for v in spans if set(v.lower().split()) <= {  # "forgot my travel
             w for t in wanted(question, bought=True) for w in t.split()}):  # adapter … buy one?"
-        return dataclasses.replace(values, strings=bought)
+        return dataclasses.replace(values, strings=_spelled.bought_kind(bought, names) or bought)
     # "anything about Acme": the name, not "through"; but "in Terminal A" says where to look
     said = _names_said(question)
     where = {w for n in said if _located(n, question) for w in n.split()}
@@ -450,14 +453,14 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
             kept = any_word_pattern(kept, question)  # "(?i)open|morn", not "(?i)time"
     kept = _documented_words(spec, kept)  # "eat": the "food" the search's docs list
     from reactloop._words import plain
-    from reactloop.models._spelled import compound_heads, data_form
 
     known = {plain(n) for n in names if not _located(n, question)}
-    kept += compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
+    kept += _spelled.compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
     # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not; but
     # "gate B12" says more (a code) than the data's "gate" ("the family room" than "family")
-    data = (tuple(v for v in kept if plain(v) in known) or tuple(v for v in spans if plain(v) in known)
-            or data_form(question, names))  # "nurse her": the data's "nursing"
+    data = (tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
+            or tuple(v for v in spans if plain(v) in known)  # "an espresso before boarding"
+            or _spelled.data_form(question, names))  # "nurse her": the data's "nursing"
     if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
@@ -510,8 +513,8 @@ def fit_values(spec: ToolSpec, question: str, values: Candidates,
     """``values`` for ``spec`` fitted to what its arguments are: an expression
     (:func:`expressions`), what a search looks for (:func:`search_terms`; a name the loaded
     skill's data holds, ``names``, when the question says one), names (:func:`named_values`)."""
-    return named_values(spec, question, search_terms(spec, expressions(spec, question, values),
-                                                     question, names))
+    searched = search_terms(spec, expressions(spec, question, values), question, names)
+    return named_values(spec, question, near_values(spec, question, searched, names))
 
 
 def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
@@ -660,15 +663,15 @@ def name_choices(spec: ToolSpec, question: str) -> ToolSpec:
 
 
 def needs_found_id(spec: ToolSpec, question: str, found: bool) -> bool:
-    """Whether ``spec`` acts on something a search finds (a required id argument: ``poi_id``,
-    ``flight_id``) while nothing was found yet (``found``: a result of this turn) and the
-    question gives no value for it (no digit: "Show me the Burger Point on the map" must
-    search first, never show an invented id)."""
+    """Whether ``spec`` acts on what a search finds (a required id: ``poi_id``) while nothing was
+    found yet (``found``: this turn) and the question gives no value for it (no digit, or one of
+    a place something is near: "Show the Burger Point", "the closest cafe to gate 3")."""
     from reactloop.models._dates import without_dates
     from reactloop.models._shaping import is_id
 
     # a date or a time of day is no id ("flights to Paris on 2027-11-05", "on 21 October")
-    if found or any(c.isdigit() for c in _DATE.sub(" ", without_dates(question))):
+    said = _DATE.sub(" ", without_dates(question))
+    if found or (any(c.isdigit() for c in said) and near_search(question) is None):
         return False
     return any(is_id(k) for k in spec.parameters.get("required") or ())
 

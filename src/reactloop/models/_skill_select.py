@@ -35,7 +35,7 @@ from reactloop.models._fit import (
 )
 from reactloop.models._listing import lister, says_file
 from reactloop.models._shaping import is_id
-from reactloop.models._spelled import data_identifiers, spelled
+from reactloop.models._spelled import data_identifiers, spelled, without_when
 
 __all__ = ["SkillSelection", "reference_call", "skill_call"]
 
@@ -66,6 +66,7 @@ def skill_call(request: ModelRequest) -> ToolCall | None:
     if not question or request.settings.tool_choice == "none" or small_talk(question):
         return None
     question = spelled(question, data_identifiers(request.all_tools))  # "FI": fi_reporting
+    question = without_when(question)  # "before my flight" says when, not what
     allowed = [t for t in request.all_tools if t.name in {s.name for s in request.tools}]
     if says_file(question) and any(lister(t) for t in allowed):
         return None  # "my sales spreadsheet", "show me my files": the workspace's

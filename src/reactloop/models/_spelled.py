@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["compound_heads", "data_form", "data_identifiers", "spelled"]
+__all__ = ["bought_kind", "compound_heads", "data_form", "data_identifiers", "spelled", "wanted_kind",
+           "when_words", "without_when"]
 
 _IDENT = re.compile(r"(?<![\w./`\-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/`(:\-]|\.\w)")
 """An identifier written in a skill's description, not a file (``fare_rules.md``), a path, a
@@ -69,6 +70,35 @@ def data_form(question: str, known: Sequence[str]) -> tuple[str, ...]:
                 or [n for n in known if want and all(_stem_held(w, set(terms(n))) for w in want)])
         if fits:
             return (min(fits, key=len),)
+    return wanted_kind(question, known)
+
+
+def bought_kind(bought: tuple[str, ...], names: Sequence[str]) -> tuple[str, ...]:
+    """The data's name for the kind of place that sells ``bought`` when the data holds none
+    of its words ("buy aspirin": ``medicine``), else empty."""
+    from reactloop._words import plain
+
+    known = {w for n in names for w in plain(n).split()}
+    if any(w in known for b in bought for w in plain(b).split()):
+        return ()
+    return wanted_kind(" ".join(bought), names)
+
+
+def wanted_kind(question: str, known: Sequence[str]) -> tuple[str, ...]:
+    """The data's name (of ``known``) for the kind of place that has what ``question`` wants,
+    when the data holds none of its words ("anywhere for a latte?": ``coffee``; "somewhere
+    quiet to sit": ``lounge``; :mod:`reactloop._wants`), the first word's; else empty."""
+    from reactloop._wants import bare_kinds, kinds
+    from reactloop._words import plain
+
+    held = {plain(n): n for n in known}
+    for kind in bare_kinds(question):  # "anywhere to eat?": food
+        if plain(kind) in held:
+            return (held[plain(kind)],)
+    for word in re.findall(r"[a-z]+", question.lower()):
+        for kind in kinds(word):
+            if plain(kind) in held:
+                return (held[plain(kind)],)
     return ()
 
 
@@ -89,3 +119,23 @@ def compound_heads(spec: ToolSpec, values: tuple[str, ...], known: set[str]
         out += [word[:i] for i in range(3, len(word) - 2)
                 if word[:i] in known and plain(word[i:]) in doc]
     return tuple(dict.fromkeys(w for w in out if w not in values))
+
+
+def when_words(question: str) -> set[str]:
+    """The words of the question's clauses of time about the journey ("two hours before my
+    flight": ``before``, ``my``, ``flight``): they say when, not what is wanted."""
+    return {w.lower() for m in _WHEN_CLAUSE.finditer(question)
+            for w in re.findall(r"\w+", m.group(0))}
+
+
+_WHEN_CLAUSE = re.compile(r",?\s*\b(?:before|after|during|until|till)\s+(?:(?:my|our|the|your)\s+"
+                          r"(?:\w+\s+)?)?(?:flight|plane|boarding|departure|layover|connection|trip)s?\b"
+                          r"(?:\s+(?:leaves|departs|boards|takes\s+off))?", re.I)
+
+
+def without_when(question: str) -> str:
+    """``question`` without its clauses of time about the journey ("two hours before my flight,
+    anything to eat?": the flight says when; what is asked is something to eat), when more
+    than such a clause is left."""
+    rest = _WHEN_CLAUSE.sub("", question)
+    return rest if re.search(r"[a-z]{3}", rest, re.I) else question

@@ -3,7 +3,8 @@ used by :mod:`reactloop.models._fit`):
 
 - **times of day** (:func:`spoken_times`): "2 pm", "half past 3", "quarter to 9", "noon",
   "7:05" are the ``HH:MM`` values an argument documented as ``HH:MM`` takes ("14:00",
-  "03:30", "08:45", "12:00", "07:05"); an hour may be said in words ("eight") and the half
+  "03:30", "08:45", "12:00", "07:05"); an hour may be said in words ("eight", with its
+  minutes too: "ten fifteen", "seven oh five") and the half
   of the day as a part of it ("11 in the morning": "11:00", "half past 3 in the afternoon":
   "15:30");
 - **a time argument** (:func:`time_choices`): an ``HH:MM`` argument chooses among them;
@@ -30,8 +31,15 @@ _WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"
 _HOUR = rf"(1[0-2]|0?[1-9]|{'|'.join(_WORDS)})"
 _MERIDIEM = (r"\s*(a\.?\s?m\.?|p\.?\s?m\.?|in\s+the\s+(?:morning|afternoon|evening)|at\s+night|"
              r"tonight)(?![a-z])")
+_TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+          "eighteen", "nineteen"]
+_TENS = ["twenty", "thirty", "forty", "fifty"]
+_MINUTES = (rf"(?:oh[\s-]+(?:{'|'.join(_WORDS[:9])})|{'|'.join(_TEENS)}|(?:{'|'.join(_TENS)})"
+            rf"(?:[\s-]*(?:{'|'.join(_WORDS[:9])}))?)")
+"""Minutes said in words ("oh five", "fifteen", "forty-five")."""
 _TIMES = re.compile(
     rf"\b(?P<clock>([01]?\d|2[0-3]):([0-5]\d))(?:{_MERIDIEM})?"
+    rf"|\b(?P<said>{'|'.join(_WORDS)})[\s-]+(?P<mins>{_MINUTES})\b(?:{_MERIDIEM})?"
     rf"|\b(?P<hour>{_HOUR}){_MERIDIEM}"
     rf"|\b(?P<part>half|quarter)\s+(?P<rel>past|to|after)\s+(?P<of>{_HOUR})\b(?:{_MERIDIEM})?"
     rf"|\b(?P<oclock>{_HOUR})\s*o'?\s?clock\b(?:{_MERIDIEM})?"
@@ -62,6 +70,8 @@ def _one(m: re.Match[str]) -> str:
     if m.group("clock"):
         hour, minute = (int(x) for x in m.group("clock").split(":"))
         return _hm(hour, minute, meridiem if hour <= 12 else None)
+    if m.group("said"):  # "ten fifteen", "seven forty-five in the evening"
+        return _hm(_int(m.group("said")), _said_minutes(m.group("mins")), meridiem)
     if m.group("hour"):
         return _hm(_int(m.group("hour")), 0, meridiem)
     if m.group("part"):
@@ -75,9 +85,34 @@ def _one(m: re.Match[str]) -> str:
     return "00:00" if m.group("named").lower() == "midnight" else "12:00"
 
 
+def _said_minutes(said: str) -> int:
+    """Minutes said in words ("oh five": 5, "forty-five": 45)."""
+    words = re.split(r"[\s-]+", said.lower())
+    if words[0] == "oh":
+        return _WORDS.index(words[1]) + 1
+    if words[0] in _TEENS:
+        return _TEENS.index(words[0]) + 10
+    return 20 + 10 * _TENS.index(words[0]) + (_WORDS.index(words[1]) + 1 if len(words) > 1 else 0)
+
+
 def spoken_times(question: str) -> list[str]:
     """The times of day ``question`` says, as ``HH:MM``, in its order (see the module)."""
-    return list(dict.fromkeys(_one(m) for m in _TIMES.finditer(question)))
+    return list(dict.fromkeys(_one(m) for m in _TIMES.finditer(question) if _as_time(m)))
+
+
+_SAID_BEFORE = re.compile(r"(?:\b(?:at|convert|is|it's|its|from|till|until|by|around)|[,:])\s*$", re.I)
+_SAID_AFTER = re.compile(r"^(?:\s*(?:[,.?!;)]|$)|\s+[A-Z]|\s+(?:your|my|our|their|local|time|in|to|"
+                         r"for|there|here)\b)")
+
+
+def _as_time(m: re.Match[str]) -> bool:
+    """A time said in words with its minutes ("ten fifteen") counts where said as a time: with
+    its half of the day, after "at"/"convert"/…, or before a place, "time" or the sentence's
+    end (not "two twenty dollar bills")."""
+    if not m.group("said") or re.search(_MERIDIEM + "$", m.group(0), re.I):
+        return True
+    text = m.string
+    return bool(_SAID_BEFORE.search(text[:m.start()]) or _SAID_AFTER.match(text[m.end():]))
 
 
 def format_arguments(spec: ToolSpec, marker: str, fmt: str) -> list[str]:

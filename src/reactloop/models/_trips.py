@@ -21,8 +21,10 @@ import re
 from collections.abc import Sequence
 
 from reactloop._words import plain as _plain
+from reactloop.messages import ToolSpec
+from reactloop.models._gbnf import Candidates
 
-__all__ = ["ENDS", "STARTS", "trip_places"]
+__all__ = ["ENDS", "STARTS", "near_search", "trip_places"]
 
 STARTS = frozenset({"start", "origin", "from", "from_place", "begin"})
 """Names of a route's start argument."""
@@ -30,14 +32,14 @@ ENDS = frozenset({"destination", "to", "end", "to_place", "target"})
 """Names of a route's destination argument."""
 
 _PLACE = r"([A-Za-z0-9'-]+(?:\s+[A-Za-z0-9'-]+){0,4}?)"
-_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then)\b|\s+[-–—]\s|[,.?!;]|$)"
+_STOP_PLACE = r"(?=\s+(?:on|at|in|by|for|before|after|via|please|and|then|now|right\s+now)\b|\s+[-–—]\s|[,.?!;]|$)"
 _LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\bto\s+(?:the\s+)?{_PLACE}\s+from\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:at|in|near)\s+(?:the\s+)?{_PLACE}"
                     rf"{_STOP_PLACE}.*?\bto\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I),
          re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?!(?:me|us)\b)(?:the\s+)?{_PLACE}\s+"
                     rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
-_TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk|walking|get|go|head|"
+_TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk(?:\s+me|\s+us)?|walking|get|go|head|"
                  rf"guide\s+me|take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
                  rf"{_PLACE}{_STOP_PLACE}", re.I)
 """Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
@@ -55,7 +57,9 @@ _AT = re.compile(
     rf"(?:\s+(?:(?:a|an|the|some|my|our)\s+)?[a-z]+){{0,2}}?\s+(?:at|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
     rf"|\b(?:just\s+)?(?:left|dropped\s+off|returned|parked(?:\s+at)?|got\s+off|arrived\s+at|"
     rf"(?:came|coming|walked|walking)\s+(?:out\s+of|from))\s+{_OWN}{_PLACE}{_STOP_PLACE}"
-    rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
+    rf"|\bfrom\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|(?:^|[.!?;]\s*)(?:(?:currently|now|still|just)\s+)?(?:at|by)\s+{_OWN}{_PLACE}{_STOP_PLACE}"
+    rf"|\bcurrently\s+(?:at|by|near|in)\s+{_OWN}{_PLACE}{_STOP_PLACE}", re.I)
 """Where one is: "I'm by the bookshop", "I just dropped off my rental car", "from gate 9"."""
 _THERE = re.compile(rf"\s+(?:at|by|near|outside|in)\s+(?!(?:the\s+)?(?:moment|minute|present|"
                     rf"time)\b){_OWN}{_PLACE}{_STOP_PLACE}", re.I)
@@ -224,3 +228,56 @@ def unpriced(question: str, names: Sequence[str] = ()) -> str:
     if trip_places(question, names) is None or not spoken_dates(question):
         return question
     return _PRICE_WORDS.sub(" ", question)
+
+
+_NEAR_THING = re.compile(
+    r"\b(?:nearest|closest)\s+([a-z'-]+(?:\s+[a-z'-]+)?)\s+(?:to|from)\s+(?:the\s+)?"
+    r"|\b([a-z'-]+)\s+(?:(?:that'?s\s+|is\s+)?(?:near|nearest\s+to|closest\s+to|close\s+to|next\s+to|"
+    r"by)|nearby)\s+(?:the\s+)?", re.I)
+_NEAR_GATE = re.compile(r"(gate\s+[A-Za-z]?\d+|[A-Z]\d+)\b", re.I)
+_VAGUE = frozenset({"place", "spot", "somewhere", "anywhere", "something", "anything", "one",
+                    "thing", "stuff", "is", "are", "there", "any", "it"})
+
+
+def near_search(question: str, names: Sequence[str] = ()) -> str | None:
+    """What a search looks for near a place the question names, as the search takes it
+    ("the nearest toilet to gate 19?": ``toilet near gate 19``; "a snack close to gate 3":
+    ``snack near gate 3``): the thing, or the data's word for it (:func:`wanted_kind`), and
+    the place (a gate, or another name of the data) after it; None when no such pair."""
+    from reactloop.models._spelled import wanted_kind
+
+    known = {_plain(n) for n in names}
+    for m in [*_NEAR_THING.finditer(question), *_HERE_THING.finditer(question)]:
+        thing = next(g for g in m.groups() if g).lower()
+        kind = (thing,) if not names or _plain(thing) in known else wanted_kind(thing, names)
+        if thing in _VAGUE and names:  # "a cappuccino somewhere close to gate 5": the cappuccino's
+            before = question[:m.start()]
+            kind = wanted_kind(before, names) or tuple(
+                w for w in _plain(before).split() if w in known and w not in _VAGUE)[:1]
+        at = _AT_GATE.search(question) if m.re is _HERE_THING else None
+        rest = question[m.end():]
+        gate = _NEAR_GATE.match(rest) if at is None else at
+        place = gate.group(1) if gate else next(
+            (n for n in names if re.match(rf"{re.escape(n)}\b", rest, re.I)), None)
+        if place and kind:
+            return f"{kind[0]} near {place}"
+    return None
+
+
+_HERE_THING = re.compile(r"\b(?:nearest|closest)\s+([a-z'-]+)(?!\s+(?:to|from)\b)", re.I)
+_AT_GATE = re.compile(r"\b(?:i'?m|i\s+am|we'?re|we\s+are|sitting|standing|waiting)\s+(?:at|by|near)\s+"
+                      r"(?:the\s+)?(gate\s+[A-Za-z]?\d+|[A-Z]\d+)\b", re.I)
+"""'I'm at gate 5, nearest toilet?': the thing near where one is."""
+
+
+def near_values(spec: ToolSpec, question: str, values: Candidates, names: Sequence[str]
+                ) -> Candidates:
+    """``values`` for a search of a skill's data (its ``names``; the search's text argument
+    is a ``term`` or ``query``), left to the thing near the place the question names
+    (:func:`near_search`), when it names one: the search sorts by nearness to a place it
+    names."""
+    import dataclasses
+
+    props = spec.parameters.get("properties") or {}
+    near = near_search(question, names) if names and {"term", "query"} & set(props) else None
+    return dataclasses.replace(values, strings=(near,)) if near and values.strings else values
