@@ -60,6 +60,7 @@ from typing import Any
 
 from reactloop.messages import Message, ToolSpec
 from reactloop.models._gbnf import Candidates
+from reactloop.models._operators import spoken_powers
 from reactloop.models._trips import ENDS as _ENDS
 from reactloop.models._trips import STARTS as _STARTS
 from reactloop.models._trips import near_search, near_values, trip_places, unpriced
@@ -329,31 +330,6 @@ def first_step(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> list[T
 
 EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 """An arithmetic expression as typed ("(17 + 25) * 2", "2**10")."""
-
-
-def spoken_powers(question: str) -> list[str]:
-    """The powers ``question`` says in words, written as expressions: "2 to the power of 5"
-    is ``2**5``, "10 raised to the power 3" ``10**3``, "7 squared" ``7**2``."""
-    out = []
-    from reactloop._amounts import words_to_digits
-    from reactloop._ranking import EXPONENT_WORDS, SPOKEN_POWER
-    from reactloop.models._operators import OP_WORDS as _OP_WORDS
-    from reactloop.models._operators import THEN_OP as _THEN_OP
-
-    question = words_to_digits(question)  # "twelve squared plus five": 12**2 + 5
-    for m in SPOKEN_POWER.finditer(question):
-        if m.group(1):
-            out.append(f"{m.group(1)}**{m.group(2)}")
-        elif m.group(5):  # "3 to the 4th power"
-            out.append(f"{m.group(5)}**{m.group(6)}")
-        elif m.group(7):  # "14 to the fourth power", "3 to the power of four"
-            out.append(f"{m.group(7)}**{EXPONENT_WORDS[m.group(8).lower()]}")
-        else:
-            out.append(f"{m.group(3)}**{2 if m.group(4).lower() == 'squared' else 3}")
-        while more := _THEN_OP.match(question, m.end()):  # "815 squared minus 799"
-            out[-1] += f" {_OP_WORDS[more.group(1).lower().split()[0]]} {more.group(2).replace(',', '')}"
-            m = more
-    return out
 
 
 _SCALE = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}

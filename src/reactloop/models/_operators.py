@@ -18,8 +18,8 @@ from typing import Any
 
 from reactloop.messages import ToolSpec
 
-__all__ = ["OP_WORDS", "THEN_OP", "expression_operators", "lacks_number", "spoken_arithmetic", "spoken_splits",
-           "whole_expression"]
+__all__ = ["OP_WORDS", "THEN_OP", "expression_operators", "lacks_number", "spoken_arithmetic", "spoken_powers",
+           "spoken_splits", "whole_expression"]
 
 _EXPRESSION = re.compile(r"[-(√]*\d[\d.,\s]*(?:(?:\*\*|[-+*/×÷^%])[\s(]*\d[\d.,]*\s*\)*\s*)+")
 _OPERATOR = re.compile(r"\*\*|[-+*/×÷^%]")
@@ -176,3 +176,26 @@ THEN_OP = re.compile(r"\s*,?\s*(plus|add|minus|less|times|multiplied\s+by|divide
                       r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d.]|\s+(?:squared|cubed|to\b))",
                       re.I)
 """An operation that goes on after a power said in words ("815 squared minus 799")."""
+
+
+def spoken_powers(question: str) -> list[str]:
+    """The powers ``question`` says in words, written as expressions: "2 to the power of 5"
+    is ``2**5``, "10 raised to the power 3" ``10**3``, "7 squared" ``7**2``."""
+    out = []
+    from reactloop._amounts import words_to_digits
+    from reactloop._ranking import EXPONENT_WORDS, SPOKEN_POWER
+
+    question = words_to_digits(question)  # "twelve squared plus five": 12**2 + 5
+    for m in SPOKEN_POWER.finditer(question):
+        if m.group(1):
+            out.append(f"{m.group(1)}**{m.group(2)}")
+        elif m.group(5):  # "3 to the 4th power"
+            out.append(f"{m.group(5)}**{m.group(6)}")
+        elif m.group(7):  # "14 to the fourth power", "3 to the power of four"
+            out.append(f"{m.group(7)}**{EXPONENT_WORDS[m.group(8).lower()]}")
+        else:
+            out.append(f"{m.group(3)}**{2 if m.group(4).lower() == 'squared' else 3}")
+        while more := THEN_OP.match(question, m.end()):  # "815 squared minus 799"
+            out[-1] += f" {OP_WORDS[more.group(1).lower().split()[0]]} {more.group(2).replace(',', '')}"
+            m = more
+    return out
