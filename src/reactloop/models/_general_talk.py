@@ -253,6 +253,10 @@ _ESTIMATE = re.compile(r"\b(?:roughly|approximately|ballpark|give\s+or\s+take|mo
                        r"|\babout\s+how\b", re.I)
 _QUANTITY = re.compile(r"\bhow\s+(?:many|much|long|far|big|old|tall|high|deep|large|often)\b", re.I)
 """An estimate of a quantity ("How many rivers …, approximately?")."""
+_KIND_QUANTITY = re.compile(r"\bhow\s+(?:many|much)\s+(?:[\w-]+\s+){1,4}?(?:does|do|should|can|"
+                            r"would|did)\s+(?:an?|the\s+average|(?:most\s+)?(?:people|adults|"
+                            r"kids|children|humans))\s+[\w-]+", re.I)
+"""A quantity a kind needs or has ("how many hours of sleep does an adult need?")."""
 _OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.I)
 
 
@@ -282,7 +286,7 @@ def knowledge(question: str) -> bool:
     user's but their body or their kind ("what happens to my body when …")."""
     text = about_only(question)
     process = _PROCESS.search(text)
-    estimate = _ESTIMATE.search(text) and _QUANTITY.search(text)
+    estimate = (_ESTIMATE.search(text) and _QUANTITY.search(text)) or _KIND_QUANTITY.search(text)
     kind = _KIND_ASKED.search(text) or _SUPERLATIVE.search(text) or _SPECIAL.search(text)
     if kind and not _FORMS.search(text) and _named(text):
         return False  # "does Cafe Aroma sell tea?", "the biggest shop in Terminal B": the data's

@@ -28,6 +28,7 @@ is a kind, not a name ("the difference between a CSV file and an Excel sheet").
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 __all__ = ["advice", "anchored", "capitalised_names", "general_question", "greeting",
            "judgement", "self_statement"]
@@ -155,7 +156,10 @@ def self_statement(question: str) -> bool:
     if _ORDER.search(text):  # "I'm at the plaza, take me to gate 5": a request after it
         return False
     words = [w.strip(".,!;:").lower() for w in text.split()]
-    return words[0] in _SELF and not any(w in _REQUEST or w.endswith("'d") for w in words)
+    own = words[0] in ("my", "our") and len(words) > 2 and not re.search(r"\d", text)
+    habits = {b for a, b in pairwise(words) if a == "never"}  # "i never find"
+    return (words[0] in _SELF or own) and not any(  # "my files are a mess lol": a remark
+        (w in _REQUEST and w not in habits) or w.endswith("'d") for w in words)
 
 
 _ORDER = re.compile(r"(?:[,;:.!]|\b(?:so|now|then))\s+(?:take|guide|walk|bring|lead|direct|route|"

@@ -1,0 +1,140 @@
+"""Levers for workspace files said in words and for questions that need no tool (issue 23,
+tenth lever sitting, levers10b), each checked without running the model — the offer, the
+call a reply must make — on a workspace written by the test, in phrasings of no eval set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, ModelRequest, ToolCall, tool
+from reactloop._demo_tools import calculate, current_time
+from reactloop.models._file_refs import chosen_entry, refers_to_files
+from reactloop.models._fit import small_talk
+from reactloop.testing import ScriptedModel
+
+pytest.importorskip("llama_cpp")
+
+from reactloop.models.local import Guidance, plan_reply
+
+
+@tool
+def count_letters(word: str) -> int:
+    """Count the letters in a word.
+
+    Args:
+        word: the word whose letters to count
+    """
+    return len(word)
+
+
+TOOLS = [calculate, count_letters, current_time]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "manuals").mkdir()
+    (tmp_path / "manuals" / "wifi.md").write_text("The guest password is tulip42.\n",
+                                                  encoding="utf-8")
+    (tmp_path / "manuals" / "boiler.md").write_text("Bleed the radiators in October.\n",
+                                                    encoding="utf-8")
+    (tmp_path / "budget").mkdir()
+    (tmp_path / "budget" / "q3.csv").write_text("item,cost\nrent,900\nfood,310\n",
+                                                encoding="utf-8")
+    (tmp_path / "journal.txt").write_text("Dentist on Thursday at 4.\n", encoding="utf-8")
+    return tmp_path
+
+
+def _requests(workspace: Path, question: str, script: list[Any]) -> list[ModelRequest]:
+    model = ScriptedModel([*script, "ok"])
+    Agent(model=model, tools=TOOLS, workspace=workspace).run_sync(question)
+    return model.requests
+
+
+# -- a file said in words: list (the folder said, or everything), then read the one meant ----
+@pytest.mark.parametrize(("question", "listing", "path"), [
+    ("the manuals folder has a wifi page; what's the guest password?",
+     {"path": "manuals", "recursive": True}, "manuals/wifi.md"),
+    ("which day is the dentist? it's written in my journal",
+     {"recursive": True}, "journal.txt"),
+    ("In my budget folder there's a spreadsheet, what did food cost?",
+     {"path": "budget", "recursive": True}, "budget/q3.csv"),
+    ("whats in journal", {"recursive": True}, "journal.txt"),
+])
+def test_a_file_said_in_words_is_listed_then_read(workspace: Path, question: str,
+                                                  listing: dict[str, Any], path: str) -> None:
+    first = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert [t.name for t in first.callable] == ["list_dir"] and not first.answer, question
+    second = plan_reply(_requests(workspace, question, [ToolCall("list_dir", listing)])[1],
+                        Guidance())
+    assert [t.name for t in second.callable] == ["read_file"] and not second.answer, question
+    assert second.callable[0].parameters["properties"]["path"]["const"] == path
+
+
+def test_a_listed_subfolder_entry_is_read_by_its_path_from_the_root(workspace: Path) -> None:
+    """A listing of ``manuals`` shows ``wifi.md``; the read is ``manuals/wifi.md`` (a bare
+    ``wifi.md`` does not exist at the root: the read failed and the listing was the answer)."""
+    question = "look at the wifi doc in manuals, what's the password for guests?"
+    plan = plan_reply(_requests(workspace, question, [ToolCall("list_dir", {
+        "path": "manuals"})])[1], Guidance())
+    assert [t.name for t in plan.callable] == ["read_file"] and not plan.answer
+    assert plan.callable[0].parameters["properties"]["path"]["const"] == "manuals/wifi.md"
+
+
+def test_a_listing_question_is_answered_with_the_listing(workspace: Path) -> None:
+    question = "what's in the manuals folder?"
+    plan = plan_reply(_requests(workspace, question, [ToolCall("list_dir", {
+        "path": "manuals", "recursive": True})])[1], Guidance())
+    assert "read_file" not in [t.name for t in plan.callable]
+
+
+@pytest.mark.parametrize("question", [
+    "How do I back up my pictures and documents so nothing gets lost?",
+    "should I keep my journal on paper or in an app?",
+    "my downloads are such a mess haha",
+    "Is it safer to keep my photos on a usb stick or online?",
+])
+def test_files_talked_about_are_no_file_said(question: str) -> None:
+    assert not refers_to_files(question)
+
+
+def test_a_file_said_in_words_is_no_judgement() -> None:
+    """"When should I …" is advice by its form, unless the answer is said to be in a file."""
+    assert not small_talk("When should I bleed the radiators? It's in my manuals folder.")
+    assert small_talk("When should I bleed the radiators?")
+
+
+@pytest.mark.parametrize(("files", "question", "only", "path"), [
+    (["manuals/wifi.md", "manuals/boiler.md"], "the boiler guide in manuals", True,
+     "manuals/boiler.md"),
+    (["budget/q3.csv"], "what did rent cost in my budget?", True, "budget/q3.csv"),
+    (["journal.txt", "budget/q3.csv"], "the spreadsheet in my budget folder", False,
+     "budget/q3.csv"),
+    (["manuals/wifi.md", "manuals/boiler.md"], "when does it open?", True, None),
+])
+def test_the_listed_file_meant(files: list[str], question: str, only: bool,
+                               path: str | None) -> None:
+    assert chosen_entry(files, question, only) == path
+
+
+# -- questions that need no tool --------------------------------------------------------------
+@pytest.mark.parametrize("question", [
+    "our shared drive is a disaster honestly, nobody ever finds anything",
+    "my inbox is overflowing again lol",
+    "How many teeth does an adult have?",
+    "how much protein should a person eat every day?",
+])
+def test_remarks_and_a_kinds_quantity_are_talk(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "my order 5521 never arrived",  # a value: the order's
+    "how much does a pear cost?",  # a price, a tool's
+    "how many letters does the word kiwi have?",  # a count of a word, a tool's
+    "my flight to Rome got cancelled, find me another one",  # a request after it
+])
+def test_a_value_or_a_request_stays_for_the_tools(question: str) -> None:
+    assert not small_talk(question), question
