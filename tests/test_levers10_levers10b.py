@@ -138,3 +138,45 @@ def test_remarks_and_a_kinds_quantity_are_talk(question: str) -> None:
 ])
 def test_a_value_or_a_request_stays_for_the_tools(question: str) -> None:
     assert not small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "What is rsync used for?",
+    "what does the tar command do?",
+])
+def test_what_a_thing_is_for_is_talk(question: str) -> None:
+    assert small_talk(question), question
+
+
+# -- which file holds a value: a search; a reader needs a file said -------------------------
+@pytest.mark.parametrize("question", [
+    "I jotted 4471 into one of my files, which was it?",
+    "one of my docs has the word tulip, where is it?",
+])
+def test_a_value_in_one_of_the_files_is_searched(workspace: Path, question: str) -> None:
+    plan = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert [t.name for t in plan.callable] == ["grep"] and not plan.answer, question
+
+
+@pytest.mark.parametrize("question", [
+    "What's the best way to keep my pictures and files safe from a disk failure?",
+    "I wiped a file by mistake, can it be undone?",
+])
+def test_no_reader_when_no_file_is_said(workspace: Path, question: str) -> None:
+    plan = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert "read_file" not in [t.name for t in plan.callable], question
+
+
+@pytest.mark.parametrize(("question", "path"), [
+    ("the readme under manuals says where the boiler is, what does it say?", None),
+    ("what's the second step in the boiler instructions?", "manuals/boiler.md"),
+    ("how much is food in my q3 spreadsheet?", "budget/q3.csv"),
+])
+def test_documents_said_by_their_word_or_kind(workspace: Path, question: str,
+                                              path: str | None) -> None:
+    first = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert [t.name for t in first.callable] == ["list_dir"] and not first.answer, question
+    if path:
+        second = plan_reply(_requests(workspace, question, [ToolCall("list_dir", {
+            "recursive": True})])[1], Guidance())
+        assert second.callable[0].parameters["properties"]["path"]["const"] == path

@@ -34,7 +34,9 @@ project stuff things everything all photos pictures pics images videos music com
 phone drive disk cloud desktop stuff one ones them it this that these those some any"""
 _GENERIC = frozenset(_GENERIC_WORDS.split())
 """Words that name no one file or folder ("my files", "my photos")."""
-_KINDS = r"folder|directory|dir|file|doc|document|guide|notes|sheet|spreadsheet|csv|table"
+_KINDS = (r"folder|directory|dir|file|doc|document|guide|notes|sheet|spreadsheet|csv|table|"
+          r"instructions|page|list|manual")
+_KIND_WORDS = frozenset(_KINDS.split("|"))
 _DET = r"(?:my|our|the)"
 
 _LOCATED = re.compile(
@@ -45,9 +47,12 @@ _LOCATED = re.compile(
 sales file")."""
 _HOLDS = re.compile(rf"\b{_DET}\s+(\w[\w-]*)\s+(?:folder|directory|dir)\s+(?:has|holds|contains|"
                     rf"includes|got)\b|\b{_DET}\s+(?:(\w[\w-]*)\s+)?(\w[\w-]*)\s+(file|doc|document|"
-                    rf"guide|notes|sheet|spreadsheet)\b", re.I)
+                    rf"guide|notes|sheet|spreadsheet|recipe|list|instructions|manual)\b", re.I)
 """A folder said to hold a file ("my docs folder has an faq"), or a file said by its name and
 its kind ("the setup guide", "my sales spreadsheet")."""
+_THE_DOC = re.compile(r"\b(?:(?:my|our)\s+(?:faq|readme|notes|todo|changelog|memo|journal)|the\s+"
+                      r"(?:faq|readme|changelog|todo\s+list))\b(?!\s+(?:of|for|on)\b)", re.I)
+"""A document said by its own word ("the faq under docs says …", "my readme")."""
 _BARE = re.compile(r"\bwhat(?:'s|’s|s|\s+is)\s+(?:in|inside)\s+(\w[\w-]*)\s*(?:[?.!]|$)", re.I)
 """A document said bare ("whats in notes"): its contents."""
 _ASKS = re.compile(r"\?|\b(?:whats|what|when|where|which|who|how|tell|read|open|check|look|give|show|"
@@ -79,6 +84,8 @@ def _said(a: str | None, b: str | None, kind: str | None, ended: bool) -> bool:
     ending the phrase ("in my docs,")."""
     if kind and (_named(b, kind) or _named(a, kind)):
         return True
+    if b and b.lower() in _KIND_WORDS - {"file", "folder", "directory", "dir", "doc"}:
+        return _named(a, b)  # "in the setup instructions"
     if b and b.lower() in _GENERIC and b.lower() in ("file", "folder", "directory", "doc"):
         return _named(a, "file")  # "in my data folder"
     return _named(a, None) or _named(b, None) or bool(
@@ -108,6 +115,8 @@ def refers_to_files(question: str) -> bool:
         if _named(m.group(3), m.group(4)) or (m.group(3) and m.group(3).lower() in _GENERIC
                                               and _named(m.group(2), "file")):
             return True
+    if _THE_DOC.search(text):
+        return True
     bare = _BARE.search(text)
     return bool(bare and bare.group(1).lower() in _DOCS)
 

@@ -308,12 +308,20 @@ _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|style)s?\s+of\s+[\w
 team"): about kinds, not the user's data, even when it says whose the audience is."""
 
 
+_USED_FOR = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?[\w\s-]{1,30}?\s+(?:used|"
+                       r"good|for)(?:\s+for)?|what\s+does\s+(?:an?\s+|the\s+)?[\w-]+\s+(?:command\s+|"
+                       r"tool\s+|program\s+|app\s+)?do)\s*\??\s*$", re.I)
+"""What a thing is for ("What is grep used for?", "what does rsync do?"): knowledge of the
+thing, not a request to use it."""
+
+
 def general_talk(question: str) -> bool:
     """Whether ``question`` is the model's own to answer by a form this module adds, or by
     one of :mod:`reactloop.models._pragmatics` once what it is only about is set aside."""
     from reactloop.models._pragmatics import advice, general_question, judgement
 
-    if choice(question) or knowledge(question):
+    if choice(question) or knowledge(question) or (_USED_FOR.search(question) and _plain(
+            question)):
         return True
     text = about_only(question)
     if _KIND_OF.search(text) and _plain(text) and not _named(text):

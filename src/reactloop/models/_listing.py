@@ -23,7 +23,7 @@ from typing import Any
 from reactloop.messages import Message, ToolSpec
 
 __all__ = ["asked_file", "asks_count", "asks_listing", "entry_step", "error_step", "file_count",
-           "lister", "listing_offer", "must_list", "says_file"]
+           "lister", "listing_offer", "must_list", "said_readers", "says_file"]
 
 _COUNT = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?:files?|folders?|documents?|docs|"
                     r"director(?:y|ies)|sub-?folders?)\b|\b(?:count|number\s+of)\s+(?:(?:the|my|"
@@ -196,6 +196,7 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     from reactloop._ranking import name_matches
     from reactloop.models._files import reader, searches_contents
 
+    listed = said_readers(listed, question)
     if not _wants_listing(question) or (not says_file(question) and any(
             name_matches(t, question) for t in listed if not t.internal and not lister(t)
             and not reader(t) and not searches_contents(t))):
@@ -207,6 +208,23 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     deep = (not asks_count(question) or bool(_EVERYWHERE.search(question))) and not shallow
     first = _rooted(found[0], question, deep, "." if shallow else "")
     return (first, *(t for t in listed if t.internal and t.name != first.name))
+
+
+_IT = re.compile(r"\b(?:read|open|show|check|summari[sz]e|display|view)\s+(?:me\s+)?(?:it|that|this|"
+                 r"them|those|these|(?:that|the\s+\w+)\s+one)\b", re.I)
+
+
+def said_readers(listed: Sequence[ToolSpec], question: str) -> tuple[ToolSpec, ...]:
+    """``listed`` without its file readers when ``question`` says no file to read: no name
+    or path, no file said in words or by a word pointing back ("it", "that one"). A reader
+    offered anyway would read the question's words as a path ("my photos", "1200")."""
+    from reactloop.models._file_refs import refers_to_files
+    from reactloop.models._files import named_file, reader
+
+    if (named_file(question) is not None or asked_file(question) is not None or _IT.search(
+            question) or refers_to_files(question) or _wants_listing(question)):
+        return tuple(listed)
+    return tuple(t for t in listed if not reader(t))
 
 
 def must_list(question: str | None, callable_: Sequence[ToolSpec]) -> bool:
