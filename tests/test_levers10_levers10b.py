@@ -180,3 +180,17 @@ def test_documents_said_by_their_word_or_kind(workspace: Path, question: str,
         second = plan_reply(_requests(workspace, question, [ToolCall("list_dir", {
             "recursive": True})])[1], Guidance())
         assert second.callable[0].parameters["properties"]["path"]["const"] == path
+
+
+def test_a_value_written_somewhere_is_searched(workspace: Path) -> None:
+    question = "I noted tulip42 somewhere... which file?"
+    plan = plan_reply(_requests(workspace, question, [])[0], Guidance())
+    assert [t.name for t in plan.callable] == ["grep"] and not plan.answer
+
+
+@pytest.mark.parametrize("question", [
+    "what's the safest way to store old family photos?",
+    "Whats the simplest way to keep track of my receipts?",
+])
+def test_the_safest_or_simplest_way_is_advice(question: str) -> None:
+    assert small_talk(question), question
