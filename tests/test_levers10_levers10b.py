@@ -194,3 +194,28 @@ def test_a_value_written_somewhere_is_searched(workspace: Path) -> None:
 ])
 def test_the_safest_or_simplest_way_is_advice(question: str) -> None:
     assert small_talk(question), question
+
+
+@pytest.mark.parametrize(("question", "listing", "path"), [
+    # a file's name said in the singular ("the boiler manual": boiler.md), or with its folder
+    ("in my manuals folder, what does the wifi page say?", {"path": "manuals"},
+     "manuals/wifi.md"),
+    ("tell me what's on my q3 budget sheet", {"recursive": True}, "budget/q3.csv"),
+])
+def test_the_named_entry_is_read_after_a_listing(workspace: Path, question: str,
+                                                 listing: dict[str, Any], path: str) -> None:
+    plan = plan_reply(_requests(workspace, question, [ToolCall("list_dir", listing)])[1],
+                      Guidance())
+    assert [t.name for t in plan.callable] == ["read_file"], question
+    assert plan.callable[0].parameters["properties"]["path"]["const"] == path
+
+
+def test_plural_file_names_match_a_singular_said() -> None:
+    files = ["cooking/waffles.md", "cooking/soups.md", "readme.txt"]
+    assert chosen_entry(files, "how much sugar is in my waffle recipe?", False) == (
+        "cooking/waffles.md")
+
+
+def test_a_listing_of_a_kind_reads_no_file() -> None:
+    assert chosen_entry(["budget/q3.csv"], "list the csv files in budget", False,
+                        by_name=True) is None

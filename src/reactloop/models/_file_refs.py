@@ -133,28 +133,33 @@ def folder_in(question: str) -> str | None:
 
 def _words(question: str) -> set[str]:
     words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", question)}
-    return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}
+    return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}  # singulars too
 
 
 _KIND_EXT = {"spreadsheet": ("csv", "tsv", "xlsx", "xls"), "sheet": ("csv", "tsv", "xlsx"),
              "csv": ("csv",), "table": ("csv", "tsv"), "markdown": ("md",), "text": ("txt",)}
 
 
-def chosen_entry(files: Sequence[str], question: str, listed_only: bool) -> str | None:
+def chosen_entry(files: Sequence[str], question: str, listed_only: bool, *,
+                 by_name: bool = False) -> str | None:
     """Of the listed ``files`` (paths relative to the workspace), the one ``question`` means
-    (see the module): the best by name, folder and kind; the only file when none is named and
-    ``listed_only`` (a folder was listed for the question); None otherwise."""
+    (see the module): the best by name, folder and kind (``by_name``: only a name decides);
+    the only file when none is named and ``listed_only`` (a folder was listed for the
+    question); None otherwise."""
     said = _words(question)
 
     def score(path: str) -> int:
         parts = path.lower().split("/")
         stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1].lstrip(".") else parts[-1]
         ext = parts[-1].rsplit(".", 1)[-1] if "." in parts[-1] else ""
-        stems = set(re.split(r"[\s_.-]+", stem)) - {""}
+        stem = stem.removesuffix("s") if len(stem) > 3 else stem  # "pancakes": "pancake recipe"
+        stems = {w.removesuffix("s") if len(w) > 3 else w
+                 for w in re.split(r"[\s_.-]+", stem)} - {""}
         named = 4 if stem in said or (stems and stems <= said) else (
             2 if stems & said - _GENERIC else 0)
         folder = 1 if set(parts[:-1]) & said else 0
-        kind = 1 if any(ext in exts for word, exts in _KIND_EXT.items() if word in said) else 0
+        kind = 1 if not by_name and any(ext in exts for word, exts in _KIND_EXT.items()
+                                        if word in said) else 0
         return named + folder + kind if named or kind else 0
 
     ranked = sorted(files, key=lambda p: (-score(p), p.count("/"), p))

@@ -278,14 +278,16 @@ def entry_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: s
 
     said = named_file(question)  # "the sales.csv file", not found where it was said
     wanted = asked_file(question) or (_stem(said) if said else None)
-    in_words = refers_to_files(question) and not asks_listing(question)  # not "what's in data?"
-    if not results or results[-1].is_error or (wanted is None and not in_words):
+    refers = refers_to_files(question)
+    if not results or results[-1].is_error or (wanted is None and not refers):
         return None
     listed = _listed_files(results[-1])
     files = [n for n in listed if wanted is not None and _matches(n, wanted)]
-    if not files and in_words:
+    if not files:  # "my travel budget": travel/budget.csv; "what's in data?" stays a listing
         root = json.loads(results[-1].content).get("path") if listed else None
-        chosen = chosen_entry(listed, question, root not in (None, "", "."))
+        listing = asks_listing(question)  # "list the csv files": a name must decide
+        only = refers and not listing and root not in (None, "", ".")
+        chosen = chosen_entry(listed, question, only, by_name=listing)
         files = [chosen] if chosen else []
     readers = [t for t in tools if reader(t) and t.name in allowed]
     if not files or not readers:
