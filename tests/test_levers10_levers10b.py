@@ -219,3 +219,20 @@ def test_plural_file_names_match_a_singular_said() -> None:
 def test_a_listing_of_a_kind_reads_no_file() -> None:
     assert chosen_entry(["budget/q3.csv"], "list the csv files in budget", False,
                         by_name=True) is None
+
+
+@pytest.mark.parametrize("question", [
+    "Whats the difference between a JPEG and a RAW photo?",  # "whats": "what's"
+    "how can I organize years of scanned receipts?",
+])
+def test_typed_contractions_and_how_to_questions_are_talk(question: str) -> None:
+    assert small_talk(question), question
+
+
+@pytest.mark.parametrize("question", [
+    "total the costs in the csv inside my budget folder",
+    "look at the manuals folder, open whatever is in there and tell me the password",
+    "journal: when is the dentist?",
+])
+def test_more_files_said_in_words(question: str) -> None:
+    assert refers_to_files(question), question

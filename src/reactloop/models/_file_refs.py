@@ -39,9 +39,10 @@ _KINDS = (r"folder|directory|dir|file|doc|document|guide|notes|sheet|spreadsheet
 _KIND_WORDS = frozenset(_KINDS.split("|"))
 _DET = r"(?:my|our|the)"
 
+_WORD = r"(?!(?:in|inside|under|from|within|into|on|at|of|and|or|to|for)\b)\w[\w-]*"
 _LOCATED = re.compile(
-    rf"\b(?:in|inside|under|from|per|see|within|into)\s+{_DET}\s+(?:(\w[\w-]*)\s+)?(\w[\w-]*)"
-    rf"(?:\s+({_KINDS}))?\b|\baccording\s+to\s+{_DET}\s+(?:(\w[\w-]*)\s+)?(\w[\w-]*)"
+    rf"\b(?:in|inside|under|from|per|see|within|into)\s+{_DET}\s+(?:({_WORD})\s+)?({_WORD})"
+    rf"(?:\s+({_KINDS}))?\b|\baccording\s+to\s+{_DET}\s+(?:({_WORD})\s+)?({_WORD})"
     rf"(?:\s+({_KINDS}))?\b", re.I)
 """Where the answer is said to be ("in my notes", "in my data folder", "according to the
 sales file")."""
@@ -50,12 +51,18 @@ _HOLDS = re.compile(rf"\b{_DET}\s+(\w[\w-]*)\s+(?:folder|directory|dir)\s+(?:has
                     rf"guide|notes|sheet|spreadsheet|recipe|list|instructions|manual)\b", re.I)
 """A folder said to hold a file ("my docs folder has an faq"), or a file said by its name and
 its kind ("the setup guide", "my sales spreadsheet")."""
-_THE_DOC = re.compile(r"\b(?:(?:my|our)\s+(?:faq|readme|notes|todo|changelog|memo|journal)|the\s+"
-                      r"(?:faq|readme|changelog|todo\s+list))\b(?!\s+(?:of|for|on)\b)", re.I)
-"""A document said by its own word ("the faq under docs says …", "my readme")."""
+_THE_DOC = re.compile(r"(?:\b(?:(?:my|our)\s+(?:faq|readme|notes|todo|changelog|memo|journal)|the\s+"
+                      r"(?:faq|readme|changelog|todo\s+list))|^\W*(?:faq|readme|notes|todo|journal|memo|agenda|"
+                      r"changelog)\s*[:-])(?!\s+(?:of|for|on)\b)", re.I)
+"""A document said by its own word ("the faq under docs says …", "my readme", "faq: …")."""
+_WHATEVER = re.compile(r"\b(?:open|read|check)\s+(?:up\s+)?(?:whatever|what(?:'s|\s+is)|the\s+"
+                       r"(?:file|one|thing)|the\s+files?)\s+(?:is\s+)?(?:in|inside)\s+(?:there|it)\b",
+                       re.I)
+"""The file of a folder just said ("check the data folder, open whatever is in there")."""
 _BARE = re.compile(r"\bwhat(?:'s|’s|s|\s+is)\s+(?:in|inside)\s+(\w[\w-]*)\s*(?:[?.!]|$)", re.I)
 """A document said bare ("whats in notes"): its contents."""
-_ASKS = re.compile(r"\?|\b(?:whats|what|when|where|which|who|how|tell|read|open|check|look|give|show|"
+_ASKS = re.compile(r"\?|\b(?:sum|add|total|average|compute|calculate|summari[sz]e|count|"
+                   r"whats|what|when|where|which|who|how|tell|read|open|check|look|give|show|"
                    r"find|say|says|said)\b", re.I)
 _ADVICE = re.compile(r"\b(?:should\s+(?:i|we)\s+(?:keep|store|put|use|move|organi[sz]e|save|write)|"
                      r"how\s+(?:do|can|should)\s+(?:i|we)\s+(?:keep|organi[sz]e|store|back\s*up|sync|"
@@ -84,6 +91,8 @@ def _said(a: str | None, b: str | None, kind: str | None, ended: bool) -> bool:
     ending the phrase ("in my docs,")."""
     if kind and (_named(b, kind) or _named(a, kind)):
         return True
+    if b and b.lower() in ("csv", "spreadsheet"):
+        return True  # "the amounts in the csv"
     if b and b.lower() in _KIND_WORDS - {"file", "folder", "directory", "dir", "doc"}:
         return _named(a, b)  # "in the setup instructions"
     if b and b.lower() in _GENERIC and b.lower() in ("file", "folder", "directory", "doc"):
@@ -115,7 +124,7 @@ def refers_to_files(question: str) -> bool:
         if _named(m.group(3), m.group(4)) or (m.group(3) and m.group(3).lower() in _GENERIC
                                               and _named(m.group(2), "file")):
             return True
-    if _THE_DOC.search(text):
+    if _THE_DOC.search(text) or (_WHATEVER.search(text) and folder_in(text)):
         return True
     bare = _BARE.search(text)
     return bool(bare and bare.group(1).lower() in _DOCS)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["about_only", "choice", "general_talk", "knowledge"]
+__all__ = ["about_only", "choice", "general_talk", "knowledge", "with_apostrophes"]
 
 _OPERATION = re.compile(
     r"\b(?:add|adding|plus|sum|total|subtract|minus|times|multipl\w*|divid\w*|product|"
@@ -313,6 +313,15 @@ _USED_FOR = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?[\w\
                        r"tool\s+|program\s+|app\s+)?do)\s*\??\s*$", re.I)
 """What a thing is for ("What is grep used for?", "what does rsync do?"): knowledge of the
 thing, not a request to use it."""
+
+
+_BARE_CONTRACTIONS = re.compile(r"\b(what|where|who|how|that|there|it)s\b", re.I)
+
+
+def with_apostrophes(question: str) -> str:
+    """``question`` with the apostrophe typed-away contractions restored ("whats": "what's",
+    "hows": "how's"), so that the forms of talk read a typed question as a careful one."""
+    return _BARE_CONTRACTIONS.sub(r"\1's", question)
 
 
 def general_talk(question: str) -> bool:
