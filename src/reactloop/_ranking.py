@@ -161,6 +161,10 @@ _WHICH_FILE = re.compile(r"\b(?:which|what)\s+(?:(?!(?:do|does|did|is|are|was|we
 file was that in?"): a search through the files' contents."""
 _DOC = r"(?:file|doc|document|note|page|text|readme|faq|memo|record)s?"
 _ABOUT_DOCUMENTS = re.compile(
+    rf"\b(?:in|into|to|inside|within)\s+(?:one|some|any|a)\s+(?:of\s+(?:my|our|the)\s+)?{_DOC}\b"
+    rf"(?=[^?.!]*(?:[.,;!]\s*|\b)(?:which|where|what)\b)|\bone\s+of\s+(?:my|our|the)\s+{_DOC}"
+    rf"\s+(?:has|have|had|contains?|holds?|says?|mentions?)\b|"
+    rf"\b(?:wrote|typed|saved|noted|jotted|put|stored|written|entered)\b[^?.!]*\bsomewhere\b|"
     rf"\bis\s+there\s+(?:a|an|any|some)\s+(?:\w+\s+)?{_DOC}\s+(?:that|which|where|saying|"
     rf"about|on|mentioning|explaining|describing|telling|with|listing)\b|\b(?:any|some)\s+"
     rf"(?:\w+\s+)?{_DOC}\s+(?:that|which|saying|about|on|mentioning|explaining|describing|"

@@ -129,7 +129,8 @@ def small_talk(question: str) -> bool:
     list") that says no want ("I need ...", "I'd like ...", "please"). By their form (modules
     ``_pragmatics``, ``_general_talk``), also a general question, advice, a choice or a
     judgement about nothing concrete and a statement about oneself ("just landed …")."""
-    from reactloop.models._general_talk import general_talk
+    from reactloop.models._file_refs import refers_to_files
+    from reactloop.models._general_talk import general_talk, with_apostrophes
     from reactloop.models._pragmatics import (
         advice,
         general_question,
@@ -138,7 +139,9 @@ def small_talk(question: str) -> bool:
         self_statement,
     )
 
-    text = question.strip()
+    text = with_apostrophes(question.strip())
+    if refers_to_files(text):  # "when should I call …? it's in my notes": a file's fact
+        return False
     plain = _QUOTED_WORD.sub(" x ", text)  # the word asked about is no value to act on
     if text and _KNOWLEDGE.match(plain) and not _VALUE.search(plain):
         return True  # "What does a time zone mean?", "What does 'timezone' mean?": a word's meaning

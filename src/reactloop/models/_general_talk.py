@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["about_only", "choice", "general_talk", "knowledge"]
+__all__ = ["about_only", "choice", "general_talk", "knowledge", "with_apostrophes"]
 
 _OPERATION = re.compile(
     r"\b(?:add|adding|plus|sum|total|subtract|minus|times|multipl\w*|divid\w*|product|"
@@ -253,6 +253,10 @@ _ESTIMATE = re.compile(r"\b(?:roughly|approximately|ballpark|give\s+or\s+take|mo
                        r"|\babout\s+how\b", re.I)
 _QUANTITY = re.compile(r"\bhow\s+(?:many|much|long|far|big|old|tall|high|deep|large|often)\b", re.I)
 """An estimate of a quantity ("How many rivers …, approximately?")."""
+_KIND_QUANTITY = re.compile(r"\bhow\s+(?:many|much)\s+(?:[\w-]+\s+){1,4}?(?:does|do|should|can|"
+                            r"would|did)\s+(?:an?|the\s+average|(?:most\s+)?(?:people|adults|"
+                            r"kids|children|humans))\s+[\w-]+", re.I)
+"""A quantity a kind needs or has ("how many hours of sleep does an adult need?")."""
 _OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.I)
 
 
@@ -282,7 +286,7 @@ def knowledge(question: str) -> bool:
     user's but their body or their kind ("what happens to my body when …")."""
     text = about_only(question)
     process = _PROCESS.search(text)
-    estimate = _ESTIMATE.search(text) and _QUANTITY.search(text)
+    estimate = (_ESTIMATE.search(text) and _QUANTITY.search(text)) or _KIND_QUANTITY.search(text)
     kind = _KIND_ASKED.search(text) or _SUPERLATIVE.search(text) or _SPECIAL.search(text)
     if kind and not _FORMS.search(text) and _named(text):
         return False  # "does Cafe Aroma sell tea?", "the biggest shop in Terminal B": the data's
@@ -304,12 +308,29 @@ _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|style)s?\s+of\s+[\w
 team"): about kinds, not the user's data, even when it says whose the audience is."""
 
 
+_USED_FOR = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?[\w\s-]{1,30}?\s+(?:used|"
+                       r"good|for)(?:\s+for)?|what\s+does\s+(?:an?\s+|the\s+)?[\w-]+\s+(?:command\s+|"
+                       r"tool\s+|program\s+|app\s+)?do)\s*\??\s*$", re.I)
+"""What a thing is for ("What is grep used for?", "what does rsync do?"): knowledge of the
+thing, not a request to use it."""
+
+
+_BARE_CONTRACTIONS = re.compile(r"\b(what|where|who|how|that|there|it)s\b", re.I)
+
+
+def with_apostrophes(question: str) -> str:
+    """``question`` with the apostrophe typed-away contractions restored ("whats": "what's",
+    "hows": "how's"), so that the forms of talk read a typed question as a careful one."""
+    return _BARE_CONTRACTIONS.sub(r"\1's", question)
+
+
 def general_talk(question: str) -> bool:
     """Whether ``question`` is the model's own to answer by a form this module adds, or by
     one of :mod:`reactloop.models._pragmatics` once what it is only about is set aside."""
     from reactloop.models._pragmatics import advice, general_question, judgement
 
-    if choice(question) or knowledge(question):
+    if choice(question) or knowledge(question) or (_USED_FOR.search(question) and _plain(
+            question)):
         return True
     text = about_only(question)
     if _KIND_OF.search(text) and _plain(text) and not _named(text):

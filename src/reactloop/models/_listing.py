@@ -23,7 +23,7 @@ from typing import Any
 from reactloop.messages import Message, ToolSpec
 
 __all__ = ["asked_file", "asks_count", "asks_listing", "entry_step", "error_step", "file_count",
-           "lister", "listing_offer", "must_list", "says_file"]
+           "lister", "listing_offer", "must_list", "said_readers", "says_file"]
 
 _COUNT = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?:files?|folders?|documents?|docs|"
                     r"director(?:y|ies)|sub-?folders?)\b|\b(?:count|number\s+of)\s+(?:(?:the|my|"
@@ -89,8 +89,10 @@ def says_file(question: str) -> bool:
     """Whether ``question`` asks for a listing or says a file plainly as one (its kind: "my
     sales spreadsheet", "the setup doc", or a document's own name: "the faq"), not a thing a
     skill's data may hold ("check my booking")."""
+    from reactloop.models._file_refs import refers_to_files
+
     wanted = asked_file(question)
-    return asks_listing(question) or (wanted is not None and (
+    return asks_listing(question) or refers_to_files(question) or (wanted is not None and (
         wanted in _DOCUMENTS or bool(_KIND.search(question))))
 
 
@@ -161,8 +163,10 @@ def _rooted(spec: ToolSpec, question: str, deep: bool, root: str = "") -> ToolSp
     question names a folder), recursive when ``deep`` and it can be."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     flag = props.get("recursive")
+    from reactloop.models._file_refs import folder_in
+
     m = _FOLDER.search(question)
-    folder = next((g for g in m.groups() if g), "") if m else root
+    folder = next((g for g in m.groups() if g), "") if m else (folder_in(question) or root)
     kept = {k: {**v, "const": folder} for k, v in props.items() if k == "path" and folder
             and isinstance(v, Mapping)}
     if deep and isinstance(flag, Mapping) and flag.get("type") == "boolean":
@@ -176,8 +180,9 @@ def _rooted(spec: ToolSpec, question: str, deep: bool, root: str = "") -> ToolSp
 
 def _wants_listing(question: str) -> bool:
     from reactloop._ranking import asks_documents
+    from reactloop.models._file_refs import refers_to_files
 
-    return asks_listing(question) or (asked_file(question) is not None and (
+    return asks_listing(question) or refers_to_files(question) or (asked_file(question) is not None and (
         not asks_documents(question) or bool(_SAYS.search(question) or _ACCORDING.search(
             question))))  # "what do my notes say", "according to the FAQ": that file
 
@@ -191,6 +196,7 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     from reactloop._ranking import name_matches
     from reactloop.models._files import reader, searches_contents
 
+    listed = said_readers(listed, question)
     if not _wants_listing(question) or (not says_file(question) and any(
             name_matches(t, question) for t in listed if not t.internal and not lister(t)
             and not reader(t) and not searches_contents(t))):
@@ -202,6 +208,23 @@ def listing_offer(listed: Sequence[ToolSpec], tools: Sequence[ToolSpec], questio
     deep = (not asks_count(question) or bool(_EVERYWHERE.search(question))) and not shallow
     first = _rooted(found[0], question, deep, "." if shallow else "")
     return (first, *(t for t in listed if t.internal and t.name != first.name))
+
+
+_IT = re.compile(r"\b(?:read|open|show|check|summari[sz]e|display|view)\s+(?:me\s+)?(?:it|that|this|"
+                 r"them|those|these|(?:that|the\s+\w+)\s+one)\b", re.I)
+
+
+def said_readers(listed: Sequence[ToolSpec], question: str) -> tuple[ToolSpec, ...]:
+    """``listed`` without its file readers when ``question`` says no file to read: no name
+    or path, no file said in words or by a word pointing back ("it", "that one"). A reader
+    offered anyway would read the question's words as a path ("my photos", "1200")."""
+    from reactloop.models._file_refs import refers_to_files
+    from reactloop.models._files import named_file, reader
+
+    if (named_file(question) is not None or asked_file(question) is not None or _IT.search(
+            question) or refers_to_files(question) or _wants_listing(question)):
+        return tuple(listed)
+    return tuple(t for t in listed if not reader(t))
 
 
 def must_list(question: str | None, callable_: Sequence[ToolSpec]) -> bool:
@@ -231,20 +254,41 @@ def _matches(name: str, wanted: str) -> bool:
     return stem in (wanted, wanted.removesuffix("s"), f"{wanted}s", wanted.removesuffix("es"))
 
 
+def _listed_files(result: Message) -> list[str]:
+    """The files a listing shows, as paths from the workspace's root (``docs`` listed:
+    ``faq.md`` is ``docs/faq.md``)."""
+    try:
+        data = json.loads(result.content)
+    except (json.JSONDecodeError, ValueError):
+        return []
+    root = str(data.get("path") or ".").strip("/") if isinstance(data, Mapping) else "."
+    names = [str(e["name"]) for e in _entries(result) if e.get("type") == "file"]
+    return [n if root in ("", ".") or n.startswith(f"{root}/") else f"{root}/{n}" for n in names]
+
+
 def entry_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: set[str],
                question: str) -> ToolSpec | None:
     """After the listing a file named without a path needed (see the module), the reader of
     ``tools`` restricted to the listed file whose name is the one said ("my notes":
-    ``notes.txt``, shallowest first); None when the latest result is no listing, nothing
-    listed matches, or no allowed tool reads files."""
+    ``notes.txt``, shallowest first; a file said in words: :func:`~reactloop.models.
+    _file_refs.chosen_entry`); None when the latest result is no listing, nothing listed
+    matches, or no allowed tool reads files."""
+    from reactloop.models._file_refs import chosen_entry, refers_to_files
     from reactloop.models._files import named_file, reader
 
     said = named_file(question)  # "the sales.csv file", not found where it was said
     wanted = asked_file(question) or (_stem(said) if said else None)
-    if wanted is None or not results or results[-1].is_error:
+    refers = refers_to_files(question)
+    if not results or results[-1].is_error or (wanted is None and not refers):
         return None
-    files = [str(e["name"]) for e in _entries(results[-1]) if e.get("type") == "file"
-             and _matches(str(e["name"]), wanted)]
+    listed = _listed_files(results[-1])
+    files = [n for n in listed if wanted is not None and _matches(n, wanted)]
+    if not files:  # "my travel budget": travel/budget.csv; "what's in data?" stays a listing
+        root = json.loads(results[-1].content).get("path") if listed else None
+        listing = asks_listing(question)  # "list the csv files": a name must decide
+        only = refers and not listing and root not in (None, "", ".")
+        chosen = chosen_entry(listed, question, only, by_name=listing)
+        files = [chosen] if chosen else []
     readers = [t for t in tools if reader(t) and t.name in allowed]
     if not files or not readers:
         return None

@@ -28,6 +28,7 @@ is a kind, not a name ("the difference between a CSV file and an Excel sheet").
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 __all__ = ["advice", "anchored", "capitalised_names", "general_question", "greeting",
            "judgement", "self_statement"]
@@ -155,7 +156,10 @@ def self_statement(question: str) -> bool:
     if _ORDER.search(text):  # "I'm at the plaza, take me to gate 5": a request after it
         return False
     words = [w.strip(".,!;:").lower() for w in text.split()]
-    return words[0] in _SELF and not any(w in _REQUEST or w.endswith("'d") for w in words)
+    own = words[0] in ("my", "our") and len(words) > 2 and not re.search(r"\d", text)
+    habits = {b for a, b in pairwise(words) if a == "never"}  # "i never find"
+    return (words[0] in _SELF or own) and not any(  # "my files are a mess lol": a remark
+        (w in _REQUEST and w not in habits) or w.endswith("'d") for w in words)
 
 
 _ORDER = re.compile(r"(?:[,;:.!]|\b(?:so|now|then))\s+(?:take|guide|walk|bring|lead|direct|route|"
@@ -221,8 +225,10 @@ _VIEWS = re.compile(
     r"in\s+your\s+(?:opinion|view|experience)\b|what(?:'s|\s+is)\s+your\s+(?:opinion|take|view)\b|"
     r"(?:tips|advice)\s+(?:for|on)\b|what\s+helps\b|"
     r"how\s+(?:do|can|should)\s+i\s+(?:cope|deal|survive|stay|avoid|prepare|beat|handle|get\s+"
-    r"over)\b|(?:what(?:'s|\s+is|\s+would\s+be)\s+(?:the|a)\s+(?:\w+\s+)?(?:best|good|sensible|smart|"
-    r"easy|easier|simple|quick|better|right|proper|clever|nice)\s+way\s+to|how\s+should\s+(?:i|we))\s+"
+    r"over|sort|organi[sz]e|back\s*up|tidy|declutter|protect|secure|free\s+up|speed\s+up|"
+    r"clean\s+up)\b|(?:what(?:'s|s|\s+is|\s+would\s+be)\s+(?:the|a)\s+(?:\w+\s+)?(?:best|good|sensible|smart|"
+    r"easy|easier|simple|quick|better|right|proper|clever|nice|safest|surest|smartest|simplest|"
+    r"easiest|safe|reliable)\s+way\s+to|how\s+should\s+(?:i|we))\s+"
     r"(?!get\b|go\b|reach\b|find\b|walk\b)|should\s+(?:i|we)\b|"
     r"what\s+(?:\w+\s+)?should\s+(?:i|we)\s+(?:try|eat|see|do|visit|pack|wear|bring|order|drink|"
     r"buy|expect|know)\b|"
