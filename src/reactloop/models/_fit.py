@@ -191,14 +191,19 @@ def _has(rx: str, question: str) -> bool:
 
 def lacks_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format ("HH:MM", "YYYY-MM-DD", a
-    JSON-schema ``format`` of date or time) that no value of ``question`` has."""
-    return any(not _has(rx, question) for rx in _formats(spec))
+    JSON-schema ``format`` of date or time) that no value of ``question`` has, or converts
+    between zones when it names none (:func:`reactloop.models._times.lacks_zones`)."""
+    from reactloop.models._times import lacks_zones
+
+    return any(not _has(rx, question) for rx in _formats(spec)) or lacks_zones(spec, question)
 
 
 def takes_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format a value of ``question``
     has ("09:00" is the ``time`` of a conversion, not a clock question's)."""
-    return any(_has(rx, question) for rx in _formats(spec))
+    from reactloop.models._times import lacks_zones
+
+    return any(_has(rx, question) for rx in _formats(spec)) and not lacks_zones(spec, question)
 
 
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)"
