@@ -80,3 +80,16 @@ def test_how_late_one_may_stay_in_a_place_asks_its_opening_hours() -> None:
         "quiet room"]
     assert asked_open("how late can we hang out at the arcade?") == ["arcade"]
     assert asked_open("till when could I remain inside the spa") == ["spa"]
+
+
+def test_the_place_whose_hours_are_asked_is_searched_not_a_remark_before_it() -> None:
+    from reactloop.messages import ToolSpec
+    from reactloop.models._fit import search_terms
+    from reactloop.models.local import Candidates
+
+    search = ToolSpec("find_places", "Find places on the terminal map.", {
+        "type": "object", "properties": {"term": {"type": "string"}}, "required": ["term"]})
+    names = ["Boarding", "Sunset Spa", "Gate 4", "spa", "boarding"]
+    question = "Boarding starts at 22:05. How late can I stay in the Sunset Spa?"
+    found = Candidates((), ("Boarding", "Sunset Spa", "boarding starts", "the Sunset Spa"))
+    assert search_terms(search, found, question, names).strings == ("Sunset Spa",)

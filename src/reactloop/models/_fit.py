@@ -442,7 +442,10 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept += _spelled.compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
     # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not; but
     # "gate B12" says more (a code) than the data's "gate" ("the family room" than "family")
-    data = (tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
+    from reactloop._ranking import asked_open  # "boarding's at 9, how late can I stay in X": X
+
+    data = ((_spelled.data_form(question, names) if asked_open(question) else ())
+            or tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
             or tuple(v for v in spans if plain(v) in known)  # "an espresso before boarding"
             or _spelled.data_form(question, names))  # "nurse her": the data's "nursing"
     if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):
