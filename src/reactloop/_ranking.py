@@ -58,6 +58,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
     "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",),
     "time": ("clock", "hour"), "now": ("current",), "hour": ("time",), "clock": ("time",),
+    "rn": ("now", "current"),  # "right now", as typed
     "moment": ("current",),
     # intents: to compute, convert or count is what a calculating, converting, counting tool does
     "compute": ("calculate", "evaluate"), "evaluate": ("calculate", "expression"),
@@ -217,6 +218,21 @@ def _stem(word: str) -> str:
     return word
 
 
+_KEYS = ("time", "timezone", "clock", "current", "convert")
+"""Words that choose a tool by themselves: typed with two letters swapped ("tiem", "tmie",
+"timzeone") they are still meant (with ``expand``); no other word is read as one."""
+
+
+def _swapped(word: str) -> str | None:
+    """The key word ``word`` types with two neighbouring letters swapped, or None."""
+    for key in _KEYS:
+        if len(word) == len(key) and word != key and sorted(word) == sorted(key):
+            diff = [i for i, (a, b) in enumerate(zip(word, key, strict=True)) if a != b]
+            if len(diff) == 2 and diff[1] == diff[0] + 1:
+                return key
+    return None
+
+
 def terms(text: str, *, expand: bool = False) -> list[str]:
     """Lower-cased, stemmed content words of ``text`` (``snake_case`` and ``camelCase`` split);
     with ``expand``, related everyday words are added."""
@@ -225,6 +241,7 @@ def terms(text: str, *, expand: bool = False) -> list[str]:
     if expand and _SOME_DATE.search(text):  # "to a later date": no day to look up
         text = _SOME_DATE.sub(lambda m: m.group(0)[:m.start("date") - m.start()], text)
     for word in _WORD.findall(text):
+        word = (_swapped(word) or word) if expand else word
         if word in _STOP or word.isdigit():
             if expand and word in _STOP_RELATED:  # "find" says nothing of what, but to search
                 out.append(_STOP_RELATED[word])
@@ -494,9 +511,12 @@ _OPEN = re.compile(
     r"(?:does|do|is|are|will|did)\s+(?:the\s+|a\s+)?([a-z]{3,}(?:-[a-z]+)?(?:\s+[a-z]{3,})?)\s+(?:open|close|"
     r"shut|closing|opening|open\s+until|keep)\b|\b(?:hours|opening\s+times?)\s+(?:of|for)\s+(?:the\s+)?"
     r"([a-z]{3,}(?:\s+[a-z]{3,})?)|\b([a-z]{3,}(?:\s+[a-z]{3,})?)(?:'s)?\s+(?:opening\s+(?:hours|times)|"
-    r"hours\s+of\s+(?:business|opening))\b", re.I)
+    r"hours\s+of\s+(?:business|opening))\b|\b(?:until\s+(?:what\s+time|when)|till\s+(?:what\s+time|when)|"
+    r"how\s+late)\s+(?:can|could|may)\s+(?:i|we)\s+(?:stay|remain|sit|hang\s+(?:out|around))\s+(?:in|at|"
+    r"inside)\s+(?:the\s+)?([a-z]{3,}(?:\s+[a-z]{3,})?)", re.I)
 """A question for a place's opening hours ("is the pharmacy open at 6am?", "what time does the
-bakery close?"): the place is a thing a skill's data may hold."""
+bakery close?", "how late can I stay in the spa?"): the place is a thing a skill's data may
+hold."""
 
 
 def asked_open(query: str) -> list[str]:

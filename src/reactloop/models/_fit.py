@@ -191,14 +191,19 @@ def _has(rx: str, question: str) -> bool:
 
 def lacks_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format ("HH:MM", "YYYY-MM-DD", a
-    JSON-schema ``format`` of date or time) that no value of ``question`` has."""
-    return any(not _has(rx, question) for rx in _formats(spec))
+    JSON-schema ``format`` of date or time) that no value of ``question`` has, or converts
+    between zones when it names none (:func:`reactloop.models._times.lacks_zones`)."""
+    from reactloop.models._times import lacks_zones
+
+    return any(not _has(rx, question) for rx in _formats(spec)) or lacks_zones(spec, question)
 
 
 def takes_format(spec: ToolSpec, question: str) -> bool:
     """Whether a required argument of ``spec`` documents a format a value of ``question``
     has ("09:00" is the ``time`` of a conversion, not a clock question's)."""
-    return any(_has(rx, question) for rx in _formats(spec))
+    from reactloop.models._times import lacks_zones
+
+    return any(_has(rx, question) for rx in _formats(spec)) and not lacks_zones(spec, question)
 
 
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}(?!\d)"
@@ -437,7 +442,10 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     kept += _spelled.compound_heads(spec, kept, known)  # "the bookshop": the data's "books"
     # "Need aspirin badly. is there a chemist?": what the data knows, if the need is not; but
     # "gate B12" says more (a code) than the data's "gate" ("the family room" than "family")
-    data = (tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
+    from reactloop._ranking import asked_open  # "boarding's at 9, how late can I stay in X": X
+
+    data = ((_spelled.data_form(question, names) if asked_open(question) else ())
+            or tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
             or tuple(v for v in spans if plain(v) in known)  # "an espresso before boarding"
             or _spelled.data_form(question, names))  # "nurse her": the data's "nursing"
     if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):

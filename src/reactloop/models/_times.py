@@ -137,6 +137,13 @@ def time_choices(spec: ToolSpec, question: str) -> ToolSpec:
 
 
 _MINE = re.compile(r"\s*(?:,\s*)?(?:my|our)\s+(?:own\s+)?(?:local\s+)?time\b", re.I)
+_THEIRS = re.compile(r"\s*(?:,\s*)?(?:their|his|her|your)\s+(?:own\s+)?(?:local\s+)?time\b", re.I)
+"""A time said as another person's ("16:00 their time"): the place that is not the user's."""
+_HOME = re.compile(r"\b(?:i'?m|i\s+am|we'?re|we\s+are|i\s+live|we\s+live|based|here|staying)\s+"
+                   r"(?:\w+\s+)?in\s+\0|\b(?:writing|calling|texting|messaging)\s+(?:you\s+)?"
+                   r"from\s+\0|(?:^|[.!?;]\s*)\0\s+here\b|\0\s+here\s*[.,!;:-]", re.I)
+"""Where the user is, the place written as NUL: "I'm in X", "based in X", "X here.",
+"writing from X" (the target of a time said as someone else's)."""
 
 
 def zone_of_time(text: str, places: Sequence[str]) -> str | None:
@@ -146,12 +153,11 @@ def zone_of_time(text: str, places: Sequence[str]) -> str | None:
     not "9:00 to Paris") or, failing that, right before it ("in Tokyo at 9am", "Oslo's
     08:00"); None when it ties none or several."""
     spans = [m.span() for m in _TIMES.finditer(text)]
-    if any(_MINE.match(text, end) for _, end in spans):  # "08:30 my time": where I am
-        mine = [p for p in places if re.search(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are|i\s+live|we\s+"
-                                               rf"live|based|here|staying)\s+(?:\w+\s+)?in\s+"
-                                               rf"{re.escape(p)}\b", text)]
-        if len(mine) == 1:
-            return mine[0]
+    mine = [p for p in places if _HOME.search(text.replace(p, "\0"))]
+    if len(mine) == 1 and any(_MINE.match(text, end) for _, end in spans):
+        return mine[0]  # "08:30 my time": where I am
+    if len(mine) == 1 and len(places) == 2 and any(_THEIRS.match(text, end) for _, end in spans):
+        return next(p for p in places if p != mine[0])  # "Oslo here … 16:00 their time"
     # a place written right before the time, as its label ("asia/baku 09:15 in …", "Oslo
     # 8am to Lima"), is the time's, whatever follows
     labelled = {place for place in places for start, _ in spans if re.search(
@@ -171,3 +177,15 @@ def zone_of_time(text: str, places: Sequence[str]) -> str | None:
         if tied:
             return tied.pop() if len(tied) == 1 else None
     return None
+
+
+def lacks_zones(spec: ToolSpec, question: str) -> bool:
+    """Whether ``spec`` converts between zones (two required ``…timezone`` arguments) and
+    ``question`` names no zone, city or region: a time alone ("until 10:45 pm") is no
+    conversion, however much it looks like the tool's ``time``."""
+    required = spec.parameters.get("required") or ()
+    if sum("zone" in str(name).lower() for name in required) < 2:
+        return False
+    from reactloop._zones import zones_in
+
+    return not zones_in(question)

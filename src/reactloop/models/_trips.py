@@ -40,9 +40,11 @@ _LEGS = (re.compile(rf"\bfrom\s+(?:the\s+)?{_PLACE}\s+to\s+(?:the\s+)?{_PLACE}{_
          re.compile(rf"\b(?:flights?|trains?|buses|trips?|routes?|way|walk)\s+(?!(?:me|us)\b)(?:the\s+)?{_PLACE}\s+"
                     rf"to\s+(?:the\s+)?{_PLACE}{_STOP_PLACE}", re.I))
 _TO = re.compile(rf"\b(?:way|directions?|route(?:\s+me|\s+us)?|path|walk(?:\s+me|\s+us)?|walking|get|go|head|"
+                 rf"make\s+it|"
                  rf"guide\s+me|take\s+me|lead\s+me|bring\s+me)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?"
                  rf"{_PLACE}{_STOP_PLACE}", re.I)
-"""Where one goes: "the way to gate 2", "how do I get to the pharmacy"."""
+"""Where one goes: "the way to gate 2", "how do I get to the pharmacy", "I have to make it to
+gate 8"."""
 _NEAREST = re.compile(r"\b(?:nearest|closest)\s+(?:[a-z'-]+\s+){1,3}?to\s+(?!the\s+nearest|the\s+closest)"
                       r"|\b(?:nearest|closest)\s+to\b", re.I)
 """A thing looked for near a place ("the nearest restroom to gate 19", "which cafe is
