@@ -132,9 +132,12 @@ _LISTS = re.compile(
     r"\s+do\s+(?:i|we)\s+have|\s+have\s+(?:i|we)\s+got|\s+(?:i|we)(?:'ve|\s+have)\s+got)\s+"
     r"(?:in|inside|under)\s+(?:here|there|(?:the|my|our|this)\s+(?:folder|workspace|directory|"
     r"dir|project)|(?:the\s+|my\s+|our\s+)?[\w.-]+\s+(?:folder|directory|dir)|(?:the\s+|my\s+"
-    r"|our\s+)?(?:docs|data|src|reports|documents)\s*(?:[?.!]|$))", re.I)
+    r"|our\s+)?(?:docs|data|src|reports|documents)\s*(?:[?.!]|$))|"
+    r"\b(?:list|show|display|see|view|browse|got|have|any|what(?:'s|’s|s)?|which|inside|in|under)\b"
+    r"[^.?!]{0,40}?(?<![\w/.:-])[a-z_][\w.-]*/(?![\w.-])", re.I)
 """A request for a listing of the files ("show me my files", "what files are in the data
-dir", "what's in docs?"): the lister answers it."""
+dir", "what's in docs?", "anything under reports/? show me"; a folder written with its
+trailing slash is a path): the lister answers it."""
 
 
 def asks_listing(question: str) -> bool:

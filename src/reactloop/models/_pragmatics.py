@@ -40,6 +40,10 @@ _GENERAL = re.compile(
     r"how\s+(?:does|do|did)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,40}?\s+work\b|"
     r"what(?:\s+is|\s+are|'s|’s)\s+(?:a|an)\s|"
     r"what\s+(?:does|do)\s+(?:a|an)\s+[\w\s'-]{1,40}?\s+do\b|"
+    r"what\s+(?:does|do)\s+(?:a|an|the)\s+(?![\w\s'-]*?\b(?:files?|folders?|docs?|documents?|"
+    r"sheets?|spreadsheets?|csv|tables?|reports?|notes?|faq|lists?|workspace|logs?|tools?|skills?|your|cost|price)\b)"
+    r"[\w\s'-]{1,40}?\s+(?:actually\s+|really\s+|exactly\s+)?(?:do|record|measure|store|detect|"
+    r"track|sense|monitor)(?:\s+(?:exactly|actually|really|anyway))?\s*(?:[?.!]|$)|"
     r"what(?:\s+is|\s+are|'s|’s)\s+the\s+differences?\s+between\b|"
     r"how\s+(?:do|does|is|are)\s+(?!i\b|we\b|you\b)[\w\s'-]{1,50}?\s+(?:differ|different)\b)"
     r"|what\s+does\s+it\s+mean\s+(?:to|when|if)\b|"
@@ -143,11 +147,22 @@ _EXPRESSION = re.compile(r"\d\s*(?:\*\*|[-+*/×÷^%])\s*\d")
 _NAME = re.compile(r"(?<!\w)[\"“'‘`]\w|\w[_/.]\w")
 
 
+_INTERJECTION = re.compile(
+    r"^\W*(?:(?:lol|lmao|rofl|ha(?:ha)+|he(?:he)+|omg|omfg|ugh+|argh+|oof|welp|wow|whoa|yikes|"
+    r"geez|jeez|sigh|meh|phew|dang|damn|ok(?:ay)?\s+so|so+\s+yeah|oh\s+(?:man|no|boy|dear|god|"
+    r"wow)|(?:oh\s+)?well|man)\b[\s,.!:;~-]*)+", re.I)
+"""Interjections that open a remark ("lol", "omg", "ugh", "ok so"): no name, no topic."""
+_TOLD = re.compile(r"^(?:the|this|that|these|those|someone|somebody|he|she|they|it|it's|its)\b",
+                   re.I)
+"""A sentence's subject other than oneself ("the neighbour's drill …", "someone just …")."""
+
+
 def self_statement(question: str) -> bool:
     """Whether ``question`` is a statement about oneself (see the module): it starts with the
     speaker ("I …", "We …", "just landed …"), asks nothing (no question mark or question
     word), wants nothing ("need", "please", "could", "I'd …") and holds no expression, quote
-    or file name; numbers are allowed ("a 12 hour flight")."""
+    or file name; numbers are allowed ("a 12 hour flight"). An interjection may open it ("lol
+    my dog …", "ugh the printer …": then the subject may be another's)."""
     text = " ".join(question.split()).replace("’", "'")
     if not text or "?" in text or _QUESTION_WORDS.search(text) or _EXPRESSION.search(text):
         return False
@@ -155,8 +170,11 @@ def self_statement(question: str) -> bool:
         return False
     if _ORDER.search(text):  # "I'm at the plaza, take me to gate 5": a request after it
         return False
+    said = _INTERJECTION.match(text)  # "lol my cat just …", "ugh the drill next door …"
+    told = bool(said and _TOLD.match(text[said.end():]))
+    text = text[said.end():] if said and said.end() < len(text) else text
     words = [w.strip(".,!;:").lower() for w in text.split()]
-    own = words[0] in ("my", "our") and len(words) > 2 and not re.search(r"\d", text)
+    own = (words[0] in ("my", "our") or told) and len(words) > 2 and not re.search(r"\d", text)
     habits = {b for a, b in pairwise(words) if a == "never"}  # "i never find"
     return (words[0] in _SELF or own) and not any(  # "my files are a mess lol": a remark
         (w in _REQUEST and w not in habits) or w.endswith("'d") for w in words)

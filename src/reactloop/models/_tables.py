@@ -146,6 +146,8 @@ _TARGET = re.compile(r"\b(?:aim(?:ed|ing)?|target(?:ed|ing)?|goal|budget(?:ed)?|
                      r"expect(?:ed|ing)?|plan(?:ned)?|projected|forecast)\b", re.I)
 _BEAT = re.compile(r"\b(?:beat|hit|reach(?:ed)?|ma[dk]e|exceed(?:ed)?|miss(?:ed)?|over|under|short|"
                    r"above|below|meet|met|enough|how\s+much|how\s+far)\b", re.I)
+_PERCENT_OF = re.compile(r"\b(?:percent(?:age)?|per\s+cent|share|proportion|fraction|portion)\s+of\b|%\s+of\b",
+                         re.I)
 _SAID_NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-]|[.,]\d)")
 
 
@@ -164,8 +166,10 @@ def _question_numbers(question: str, body: list[list[str]]) -> list[float]:
 def table_target(text: str, question: str) -> str:
     """A table's total against a target the question says ("We were aiming for 2,500 across
     january and february: did we beat it?"): ``amount january 1200 + february 1350 = 2550;
-    50 over the 2500 aimed for`` (or ``… short of``); empty otherwise."""
-    if not (_TARGET.search(question) and _BEAT.search(question)):
+    50 over the 2500 aimed for`` (or ``… short of``), and, asked "what percentage/share of the
+    goal", ``; 2550 / 2500 = 102% of the 2500 aimed for``; empty otherwise."""
+    percent = bool(_PERCENT_OF.search(question))
+    if not (_TARGET.search(question) and (percent or _BEAT.search(question))):
         return ""
     rows = _rows(text)
     if len(rows) < 3 or len({len(r) for r in rows}) != 1:
@@ -185,6 +189,9 @@ def table_target(text: str, question: str) -> str:
     verdict = (f"{_scalar(gap)} over the {_scalar(target)} aimed for" if gap > 0 else
                f"{_scalar(-gap)} short of the {_scalar(target)} aimed for" if gap < 0 else
                f"exactly the {_scalar(target)} aimed for")
+    if percent and target:  # the share of the target reached leads, the gap follows
+        verdict = (f"{_scalar(total)} / {_scalar(target)} = {_scalar(round(total / target * 100, 2))}% "
+                   f"of the {_scalar(target)} aimed for ({verdict.split(' of the ')[0].split(' the ')[0]})")
     return f"{rows[0][i]} {spelled} = {_scalar(total)}; {verdict}"
 
 
