@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["chosen_entry", "folder_in", "refers_to_files"]
+__all__ = ["asks_attribute", "chosen_entry", "folder_in", "refers_to_files"]
 
 _DOC_WORDS = """faq faqs readme notes note todo todos changelog memo memos agenda minutes manual
 guide handbook notebook journal log logs"""
@@ -69,6 +69,10 @@ _ADVICE = re.compile(r"\b(?:should\s+(?:i|we)\s+(?:keep|store|put|use|move|organ
                      r"clean|sort|name|tidy)|(?:good|best|better|smart|easy|easiest|simple|quick|sensible|right)\s+(?:way|app|tool|place|system))\b", re.I)
 """A question for advice about one's files ("should I keep my notes in markdown?"), not a
 fact from them."""
+_ATTRIBUTE = re.compile(r"\b(?:how\s+(?:big|large|heavy)|(?:file\s*)?size|bytes?|kb|kilobytes?|mb)\b",
+                        re.I)
+"""A question for what a listing says of a file ("how big is the csv in my data folder?"), not
+for its contents."""
 
 
 _LINK_WORDS = "a an the my our and or of to for with from in on at"
@@ -101,6 +105,11 @@ def _said(a: str | None, b: str | None, kind: str | None, ended: bool) -> bool:
         b and ended and not kind and b.lower() in _FOLDERS)
 
 
+def asks_attribute(question: str) -> bool:
+    """Whether ``question`` asks what a listing says of a file (its size), not its contents."""
+    return _ATTRIBUTE.search(question) is not None
+
+
 def refers_to_files(question: str) -> bool:
     """Whether ``question`` asks a fact of a workspace file said in words (see the module);
     a question naming a file or path, asking for a listing or which file says something is
@@ -110,7 +119,7 @@ def refers_to_files(question: str) -> bool:
 
     text = " ".join(question.split())
     if not text or named_file(text) is not None or _ADVICE.search(text) or not _ASKS.search(
-            text) or asks_documents(text):
+            text) or asks_documents(text) or asks_attribute(text):
         return False  # "is there anything in my notes about the gym?": a search
     for m in _LOCATED.finditer(text):
         a, b, kind = (m.group(1), m.group(2), m.group(3)) if m.group(2) else (

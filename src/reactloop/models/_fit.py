@@ -398,7 +398,7 @@ _CLOCK = re.compile(r"(?:at\s+)?(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?|\d{1,2}:\d{2
 
 
 def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
-                 names: Sequence[str] = ()) -> Candidates:
+                 names: Sequence[str] = (), data_terms: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec``, a search whose only required string argument is what to look
     for (``pattern``, ``term``, ``query``), without the spans that are only filler or say where
     to look ("search my documents for invoice": ``invoice``, not ``my`` or ``documents``); of
@@ -447,7 +447,7 @@ def search_terms(spec: ToolSpec, values: Candidates, question: str = "",
     data = ((_spelled.data_form(question, names) if asked_open(question) else ())
             or tuple(v for v in kept if plain(v) in known) or (_spelled.wanted_kind(need, names) if need else ())
             or tuple(v for v in spans if plain(v) in known)  # "an espresso before boarding"
-            or _spelled.data_form(question, names))  # "nurse her": the data's "nursing"
+            or _spelled.data_form(question, names, data_terms))  # "nurse her": the data's "nursing"
     if data and not any(re.search(rf"(?i)^{re.escape(d)}\s+\w*\d", v) for v in kept for d in data):
         kept = tuple(v for v in data if not any(
             v != o and f" {v.lower()} " in f" {o.lower()} " for o in data))
@@ -496,18 +496,21 @@ def named_values(spec: ToolSpec, question: str, values: Candidates) -> Candidate
 
 
 def fit_values(spec: ToolSpec, question: str, values: Candidates,
-               names: Sequence[str] = ()) -> Candidates:
+               names: Sequence[str] = (), terms: Sequence[str] = ()) -> Candidates:
     """``values`` for ``spec`` fitted to what its arguments are: an expression
     (:func:`expressions`), what a search looks for (:func:`search_terms`; a name the loaded
-    skill's data holds, ``names``, when the question says one), names (:func:`named_values`)."""
-    searched = search_terms(spec, expressions(spec, question, values), question, names)
+    skill's data holds, ``names``, when the question says one; a word of its sentences,
+    ``terms``, as said), names (:func:`named_values`)."""
+    searched = search_terms(spec, expressions(spec, question, values), question, names, terms)
     return named_values(spec, question, near_values(spec, question, searched, names))
 
 
-def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
+def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message], terms: bool = False
+                 ) -> tuple[str, ...]:
     """The names the data of the skill loaded last holds ("Cafe Aroma"), and its one-word
     values ("doctor"), as its ``load_skill`` choice lists them
-    (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`)."""
+    (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`); with
+    ``terms`` the words of its data's sentences instead (:data:`~reactloop._ranking.TERMS_MARK`)."""
     from reactloop._ranking import NAMES_MARK, TERMS_MARK, WORDS_MARK
 
     ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
@@ -515,6 +518,8 @@ def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tupl
               and isinstance(c.arguments, Mapping) for v in c.arguments.values()
               if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
     text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
+    if terms:  # the words of its data's sentences ("fries" of "Burgers and fries.")
+        return tuple(text.partition(TERMS_MARK)[2].split())
     names, _, words = text.partition(TERMS_MARK)[0].partition(WORDS_MARK)
     listed = [*names.partition(NAMES_MARK)[2].split("; "), *words.split("; ")]
     return tuple(n for n in listed if n)

@@ -276,9 +276,11 @@ def entry_step(results: Sequence[Message], tools: Sequence[ToolSpec], allowed: s
     ``notes.txt``, shallowest first; a file said in words: :func:`~reactloop.models.
     _file_refs.chosen_entry`); None when the latest result is no listing, nothing listed
     matches, or no allowed tool reads files."""
-    from reactloop.models._file_refs import chosen_entry, refers_to_files
+    from reactloop.models._file_refs import asks_attribute, chosen_entry, refers_to_files
     from reactloop.models._files import named_file, reader
 
+    if asks_attribute(question):  # "how big is the csv in my data folder": the listing says
+        return None
     said = named_file(question)  # "the sales.csv file", not found where it was said
     wanted = asked_file(question) or (_stem(said) if said else None)
     refers = refers_to_files(question)

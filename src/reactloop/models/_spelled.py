@@ -56,18 +56,25 @@ def spelled(question: str, known: Sequence[str]) -> str:
     return question
 
 
-def data_form(question: str, known: Sequence[str]) -> tuple[str, ...]:
+def data_form(question: str, known: Sequence[str], terms: Sequence[str] = ()
+              ) -> tuple[str, ...]:
     """The data's own name (of ``known``: the loaded skill's names and words) for the thing
     the question wants or asks the opening hours of, said in another form: "somewhere I can
     nurse her" is the data's ``nursing``, "when does check-in open" its ``Check-in Hall``
-    (the shortest such name); empty when the data has none."""
-    from reactloop._ranking import _stem_held, asked_open, terms, wanted
+    (the shortest such name); empty when the data has none, or when a thing wanted is a word
+    of the data's sentences (``terms``: "does fries? starving" searches the fries, not food)."""
+    from reactloop._ranking import _stem_held, asked_open, wanted
+    from reactloop._ranking import terms as terms_of
     from reactloop._words import says
 
-    for thing in [*asked_open(question), *wanted(question)]:
-        want = terms(thing)
+    things = wanted(question)
+    said = [t for t in things if t.split() and set(t.lower().split()) <= set(terms)]
+    if said:  # "does fries? starving": the data's sentences say fries, so not its "food"
+        return (said[0],)
+    for thing in [*asked_open(question), *things]:
+        want = terms_of(thing)
         fits = ([n for n in known if says(n, thing)]  # "check-in" is "Check-in Hall"'s
-                or [n for n in known if want and all(_stem_held(w, set(terms(n))) for w in want)])
+                or [n for n in known if want and all(_stem_held(w, set(terms_of(n))) for w in want)])
         if fits:
             return (min(fits, key=len),)
     return wanted_kind(question, known)

@@ -529,8 +529,9 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
             v for v in found.strings if content_span(v, context)) or found.strings)
     question = turn.question or ""
     names = _fit.loaded_names(request.all_tools, request.messages)  # "Cafe Aroma" of its data
+    terms = _fit.loaded_names(request.all_tools, request.messages, terms=True)
     candidates = {t.name: _fit.fit_values(t, question, file_names(t, retry_values(
-        t, turn, request.messages) if turn.failed else found), names) for t in callable_}
+        t, turn, request.messages) if turn.failed else found), names, terms) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
     for t in callable_:  # an id argument copies an id a result gave, not the question's "3"
         if ids and id_arguments(t) and not turn.failed:
