@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["asks_attribute", "chosen_entry", "folder_in", "refers_to_files"]
+__all__ = ["ROOT_WORDS", "asks_attribute", "chosen_entry", "folder_in", "refers_to_files"]
 
 _DOC_WORDS = """faq faqs readme notes note todo todos changelog memo memos agenda minutes manual
 guide handbook notebook journal log logs"""
@@ -69,10 +69,13 @@ _ADVICE = re.compile(r"\b(?:should\s+(?:i|we)\s+(?:keep|store|put|use|move|organ
                      r"clean|sort|name|tidy)|(?:good|best|better|smart|easy|easiest|simple|quick|sensible|right)\s+(?:way|app|tool|place|system))\b", re.I)
 """A question for advice about one's files ("should I keep my notes in markdown?"), not a
 fact from them."""
-_ATTRIBUTE = re.compile(r"\b(?:how\s+(?:big|large|heavy)|(?:file\s*)?size|bytes?|kb|kilobytes?|mb)\b",
-                        re.I)
-"""A question for what a listing says of a file ("how big is the csv in my data folder?"), not
-for its contents."""
+_ATTRIBUTE = re.compile(r"\b(?:how\s+(?:big|large|heavy)|(?:file\s*)?size|bytes?|kb|kilobytes?|mb|"
+                        r"(?:what(?:'s|s|\s+is)\s+(?:it|that|the\s+file)\s+)?called|its\s+name|"
+                        r"(?:file\s*)?name\s+of)\b", re.I)
+"""A question for what a listing says of a file ("how big is the csv in my data folder?",
+"what's it called"), not for its contents."""
+ROOT_WORDS = frozenset(["top", "root", "main", "base", "home", "current", "whole", "entire", "project", "workspace", "upper", "outermost", "topmost", "top-level"])
+"""Words that say the workspace's root folder, not a folder of that name."""
 
 
 _LINK_WORDS = "a an the my our and or of to for with from in on at"
@@ -142,6 +145,8 @@ def refers_to_files(question: str) -> bool:
 def folder_in(question: str) -> str | None:
     """The folder ``question`` names in words ("my docs folder", "in my docs"), or None."""
     m = re.search(rf"\b{_DET}?\s*(\w[\w-]*)\s+(?:folder|directory|dir)\b", question, re.I)
+    if m and m.group(1).lower() in ROOT_WORDS:  # "the top folder of my workspace": its root
+        return None
     if m and m.group(1).lower() not in _GENERIC | {"the", "my", "our", "a", "an", "this", "that"}:
         return m.group(1)
     m = re.search(rf"\b(?:in|inside|under|within)\s+{_DET}?\s*({'|'.join(_FOLDERS)})\b(?!\s+("

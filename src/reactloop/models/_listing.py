@@ -156,9 +156,10 @@ _ABOUT = re.compile(r"\b(?:about|mention(?:s|ed|ing)?|say(?:s|ing)?|talk(?:s|ing
 their contents, not a listing."""
 
 
-_SHALLOW = re.compile(r"\b(?:top|root|first)(?:\s+|-)level\b|\b(?:without|not|skip|ignore|no)\b"
+_SHALLOW = re.compile(r"\b(?:top|root|first)(?:\s+|-)level\b|\b(?:top|root|main|base)\s+(?:folder|directory|dir)\b|\b(?:without|not|skip|ignore|no)\b"
                       r"[^.?!]*\bsub-?(?:folders|directories|dirs)\b", re.I)
-"""Only the folder's own entries ("the top level", "I don't need the subfolders")."""
+"""Only the folder's own entries ("the top level", "the top folder", "I don't need the
+subfolders")."""
 
 
 def _rooted(spec: ToolSpec, question: str, deep: bool, root: str = "") -> ToolSpec:
@@ -166,10 +167,12 @@ def _rooted(spec: ToolSpec, question: str, deep: bool, root: str = "") -> ToolSp
     question names a folder), recursive when ``deep`` and it can be."""
     props: Mapping[str, Any] = spec.parameters.get("properties") or {}
     flag = props.get("recursive")
-    from reactloop.models._file_refs import folder_in
+    from reactloop.models._file_refs import ROOT_WORDS, folder_in
 
     m = _FOLDER.search(question)
     folder = next((g for g in m.groups() if g), "") if m else (folder_in(question) or root)
+    if folder.lower() in ROOT_WORDS:  # "the root directory", "the top folder": the root
+        folder = "."
     kept = {k: {**v, "const": folder} for k, v in props.items() if k == "path" and folder
             and isinstance(v, Mapping)}
     if deep and isinstance(flag, Mapping) and flag.get("type") == "boolean":
