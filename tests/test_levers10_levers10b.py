@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, ModelRequest, ToolCall, tool
+from _lever_tools import count_letters
+from reactloop import Agent, ModelRequest, ToolCall
 from reactloop._demo_tools import calculate, current_time
 from reactloop.models._file_refs import chosen_entry, refers_to_files
 from reactloop.models._fit import small_talk
@@ -18,17 +19,6 @@ from reactloop.testing import ScriptedModel
 pytest.importorskip("llama_cpp")
 
 from reactloop.models.local import Guidance, plan_reply
-
-
-@tool
-def count_letters(word: str) -> int:
-    """Count the letters in a word.
-
-    Args:
-        word: the word whose letters to count
-    """
-    return len(word)
-
 
 TOOLS = [calculate, count_letters, current_time]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from _lever_tools import count_letters
 from reactloop import Agent, ModelRequest, ToolCall, tool
 from reactloop._demo_tools import calculate, current_time
 from reactloop.models._listing import asks_listing
@@ -20,16 +21,6 @@ from reactloop.testing import ScriptedModel
 pytest.importorskip("llama_cpp")
 
 from reactloop.models.local import Guidance, plan_reply
-
-
-@tool
-def count_letters(word: str) -> int:
-    """Count the letters in a word.
-
-    Args:
-        word: the word whose letters to count
-    """
-    return len(word)
 
 
 @tool

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from _lever_tools import count_letters
 from reactloop import Agent, ModelRequest, ToolCall, tool
 from reactloop._demo_tools import calculate, current_time
 from reactloop.models._fit import small_talk
@@ -22,16 +23,6 @@ pytest.importorskip("llama_cpp")
 from reactloop.models.local import Guidance, plan_reply
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@tool
-def count_letters(word: str) -> int:
-    """Count the letters in a word.
-
-    Args:
-        word: the word whose letters to count
-    """
-    return len(word)
 
 
 TOOLS = [calculate, count_letters, current_time]

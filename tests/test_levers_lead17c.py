@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, ModelRequest, ToolCall, tool
+from _lever_tools import count_letters
+from reactloop import Agent, ModelRequest, ToolCall
 from reactloop._demo_tools import calculate, current_time
 from reactloop.models._file_refs import asks_attribute, refers_to_files
 from reactloop.models._spelled import data_form
@@ -45,14 +46,6 @@ def test_a_remark_alone_still_maps_to_the_kind_of_place() -> None:
 
 
 # -- a file's size is the listing's ---------------------------------------------------------
-@tool
-def count_letters(word: str) -> int:
-    """Count the letters in a word.
-
-    Args:
-        word: the word whose letters to count
-    """
-    return len(word)
 
 
 @pytest.fixture
