@@ -45,3 +45,15 @@ def test_a_folder_of_its_own_name_is_still_that_folder() -> None:
 ])
 def test_a_files_name_is_the_listings(question: str) -> None:
     assert asks_attribute(question)
+
+
+@pytest.mark.parametrize("question", [
+    "seriously want a pretzel rn, is there a bakery at this airport?",
+    "need a phone charger rn. where in the airport can I buy one",
+])
+def test_right_now_typed_as_rn_asks_no_clock(question: str) -> None:
+    # "rn" is "now", no stronger: it does not make a question for a place a question for the time
+    from reactloop._ranking import terms
+
+    assert "current" not in terms(question, expand=True)
+    assert {"time", "now"} <= set(terms("whats the tiem in lisbon rn", expand=True))

@@ -58,7 +58,7 @@ _RELATED: Mapping[str, tuple[str, ...]] = {
     "weather": ("forecast", "temperature"), "rain": ("weather",), "raining": ("weather",),
     "sunny": ("weather",), "snow": ("weather",), "forecast": ("weather",),
     "time": ("clock", "hour"), "now": ("current",), "hour": ("time",), "clock": ("time",),
-    "rn": ("now", "current"),  # "right now", as typed
+    "rn": ("now",),  # "right now", as typed
     "moment": ("current",),
     # intents: to compute, convert or count is what a calculating, converting, counting tool does
     "compute": ("calculate", "evaluate"), "evaluate": ("calculate", "expression"),
