@@ -80,6 +80,7 @@ __all__ = [
     "is_route",
     "is_trip",
     "lacks_format",
+    "loaded_data",
     "loaded_names",
     "name_choices",
     "named_values",
@@ -505,12 +506,17 @@ def fit_values(spec: ToolSpec, question: str, values: Candidates,
     return named_values(spec, question, near_values(spec, question, searched, names))
 
 
-def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message], terms: bool = False
-                 ) -> tuple[str, ...]:
+def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> tuple[str, ...]:
     """The names the data of the skill loaded last holds ("Cafe Aroma"), and its one-word
     values ("doctor"), as its ``load_skill`` choice lists them
-    (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`); with
-    ``terms`` the words of its data's sentences instead (:data:`~reactloop._ranking.TERMS_MARK`)."""
+    (:data:`reactloop._ranking.NAMES_MARK`, :data:`~reactloop._ranking.WORDS_MARK`)."""
+    return loaded_data(tools, messages)[0]
+
+
+def loaded_data(tools: Sequence[ToolSpec], messages: Sequence[Message]
+                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`loaded_names`, and the words of the same skill's data sentences ("fries" of
+    "Burgers and fries.", :data:`~reactloop._ranking.TERMS_MARK`), read in one pass."""
     from reactloop._ranking import NAMES_MARK, TERMS_MARK, WORDS_MARK
 
     ok = {m.tool_call_id for m in messages if m.role == "tool" and not m.is_error}
@@ -518,11 +524,10 @@ def loaded_names(tools: Sequence[ToolSpec], messages: Sequence[Message], terms: 
               and isinstance(c.arguments, Mapping) for v in c.arguments.values()
               if any(t.choices for t in tools if t.name == c.name) and isinstance(v, str)]
     text = next((t for s in tools for v, t in s.choices if loaded and v == loaded[-1]), "")
-    if terms:  # the words of its data's sentences ("fries" of "Burgers and fries.")
-        return tuple(text.partition(TERMS_MARK)[2].split())
-    names, _, words = text.partition(TERMS_MARK)[0].partition(WORDS_MARK)
+    head, _, terms = text.partition(TERMS_MARK)
+    names, _, words = head.partition(WORDS_MARK)
     listed = [*names.partition(NAMES_MARK)[2].split("; "), *words.split("; ")]
-    return tuple(n for n in listed if n)
+    return tuple(n for n in listed if n), tuple(terms.split())
 
 
 def expressions(spec: ToolSpec, question: str, values: Candidates) -> Candidates:

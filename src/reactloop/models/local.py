@@ -528,8 +528,7 @@ def _candidates(request: ModelRequest, turn: Turn, callable_: Sequence[ToolSpec]
         found = dataclasses.replace(found, strings=tuple(
             v for v in found.strings if content_span(v, context)) or found.strings)
     question = turn.question or ""
-    names = _fit.loaded_names(request.all_tools, request.messages)  # "Cafe Aroma" of its data
-    terms = _fit.loaded_names(request.all_tools, request.messages, terms=True)
+    names, terms = _fit.loaded_data(request.all_tools, request.messages)  # "Cafe Aroma", "fries"
     candidates = {t.name: _fit.fit_values(t, question, file_names(t, retry_values(
         t, turn, request.messages) if turn.failed else found), names, terms) for t in callable_}
     ids = result_ids(turn.succeeded, turn.question or "")
