@@ -81,3 +81,14 @@ def test_a_fact_inside_the_file_is_still_read(workspace: Path) -> None:
     listed = ToolCall("list_dir", {"path": "reports", "recursive": True})
     second = plan_reply(_requests(workspace, question, [listed])[1], Guidance())
     assert [t.name for t in second.callable] == ["read_file"]
+
+
+def test_the_loaded_skills_sentence_words_reach_the_search() -> None:
+    # the wiring: the airport's data says "Burgers and fries." in a description, not a name
+    from tests.test_levers_workspace_expr import SKILLS
+
+    model = ScriptedModel([ToolCall("load_skill", {"name": "airport"}), "ok"])
+    Agent(model=model, tools=[calculate], skills=[SKILLS]).run_sync(
+        "anywhere close by that does fries? hungry")
+    plan = plan_reply(model.requests[1], Guidance())
+    assert plan.candidates["search_pois"].strings == ("fries",)
